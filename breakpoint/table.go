@@ -1,0 +1,208 @@
+package breakpoint
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Int3 is the x86 breakpoint instruction (Intel SDM vol. 2, INT3: opcode CC).
+const Int3 = 0xCC
+
+// PageSize is the granularity of planting: one read and one write per touched
+// page. x86-64 Linux user pages are 4 KiB.
+const PageSize = 4096
+
+// Memory reads and writes the target's address space. The monitor backs it with
+// /proc/PID/mem, which (unlike process_vm_writev) can write to read-only code
+// pages of a traced process.
+type Memory interface {
+	ReadMemory(addr uint64, buf []byte) (int, error)
+	WriteMemory(addr uint64, buf []byte) (int, error)
+}
+
+// Kind says what a site counts.
+type Kind uint8
+
+const (
+	// KindLine marks a site at a line-table row.
+	KindLine Kind = 1 << iota
+	// KindFunc marks a site at a function entry.
+	KindFunc
+)
+
+// String returns "line", "func" or "line,func".
+func (k Kind) String() string {
+	switch k {
+	case KindLine:
+		return "line"
+	case KindFunc:
+		return "func"
+	case KindLine | KindFunc:
+		return "line,func"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// flag bits kept per site beside the Kind.
+const (
+	flagRep   = 1 << 4 // the instruction is a rep-prefixed string instruction
+	flagEntry = 1 << 5 // the site is its function's entry
+	flagArmed = 1 << 6 // planted by Plant, not yet removed by Restore
+	kindMask  = 0x0f
+)
+
+// A SiteSpec asks for one site; NewTable turns a list of them into a Table.
+type SiteSpec struct {
+	Addr  uint64  // link-time address
+	Kind  Kind    // what the site counts
+	Func  int32   // index of the enclosing function in the caller's list, -1 if none
+	Entry bool    // Addr is the entry of Func
+	Lines []int32 // indexes of the source lines whose rows start here
+	Rep   bool    // the instruction at Addr is a rep-prefixed string instruction
+	Len   uint8   // length of the instruction at Addr (needed for Rep sites)
+}
+
+// A Table holds the sites of one executable image, sorted by address. Sites are
+// identified by their index. The zero Table is empty.
+type Table struct {
+	addr      []uint64 // link-time address, sorted, unique
+	orig      []byte   // the byte the int3 replaced, valid once planted
+	flags     []uint8  // Kind | flag bits
+	fn        []int32  // enclosing function index or -1
+	insnLen   []uint8  // instruction length (only needed for rep sites)
+	lineStart []uint32 // lines of site i are lines[lineStart[i]:lineStart[i+1]]
+	lines     []int32
+
+	// Hits counts the traps taken at each site: the raw per-address counts.
+	Hits []uint64
+	// LineEntries counts, per source line index, how often control entered the
+	// line (see Cursor for the definition).
+	LineEntries []uint64
+
+	bias uint64 // runtime address = link-time address + bias
+}
+
+// NewTable builds a table from specs. Specs at the same address are merged
+// (kinds and lines united). numLines is the size of the caller's line list.
+func NewTable(specs []SiteSpec, numLines int) *Table {
+	sorted := make([]SiteSpec, len(specs))
+	copy(sorted, specs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Addr < sorted[j].Addr })
+	t := &Table{LineEntries: make([]uint64, numLines)}
+	for i := 0; i < len(sorted); {
+		s := sorted[i]
+		flags := uint8(s.Kind)
+		var ls []int32
+		fn := s.Func
+		l := s.Len
+		j := i
+		for ; j < len(sorted) && sorted[j].Addr == s.Addr; j++ {
+			o := sorted[j]
+			flags |= uint8(o.Kind)
+			if o.Entry {
+				flags |= flagEntry
+			}
+			if o.Rep {
+				flags |= flagRep
+			}
+			if fn < 0 {
+				fn = o.Func
+			}
+			if o.Len > l {
+				l = o.Len
+			}
+			for _, x := range o.Lines {
+				if !containsInt32(ls, x) {
+					ls = append(ls, x)
+				}
+			}
+		}
+		t.lineStart = append(t.lineStart, uint32(len(t.lines)))
+		t.lines = append(t.lines, ls...)
+		t.addr = append(t.addr, s.Addr)
+		t.flags = append(t.flags, flags)
+		t.fn = append(t.fn, fn)
+		t.insnLen = append(t.insnLen, l)
+		i = j
+	}
+	t.lineStart = append(t.lineStart, uint32(len(t.lines)))
+	t.orig = make([]byte, len(t.addr))
+	t.Hits = make([]uint64, len(t.addr))
+	return t
+}
+
+func containsInt32(s []int32, x int32) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// Len returns the number of sites.
+func (t *Table) Len() int { return len(t.addr) }
+
+// Addr returns the link-time address of site i.
+func (t *Table) Addr(i int) uint64 { return t.addr[i] }
+
+// RuntimeAddr returns where site i is in the running process.
+func (t *Table) RuntimeAddr(i int) uint64 { return t.addr[i] + t.bias }
+
+// Kind returns what site i counts.
+func (t *Table) Kind(i int) Kind { return Kind(t.flags[i] & kindMask) }
+
+// Func returns the index of site i's enclosing function, or -1.
+func (t *Table) Func(i int) int32 { return t.fn[i] }
+
+// IsEntry reports whether site i is its function's entry.
+func (t *Table) IsEntry(i int) bool { return t.flags[i]&flagEntry != 0 }
+
+// IsRep reports whether the instruction at site i is a rep-prefixed string
+// instruction, which stays at the same address for several single-steps.
+func (t *Table) IsRep(i int) bool { return t.flags[i]&flagRep != 0 }
+
+// InsnLen returns the length of the instruction at site i, when it was recorded
+// (rep sites), else 0.
+func (t *Table) InsnLen(i int) int { return int(t.insnLen[i]) }
+
+// Lines returns the source line indexes whose rows start at site i. The slice
+// aliases the table; do not modify it.
+func (t *Table) Lines(i int) []int32 { return t.lines[t.lineStart[i]:t.lineStart[i+1]] }
+
+// Armed reports whether site i has been planted (and not restored).
+func (t *Table) Armed(i int) bool { return t.flags[i]&flagArmed != 0 }
+
+// OriginalByte returns the byte that site i's int3 replaced.
+func (t *Table) OriginalByte(i int) byte { return t.orig[i] }
+
+// Bias returns the load bias set by SetBias.
+func (t *Table) Bias() uint64 { return t.bias }
+
+// SetBias records where the image is loaded: runtime = link-time + bias. PIE
+// executables load at a random base; non-PIE ones have bias 0.
+func (t *Table) SetBias(bias uint64) { t.bias = bias }
+
+// Lookup returns the site at runtime address pc.
+func (t *Table) Lookup(pc uint64) (int, bool) { return t.Index(pc - t.bias) }
+
+// Index returns the site at link-time address addr.
+func (t *Table) Index(addr uint64) (int, bool) {
+	i := sort.Search(len(t.addr), func(k int) bool { return t.addr[k] >= addr })
+	if i < len(t.addr) && t.addr[i] == addr {
+		return i, true
+	}
+	return 0, false
+}
+
+// BytesPerSite estimates the table's memory per site (the parallel slices and
+// the line lists), for the memory benchmark and the README claim.
+func (t *Table) BytesPerSite() float64 {
+	n := len(t.addr)
+	if n == 0 {
+		return 0
+	}
+	total := 8*cap(t.addr) + cap(t.orig) + cap(t.flags) + 4*cap(t.fn) + cap(t.insnLen) +
+		4*cap(t.lineStart) + 4*cap(t.lines) + 8*cap(t.Hits)
+	return float64(total) / float64(n)
+}

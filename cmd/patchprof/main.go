@@ -1,0 +1,329 @@
+// Command patchprof counts how many times each source line and function of an
+// unmodified Linux x86-64 program runs, by patching int3 breakpoints into it
+// under ptrace (Matt Bishop's execution monitor), and prints the source
+// annotated with the counts, even when the program crashes.
+//
+// Usage:
+//
+//	patchprof [flags] [--] PROGRAM [ARGS...]
+//	patchprof report [flags] FILE
+//
+// See docs/cli.md for the flags. This package only parses flags and wires the
+// other packages together.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/monitor"
+	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profile"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// exitUsage is patchprof's own failure status (bad flags, bad program, ptrace
+// refused), distinct from the target's statuses it passes through.
+const exitUsage = 2
+
+func main() {
+	os.Exit(Main(os.Args[1:], os.Stderr))
+}
+
+// A userError is a mistake the user can fix; it is printed as one line.
+type userError struct{ msg string }
+
+func (e *userError) Error() string { return e.msg }
+
+func fail(stderr io.Writer, err error) int {
+	msg := err.Error()
+	msg = strings.ReplaceAll(msg, "\n", " ")
+	fmt.Fprintf(stderr, "patchprof: %s\n", msg)
+	return exitUsage
+}
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+type reportFlags struct {
+	out        string
+	print      string
+	sourceDirs listFlag
+	substs     listFlag
+}
+
+func (r *reportFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.out, "o", "", "write the report to `FILE` instead of stderr")
+	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
+	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
+	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
+}
+
+func (r *reportFlags) options() (output.Options, error) {
+	style, err := output.ParseStyle(r.print)
+	if err != nil {
+		return output.Options{}, &userError{fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
+	}
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs}
+	for _, s := range r.substs {
+		sub, err := output.ParseSubst(s)
+		if err != nil {
+			return opt, &userError{fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
+		}
+		opt.Subst = append(opt.Subst, sub)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		opt.Cwd = wd
+	}
+	return opt, nil
+}
+
+// write renders p to -o FILE or to stderr.
+func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
+	if r.out == "" {
+		return output.Write(stderr, p, opt)
+	}
+	f, err := os.Create(r.out)
+	if err != nil {
+		return &userError{fmt.Sprintf("cannot write the report: %v", err)}
+	}
+	werr := output.Write(f, p, opt)
+	return errors.Join(werr, f.Close())
+}
+
+func usage(fs *flag.FlagSet, w io.Writer) {
+	fmt.Fprintf(w, "usage: patchprof [flags] [--] PROGRAM [ARGS...]\n       patchprof report [flags] FILE\n\nflags:\n")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+// Main runs patchprof with args (without the command name) and returns the exit
+// status.
+func Main(args []string, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "report" {
+		return reportMain(args[1:], stderr)
+	}
+	fs := flag.NewFlagSet("patchprof", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		lines, funcs, std bool
+		funcRE, fileGlob  string
+		save              string
+		rf                reportFlags
+	)
+	fs.BoolVar(&lines, "lines", false, "count source lines (needs DWARF line info); the default")
+	fs.BoolVar(&funcs, "funcs", false, "count calls of every function in the symbol table")
+	fs.StringVar(&funcRE, "func", "", "plant only in functions whose name matches `REGEXP`")
+	fs.StringVar(&fileGlob, "file", "", "plant only in source files whose path or base name matches `GLOB`")
+	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
+	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
+	rf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, os.Stdout)
+			return 0
+		}
+		return fail(stderr, &userError{fmt.Sprintf("%v (see patchprof -h)", err)})
+	}
+	if fs.NArg() == 0 {
+		return fail(stderr, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...] (see patchprof -h)"})
+	}
+	if !lines && !funcs {
+		lines = true
+	}
+	opt, err := rf.options()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	var funcFilter func(string) bool
+	if funcRE != "" {
+		re, err := regexp.Compile(funcRE)
+		if err != nil {
+			return fail(stderr, &userError{fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)})
+		}
+		funcFilter = re.MatchString
+	}
+	var fileFilter func(string) bool
+	if fileGlob != "" {
+		if _, err := filepath.Match(fileGlob, ""); err != nil {
+			return fail(stderr, &userError{fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)})
+		}
+		fileFilter = func(p string) bool {
+			a, _ := filepath.Match(fileGlob, p)
+			b, _ := filepath.Match(fileGlob, filepath.Base(p))
+			return a || b
+		}
+	}
+
+	prog := fs.Arg(0)
+	path, err := resolve(prog)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	sym, err := symtab.Open(path)
+	if err != nil {
+		return fail(stderr, describeELFError(prog, err))
+	}
+	defer sym.Close()
+	lt, lerr := lineinfo.Read(path)
+	if lerr != nil {
+		lt = nil
+		if lines {
+			if errors.Is(lerr, lineinfo.ErrNoLineInfo) {
+				return fail(stderr, &userError{fmt.Sprintf("%s has no DWARF line information: rebuild it with -g, or use --funcs", prog)})
+			}
+			return fail(stderr, &userError{fmt.Sprintf("%s: cannot read its line information (%v): use --funcs", prog, lerr)})
+		}
+	}
+	if funcs && len(sym.Funcs) == 0 {
+		return fail(stderr, &userError{fmt.Sprintf("%s has no function symbols (stripped?): use an unstripped build, or --lines if it has DWARF", prog)})
+	}
+	popt := breakpoint.PlanOptions{Lines: lines, Funcs: funcs, FuncFilter: funcFilter, FileFilter: fileFilter}
+	if lt != nil && !std {
+		if root := lt.GoRoot(); root != "" {
+			popt.SkipFile = func(p string) bool { return strings.HasPrefix(p, root) }
+		}
+	}
+	plan := breakpoint.NewPlan(sym, lt, popt)
+	if plan.Table.Len() == 0 {
+		return fail(stderr, &userError{fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", prog)})
+	}
+
+	// Terminal signals reach the target from the terminal itself: patchprof
+	// waits for the target and reports. Termination requests are passed on.
+	// A handler (not SIG_IGN) keeps the target's inherited dispositions default.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	pidc := make(chan int, 1)
+	go forwardSignals(sigs, pidc)
+
+	res, err := monitor.Run(monitor.Options{
+		Path:    path,
+		Args:    fs.Args(),
+		Table:   plan.Table,
+		Entry:   sym.Entry,
+		OnStart: func(pid int) { pidc <- pid },
+	})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	mode := profile.ModeLines
+	switch {
+	case lines && funcs:
+		mode = profile.ModeLinesFuncs
+	case funcs:
+		mode = profile.ModeFuncs
+	}
+	p := buildProfile(sym, lt, plan, res, mode, fs.Args())
+	if save != "" {
+		if err := p.Save(save); err != nil {
+			fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
+		}
+	}
+	if err := rf.write(p, opt, stderr); err != nil {
+		fmt.Fprintf(stderr, "patchprof: %v\n", err)
+	}
+	return res.Exit.ShellStatus()
+}
+
+func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
+	pid := 0
+	for {
+		select {
+		case p := <-pidc:
+			pid = p
+		case s := <-sigs:
+			if pid != 0 && (s == syscall.SIGTERM || s == syscall.SIGHUP) {
+				syscall.Kill(pid, s.(syscall.Signal))
+			}
+		}
+	}
+}
+
+func reportMain(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("patchprof report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var rf reportFlags
+	rf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, os.Stdout)
+			return 0
+		}
+		return fail(stderr, &userError{fmt.Sprintf("report: %v (see patchprof report -h)", err)})
+	}
+	if fs.NArg() != 1 {
+		return fail(stderr, &userError{"report takes one saved profile: patchprof report [flags] FILE"})
+	}
+	opt, err := rf.options()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	p, err := profile.Load(fs.Arg(0))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := rf.write(p, opt, stderr); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
+
+// resolve finds the program as execve would: a name with a slash is a path,
+// anything else is looked up in PATH.
+func resolve(prog string) (string, error) {
+	path := prog
+	if !strings.Contains(prog, "/") {
+		p, err := exec.LookPath(prog)
+		if err != nil {
+			if errors.Is(err, exec.ErrNotFound) {
+				return "", &userError{fmt.Sprintf("%s: program not found in PATH (give its path, e.g. ./%s)", prog, prog)}
+			}
+			path = p
+		} else {
+			path = p
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return "", &userError{fmt.Sprintf("%s: no such file: check the program's path", prog)}
+		}
+		return "", &userError{fmt.Sprintf("%s: %v", prog, err)}
+	}
+	if st.IsDir() {
+		return "", &userError{fmt.Sprintf("%s is a directory, not a program", prog)}
+	}
+	if st.Mode()&0o111 == 0 || syscall.Access(path, 1 /* X_OK */) != nil {
+		return "", &userError{fmt.Sprintf("%s is not executable: chmod +x it", prog)}
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", &userError{fmt.Sprintf("%s: %v", prog, err)}
+	}
+	return abs, nil
+}
+
+func describeELFError(prog string, err error) error {
+	switch {
+	case errors.Is(err, symtab.ErrNotELF):
+		return &userError{fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
+	case errors.Is(err, symtab.ErrNotX86_64):
+		return &userError{fmt.Sprintf("%s: %v: patchprof profiles x86-64 programs only", prog, err)}
+	}
+	return &userError{fmt.Sprintf("%s: %v", prog, err)}
+}

@@ -1,0 +1,54 @@
+package integration
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestFork checks that a forked child is counted too (and does not die on
+// a breakpoint it inherited): f runs 300 times in the child and 200 in the
+// parent.
+func TestFork(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "fork.c", "-g", "-O0")
+	t.Run("funcs", func(t *testing.T) {
+		res, p := runProfile(t, runOpts{args: []string{"--funcs", exe}})
+		wantExitCode(t, res, p, 0)
+		if res.stdout != "parent done\n" {
+			t.Errorf("target's stdout %q, want \"parent done\\n\"", res.stdout)
+		}
+		wantFunc(t, p, "f", 500)
+		wantFunc(t, p, "main", 1)
+	})
+	t.Run("lines", func(t *testing.T) {
+		res, p := runProfile(t, runOpts{args: []string{"--lines", exe}})
+		wantExitCode(t, res, p, 0)
+		if res.stdout != "parent done\n" {
+			t.Errorf("target's stdout %q, want \"parent done\\n\"", res.stdout)
+		}
+		wantLine(t, p, "fork.c", markerLine(t, "fork.c", "F_BODY"), 500)
+	})
+}
+
+// TestVfork checks vfork followed by exec in the child: the child shares
+// the parent's (patched) memory until its exec, then runs /bin/echo; the
+// parent goes on to call f 100 times.
+func TestVfork(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "vfork.c", "-g", "-O0")
+	for _, mode := range []string{"--funcs", "--lines"} {
+		res, p := runProfile(t, runOpts{args: []string{mode, exe}})
+		wantExitCode(t, res, p, 0)
+		if !strings.Contains(res.stdout, "hello-from-exec\n") || !strings.HasSuffix(res.stdout, "parent done\n") {
+			t.Errorf("%s: target's stdout %q, want hello-from-exec then parent done", res.cmdline, res.stdout)
+		}
+		if mode == "--funcs" {
+			wantFunc(t, p, "f", 100)
+			wantFunc(t, p, "main", 1)
+		} else {
+			wantLine(t, p, "vfork.c", markerLine(t, "vfork.c", "F_BODY"), 100)
+		}
+	}
+}

@@ -1,0 +1,212 @@
+package integration
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestParseGcov checks the gcov parser on text in gcov's format.
+func TestParseGcov(t *testing.T) {
+	text := `        -:    0:Source:x.c
+        -:    0:Graph:x.gcno
+        -:    1:#include <stdio.h>
+        1:    2:int main(void) {
+     1001:    3:	for (int i = 0; i < 1000; i++)
+     1000*:    4:		f(i);
+    #####:    5:	never();
+    =====:    6:	throw();
+        1:    7:}
+function main called 1 returned 100% blocks executed 80%
+`
+	got, err := parseGcov(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int64{2: 1, 3: 1001, 4: 1000, 5: 0, 6: 0, 7: 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("parseGcov = %v, want %v", got, want)
+	}
+}
+
+// TestGcovOracle checks the oracle itself on real gcov output: shellsort's
+// fill loop body runs 1000 times by construction.
+func TestGcovOracle(t *testing.T) {
+	mustHaveGcov(t)
+	t.Parallel()
+	counts := gcovCounts(t, gcovRun{src: "shellsort.c"})
+	fill := markerLine(t, "shellsort.c", "FILL_BODY")
+	if got := counts[fill]; got != 1000 {
+		t.Errorf("gcov count of shellsort.c:%d = %d, want 1000 (all counts: %v)", fill, got, counts)
+	}
+	if len(counts) < 20 {
+		t.Errorf("gcov reported only %d lines with code: %v", len(counts), counts)
+	}
+}
+
+// TestLinesShellsortGcov compares patchprof's line counts of Bishop's
+// example with gcov's, for position-dependent, position-independent and
+// static executables.
+func TestLinesShellsortGcov(t *testing.T) {
+	for _, flags := range [][]string{
+		{"-g", "-O0", "-pie", "-fpie"},
+		{"-g", "-O0", "-no-pie", "-fno-pie"},
+		{"-g", "-O0", "-static"},
+	} {
+		t.Run(strings.Join(flags, ""), func(t *testing.T) {
+			t.Parallel()
+			p := compareGcov(t, gcovRun{src: "shellsort.c"}, flags)
+			wantLine(t, p, "shellsort.c", markerLine(t, "shellsort.c", "FILL_BODY"), 1000)
+		})
+	}
+}
+
+// TestLinesCallsGcov compares the line counts of calls.c (calls, recursion)
+// with gcov's.
+func TestLinesCallsGcov(t *testing.T) {
+	t.Parallel()
+	p := compareGcov(t, gcovRun{src: "calls.c"}, []string{"-g", "-O0"})
+	wantLine(t, p, "calls.c", markerLine(t, "calls.c", "WORK_BODY"), 1000)
+	wantLine(t, p, "calls.c", markerLine(t, "calls.c", "MAIN_CALL_WORK"), 1000)
+	wantLine(t, p, "calls.c", markerLine(t, "calls.c", "FIB_TEST"), 1973)
+	wantLine(t, p, "calls.c", markerLine(t, "calls.c", "NEVER_BODY"), 0)
+}
+
+// TestLinesDefaultMode checks that --lines is the default mode.
+func TestLinesDefaultMode(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "shellsort.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{exe}})
+	wantExitCode(t, res, p, 0)
+	if p.Mode != "lines" {
+		t.Errorf("mode %q, want \"lines\"", p.Mode)
+	}
+	wantLine(t, p, "shellsort.c", markerLine(t, "shellsort.c", "FILL_BODY"), 1000)
+	if len(p.Functions) != 0 {
+		t.Errorf("%d functions in a --lines profile, want none: %+v", len(p.Functions), p.Functions[0])
+	}
+	if !strings.Contains(res.stdout, "checksum ") {
+		t.Errorf("target's stdout lost: %q", res.stdout)
+	}
+}
+
+// TestLinesListing checks the annotated listing: the header, every source
+// line in order as FILE LINE COUNT: SOURCE, empty counts for lines without
+// code and ##### for code that never ran.
+func TestLinesListing(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "calls.c", "-g", "-O0")
+	out := filepath.Join(t.TempDir(), "report.txt")
+	res, p := runProfile(t, runOpts{args: []string{"--lines", "-o", out, exe}})
+	wantExitCode(t, res, p, 0)
+	if strings.Contains(res.stderr, "calls.c") {
+		t.Errorf("-o given, but the report went to stderr too:\n%s", tail(res.stderr))
+	}
+	report := readFile(t, out)
+	header, _, _ := strings.Cut(report, "\n")
+	if !regexp.MustCompile(`^patchprof: \S+ exited with code 0$`).MatchString(header) {
+		t.Errorf("header %q, want `patchprof: PROG exited with code 0`", header)
+	}
+	src := filepath.Join(testdataDir, "calls.c")
+	text := sourceLines(t, src)
+	var mine []listingLine
+	for _, l := range parseListing(report) {
+		if l.File == src || filepath.Base(l.File) == "calls.c" {
+			mine = append(mine, l)
+		}
+	}
+	if len(mine) != len(text) {
+		t.Fatalf("listing has %d lines of calls.c, the file has %d; report:\n%s", len(mine), len(text), tail(report))
+	}
+	for i, l := range mine {
+		if l.Line != i+1 {
+			t.Fatalf("listing line %d of calls.c is numbered %d", i+1, l.Line)
+		}
+		if strings.TrimSpace(l.Source) != strings.TrimSpace(text[i]) {
+			t.Errorf("calls.c:%d: listing text %q, want %q", l.Line, l.Source, text[i])
+		}
+	}
+	counts := linesOf(p, "calls.c")
+	for _, l := range mine {
+		n, hasCode := counts[l.Line]
+		switch {
+		case !hasCode && l.Count != "":
+			t.Errorf("calls.c:%d %q: count %q in the listing but no code in the profile", l.Line, l.Source, l.Count)
+		case hasCode && n == 0 && l.Count != "#####":
+			t.Errorf("calls.c:%d %q: count %q, want ##### (never ran)", l.Line, l.Source, l.Count)
+		case hasCode && n > 0 && l.Count != fmt.Sprint(n):
+			t.Errorf("calls.c:%d %q: count %q, profile says %d", l.Line, l.Source, l.Count, n)
+		}
+	}
+	check := func(marker, want string) {
+		line := markerLine(t, "calls.c", marker)
+		if got := mine[line-1].Count; got != want {
+			t.Errorf("calls.c:%d (%s): listing count %q, want %q", line, marker, got, want)
+		}
+	}
+	check("WORK_BODY", "1000")
+	check("FIB_TEST", "1973")
+	check("NEVER_BODY", "#####")
+	if mine[0].Count != "" {
+		t.Errorf("calls.c:1 is a comment, listing count %q, want empty", mine[0].Count)
+	}
+	if strings.Contains(report, ">>>") {
+		t.Errorf("no crash, but the listing marks a line with >>>")
+	}
+}
+
+// TestLinesSites checks the raw per-address counts of the saved profile:
+// every line-table row is a site, and a line's count never exceeds the
+// traps at its rows.
+func TestLinesSites(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "shellsort.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--lines", exe}})
+	wantExitCode(t, res, p, 0)
+	if len(p.Sites) == 0 {
+		t.Fatal("no sites in the saved profile")
+	}
+	var total, lines int64
+	for _, s := range p.Sites {
+		if !strings.Contains(s.Kind, "line") {
+			t.Errorf("site %s of kind %q in a --lines profile", s.Address, s.Kind)
+		}
+		total += s.Count
+	}
+	for _, l := range p.Lines {
+		lines += l.Count
+	}
+	if lines > total {
+		t.Errorf("lines entered %d times in all, but only %d traps", lines, total)
+	}
+	if p.Executable != exe {
+		t.Errorf("executable %q, want %q", p.Executable, exe)
+	}
+}
+
+// TestExecutableUnchanged checks that patchprof leaves the
+// executable unchanged on disk (it patches the process, not the file).
+func TestExecutableUnchanged(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "calls.c", "-g", "-O0")
+	before, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, p := runProfile(t, runOpts{args: []string{"--lines", "--funcs", exe}})
+	wantExitCode(t, res, p, 0)
+	after, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Errorf("%s changed on disk", exe)
+	}
+}

@@ -1,0 +1,303 @@
+package lineinfo
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/go-delve/delve/pkg/dwarf/line"
+)
+
+// Line-number program opcodes. [DWARF5 6.2.5.2, 6.2.5.3, 7.22]
+const (
+	lnsCopy             = 1
+	lnsAdvancePC        = 2
+	lnsAdvanceLine      = 3
+	lnsSetFile          = 4
+	lnsSetColumn        = 5
+	lnsNegateStmt       = 6
+	lnsSetBasicBlock    = 7
+	lnsConstAddPC       = 8
+	lnsFixedAdvancePC   = 9
+	lnsPrologueEnd      = 10
+	lnsEpilogueBegin    = 11
+	lnsSetISA           = 12
+	lneEndSequence      = 1
+	lneSetAddress       = 2
+	lneDefineFile       = 3
+	lneSetDiscriminator = 4
+)
+
+// noFile marks a row whose file index is not in the unit's file table.
+const noFile = ^uint32(0)
+
+// An entry is one row of the full line table (statement or not) or one
+// end_sequence, kept for Lookup.
+type entry struct {
+	addr uint64
+	file uint32
+	line uint32
+	ord  uint32 // emission order, so that sorting is deterministic
+	end  bool   // an end_sequence: addr is one past the sequence
+}
+
+// A builder accumulates the rows of every unit of a .debug_line section.
+type builder struct {
+	files   []string
+	fileIdx map[string]uint32
+	rows    []Row
+	all     []entry
+	compDir func(off uint64) string // DW_AT_comp_dir of the unit at a .debug_line offset
+}
+
+// addFile returns the Table.Files index of p, adding it if needed.
+func (b *builder) addFile(p string) uint32 {
+	if i, ok := b.fileIdx[p]; ok {
+		return i
+	}
+	i := uint32(len(b.files))
+	b.files = append(b.files, p)
+	b.fileIdx[p] = i
+	return i
+}
+
+// parseLineSection reads every unit of a .debug_line section. debugLineStr
+// is .debug_line_str (may be nil); compDir, when not nil, returns the
+// compilation directory of the unit at a section offset, used to make
+// DWARF 2-4 paths absolute.
+func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) string) (*Table, error) {
+	b := &builder{fileIdx: make(map[string]uint32), compDir: compDir}
+	for off := uint64(0); off < uint64(len(debugLine)); {
+		rest := debugLine[off:]
+		if len(rest) < 4 {
+			return nil, &DecodeError{Section: ".debug_line", Offset: off, Msg: "truncated unit_length"}
+		}
+		// [DWARF5 7.4]: 0xffffffff introduces the 64-bit format, which
+		// delve's parser does not support; 0xfffffff0-0xfffffffe are reserved.
+		ulen := uint64(binary.LittleEndian.Uint32(rest))
+		if ulen >= 0xfffffff0 {
+			return nil, &DecodeError{Section: ".debug_line", Offset: off, Msg: "64-bit DWARF line tables are not supported"}
+		}
+		if ulen > uint64(len(rest))-4 {
+			return nil, &DecodeError{Section: ".debug_line", Offset: off, Msg: fmt.Sprintf("unit_length %d beyond the section", ulen)}
+		}
+		if err := b.unit(rest[:4+ulen], debugLineStr, off); err != nil {
+			return nil, err
+		}
+		off += 4 + ulen
+	}
+	return b.table(), nil
+}
+
+// parseHeader runs delve's header parser over one unit, turning its panics
+// and log messages into a *DecodeError.
+func parseHeader(unit, debugLineStr []byte, compDir string, off uint64) (dbl *line.DebugLineInfo, err error) {
+	var msg string
+	logf := func(format string, args ...any) {
+		if msg == "" {
+			msg = fmt.Sprintf(format, args...)
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			dbl, err = nil, &DecodeError{Section: ".debug_line", Offset: off, Msg: fmt.Sprintf("line table header: %v", p)}
+		}
+	}()
+	dbl = line.Parse(compDir, bytes.NewBuffer(unit), debugLineStr, logf, 0, false, 8)
+	if msg != "" || dbl == nil || dbl.Prologue == nil {
+		if msg == "" {
+			msg = "cannot parse the file table"
+		}
+		return nil, &DecodeError{Section: ".debug_line", Offset: off, Msg: "line table header: " + msg}
+	}
+	return dbl, nil
+}
+
+// unit parses one line table unit (unit_length included) at section
+// offset off and runs its line-number program.
+func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
+	h, derr := checkHeader(unit, off)
+	if derr != nil {
+		return derr
+	}
+	compDir := ""
+	if b.compDir != nil && h.version < 5 {
+		compDir = b.compDir(off)
+	}
+	dbl, err := parseHeader(unit, debugLineStr, compDir, off)
+	if err != nil {
+		return err
+	}
+	p := dbl.Prologue
+	files := make([]string, len(dbl.FileNames))
+	for i, fe := range dbl.FileNames {
+		name := fe.Path
+		if h.dirIndexNotLast && i < len(h.fileDirs) && !path.IsAbs(name) && h.fileDirs[i] < uint64(len(dbl.IncludeDirs)) {
+			name = path.Join(dbl.IncludeDirs[h.fileDirs[i]], name)
+		}
+		files[i] = b.absolute(name, off)
+	}
+	fileIdx := make([]uint32, len(files))
+	for i := range fileIdx {
+		fileIdx[i] = noFile
+	}
+	// file maps a DW_LNS_set_file operand to a Table.Files index. DWARF 2-4
+	// number files from 1, DWARF 5 from 0. [DWARF5 6.2.4 item 20]
+	file := func(n uint64) uint32 {
+		if h.version < 5 {
+			n--
+		}
+		if n >= uint64(len(files)) {
+			return noFile
+		}
+		if fileIdx[n] == noFile {
+			fileIdx[n] = b.addFile(files[n])
+		}
+		return fileIdx[n]
+	}
+
+	r := &reader{data: unit, off: h.programStart, base: off}
+	minInst := uint64(p.MinInstrLength)
+	lineRange := p.LineRange
+	opBase := p.OpcodeBase
+
+	// The state machine registers. [DWARF5 6.2.2, table 6.4]
+	var (
+		addr    uint64
+		fileNo  uint64
+		lineNo  int64
+		isStmt  bool
+		seqFrom int // index in b.all of the sequence's first entry
+		rowFrom int // index in b.rows of the sequence's first row
+	)
+	reset := func() {
+		addr, fileNo, lineNo, isStmt = 0, 1, 1, p.InitialIsStmt != 0
+		seqFrom, rowFrom = len(b.all), len(b.rows)
+	}
+	reset()
+	emit := func() {
+		f := file(fileNo)
+		ln := uint32(lineNo)
+		if lineNo < 0 || lineNo > 1<<32-1 {
+			ln = 0
+		}
+		b.all = append(b.all, entry{addr: addr, file: f, line: ln, ord: uint32(len(b.all))})
+		// Line 0 means "no source line" [DWARF5 6.2.5.1]: nothing to count.
+		if isStmt && f != noFile && ln != 0 {
+			b.rows = append(b.rows, Row{Addr: addr, File: f, Line: ln})
+		}
+	}
+	endSequence := func() {
+		// Rows at the end address of their own sequence cover no
+		// instruction: a breakpoint there would land in whatever code
+		// follows, so they are dropped from both tables.
+		for len(b.all) > seqFrom && b.all[len(b.all)-1].addr == addr {
+			b.all = b.all[:len(b.all)-1]
+		}
+		for len(b.rows) > rowFrom && b.rows[len(b.rows)-1].Addr == addr {
+			b.rows = b.rows[:len(b.rows)-1]
+		}
+		b.all = append(b.all, entry{addr: addr, file: noFile, ord: uint32(len(b.all)), end: true})
+		reset()
+	}
+
+	for r.err == nil && r.left() > 0 {
+		op := r.u8()
+		if op >= opBase {
+			// Special opcode. [DWARF5 6.2.5.1]
+			adj := op - opBase
+			addr += uint64(adj/lineRange) * minInst
+			lineNo += int64(p.LineBase) + int64(adj%lineRange)
+			emit()
+			continue
+		}
+		switch op {
+		case 0:
+			// Extended opcode: length, sub-opcode, operands. [DWARF5 6.2.5.3]
+			n := r.uleb()
+			if r.err != nil {
+				break
+			}
+			if n == 0 || n > uint64(r.left()) {
+				r.fail(fmt.Sprintf("extended opcode length %d", n))
+				break
+			}
+			body := r.bytes(int(n))
+			er := &reader{data: body[1:], base: off + uint64(r.off-len(body)+1)}
+			switch body[0] {
+			case lneEndSequence:
+				endSequence()
+			case lneSetAddress:
+				switch len(er.data) {
+				case 8:
+					addr = binary.LittleEndian.Uint64(er.data)
+				case 4:
+					addr = uint64(binary.LittleEndian.Uint32(er.data))
+				default:
+					r.fail(fmt.Sprintf("DW_LNE_set_address with %d-byte operand", len(er.data)))
+				}
+			case lneDefineFile:
+				// DWARF 2-4 only: a file entry in the program. [DWARF4 6.2.5.3]
+				name := er.cstring()
+				dir := er.uleb()
+				if er.err != nil {
+					r.fail("bad DW_LNE_define_file")
+					break
+				}
+				if !path.IsAbs(name) && dir < uint64(len(dbl.IncludeDirs)) {
+					name = path.Join(dbl.IncludeDirs[dir], name)
+				}
+				files = append(files, b.absolute(name, off))
+				fileIdx = append(fileIdx, noFile)
+			case lneSetDiscriminator:
+				// Only distinguishes blocks on one line: nothing to count.
+			}
+		case lnsCopy:
+			emit()
+		case lnsAdvancePC:
+			addr += r.uleb() * minInst
+		case lnsAdvanceLine:
+			lineNo += r.sleb()
+		case lnsSetFile:
+			fileNo = r.uleb()
+		case lnsSetColumn, lnsSetISA:
+			r.uleb()
+		case lnsNegateStmt:
+			isStmt = !isStmt
+		case lnsSetBasicBlock, lnsPrologueEnd, lnsEpilogueBegin:
+		case lnsConstAddPC:
+			addr += uint64((255-opBase)/lineRange) * minInst
+		case lnsFixedAdvancePC:
+			addr += uint64(r.u16())
+		default:
+			// A standard opcode this reader does not know: skip the
+			// operands the header declares for it. [DWARF5 6.2.5.2]
+			for range p.StdOpLengths[op-1] {
+				r.uleb()
+			}
+		}
+	}
+	if r.err != nil {
+		return r.err
+	}
+	// A unit whose last sequence lacks its end_sequence is malformed, but
+	// its rows are still right; keep them.
+	return nil
+}
+
+// absolute cleans p and joins it with the unit's compilation directory
+// when it is relative (possible for DWARF 2-4, whose directory 0 is
+// implicit, and for producers that record a relative directory).
+func (b *builder) absolute(p string, off uint64) string {
+	if !path.IsAbs(p) && b.compDir != nil {
+		if dir := b.compDir(off); dir != "" {
+			p = path.Join(dir, p)
+		}
+	}
+	if p == "" {
+		return p
+	}
+	return path.Clean(strings.ReplaceAll(p, "\\", "/"))
+}

@@ -1,0 +1,206 @@
+package lineinfo
+
+import (
+	"bytes"
+	"compress/zlib"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// maxZdebugSize bounds the size a .zdebug_ section claims, so a corrupt
+// header cannot make Read allocate without limit.
+const maxZdebugSize = 1 << 31
+
+// Read reads the line table of the ELF executable at path.
+//
+// Errors: ErrNoLineInfo (wrapped, with advice) when there is no
+// .debug_line or it has no rows; a *DecodeError when a DWARF section is
+// corrupt; the os or debug/elf error (wrapped) when path cannot be opened
+// as ELF. Read never panics on a bad file.
+func Read(path string) (t *Table, err error) {
+	f, err := openELF(path)
+	if err != nil {
+		return nil, fmt.Errorf("lineinfo: %w", err)
+	}
+	defer func() { err = errors.Join(err, closeErr(f)) }()
+	// debug/elf reads section headers lazily and can panic on corrupt ones.
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, &DecodeError{Section: "ELF section headers", Msg: fmt.Sprint(p)}
+		}
+	}()
+	noLines := fmt.Errorf("no DWARF line information in %s: rebuild with -g, or use --funcs: %w", path, ErrNoLineInfo)
+	debugLine, err := sectionData(f, "line")
+	if err != nil {
+		return nil, err
+	}
+	if debugLine == nil {
+		return nil, noLines
+	}
+	debugLineStr, err := sectionData(f, "line_str")
+	if err != nil {
+		return nil, err
+	}
+	t, err = parseLineSection(debugLine, debugLineStr, compDirs(f))
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Rows) == 0 {
+		return nil, noLines
+	}
+	return t, nil
+}
+
+func closeErr(f *elf.File) error {
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("lineinfo: %w", err)
+	}
+	return nil
+}
+
+// openELF opens path with debug/elf, which can panic on a corrupt file.
+func openELF(path string) (f *elf.File, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, err = nil, fmt.Errorf("%s: corrupt ELF file: %v", path, p)
+		}
+	}()
+	return elf.Open(path)
+}
+
+// sectionData returns the decompressed contents of .debug_<name>, or of the
+// older GNU .zdebug_<name>, or nil when there is neither.
+func sectionData(f *elf.File, name string) ([]byte, error) {
+	// Section.Data decompresses SHF_COMPRESSED sections itself.
+	if s := f.Section(".debug_" + name); s != nil && s.Type != elf.SHT_NOBITS {
+		data, err := s.Data()
+		if err != nil {
+			return nil, &DecodeError{Section: s.Name, Msg: fmt.Sprintf("cannot read section: %v", err)}
+		}
+		return data, nil
+	}
+	s := f.Section(".zdebug_" + name)
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil, nil
+	}
+	raw, err := s.Data()
+	if err != nil {
+		return nil, &DecodeError{Section: s.Name, Msg: fmt.Sprintf("cannot read section: %v", err)}
+	}
+	// "ZLIB", then the uncompressed size as a big-endian uint64, then a
+	// zlib stream (binutils' --compress-debug-sections=zlib-gnu).
+	if len(raw) < 12 || string(raw[:4]) != "ZLIB" {
+		return nil, &DecodeError{Section: s.Name, Msg: "missing ZLIB header"}
+	}
+	size := binary.BigEndian.Uint64(raw[4:12])
+	if size > maxZdebugSize {
+		return nil, &DecodeError{Section: s.Name, Offset: 4, Msg: fmt.Sprintf("uncompressed size %d too large", size)}
+	}
+	zr, err := zlib.NewReader(bytes.NewReader(raw[12:]))
+	if err != nil {
+		return nil, &DecodeError{Section: s.Name, Offset: 12, Msg: err.Error()}
+	}
+	var out bytes.Buffer
+	if _, err := io.Copy(&out, io.LimitReader(zr, int64(size))); err != nil {
+		return nil, &DecodeError{Section: s.Name, Offset: 12, Msg: err.Error()}
+	}
+	if uint64(out.Len()) != size {
+		return nil, &DecodeError{Section: s.Name, Offset: 12, Msg: "compressed data shorter than its header says"}
+	}
+	return out.Bytes(), nil
+}
+
+// compDirs returns a function giving DW_AT_comp_dir of the compile unit
+// whose DW_AT_stmt_list is a given .debug_line offset. The map is built on
+// first use: only DWARF 2-4 line tables with relative paths need it. A
+// corrupt or missing .debug_info yields "" (paths stay relative) rather
+// than an error, since the line table itself may be fine.
+func compDirs(f *elf.File) func(uint64) string {
+	var dirs map[uint64]string
+	return func(off uint64) string {
+		if dirs == nil {
+			dirs = readCompDirs(f)
+		}
+		return dirs[off]
+	}
+}
+
+func readCompDirs(f *elf.File) (dirs map[uint64]string) {
+	dirs = make(map[uint64]string)
+	defer func() {
+		if recover() != nil {
+			// Keep what was read before debug/dwarf gave up.
+			return
+		}
+	}()
+	info, err := sectionData(f, "info")
+	if err != nil || info == nil {
+		return dirs
+	}
+	d, err := f.DWARF()
+	if err != nil {
+		return dirs
+	}
+	// Visit only the unit entries, seeking from unit header to unit header
+	// [DWARF5 7.5.1], instead of walking every DIE of .debug_info.
+	r := d.Reader()
+	for off := uint64(0); off+4 <= uint64(len(info)); {
+		ulen := uint64(binary.LittleEndian.Uint32(info[off:]))
+		hdr := uint64(4)
+		if ulen == 0xffffffff {
+			if off+12 > uint64(len(info)) {
+				break
+			}
+			ulen, hdr = binary.LittleEndian.Uint64(info[off+4:]), 12
+		}
+		if ulen > uint64(len(info))-off-hdr {
+			break
+		}
+		die, ok := firstDIE(info[off:off+hdr+ulen], hdr)
+		r.Seek(dwarf.Offset(off + die))
+		off += hdr + ulen
+		if !ok {
+			continue
+		}
+		e, err := r.Next()
+		if err != nil || e == nil {
+			continue
+		}
+		stmt, ok := e.Val(dwarf.AttrStmtList).(int64)
+		dir, _ := e.Val(dwarf.AttrCompDir).(string)
+		if ok && stmt >= 0 && dir != "" {
+			dirs[uint64(stmt)] = dir
+		}
+	}
+	return dirs
+}
+
+// firstDIE returns the offset, within the unit, of the unit's first DIE:
+// the unit header's size. [DWARF5 7.5.1.1-7.5.1.3, DWARF4 7.5.1.1]
+func firstDIE(unit []byte, lenSize uint64) (uint64, bool) {
+	offSize := uint64(4)
+	if lenSize == 12 {
+		offSize = 8
+	}
+	if uint64(len(unit)) < lenSize+3 {
+		return 0, false
+	}
+	version := binary.LittleEndian.Uint16(unit[lenSize:])
+	if version < 5 {
+		// version, debug_abbrev_offset, address_size
+		return lenSize + 2 + offSize + 1, true
+	}
+	// version, unit_type, address_size, debug_abbrev_offset, then per type:
+	size := lenSize + 2 + 1 + 1 + offSize
+	switch unit[lenSize+2] {
+	case 0x04, 0x05: // DW_UT_skeleton, DW_UT_split_compile: dwo_id
+		size += 8
+	case 0x02, 0x06: // DW_UT_type, DW_UT_split_type: signature, type_offset
+		size += 8 + offSize
+	}
+	return size, true
+}

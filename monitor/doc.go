@@ -1,0 +1,24 @@
+// Package monitor runs the target under ptrace and counts the traps: it is
+// Bishop's execution monitor, and the only package that knows it is on Linux.
+//
+// Thread model: every ptrace request must come from the tracer thread, so Run
+// locks one goroutine to its OS thread, starts the target from it, and does all
+// ptrace calls, waits and /proc/PID/mem accesses there. Functions that must run
+// on that thread say so in a "Preconditions:" line.
+//
+// Engine (the classic cycle): a trap at a site is counted, the thread's PC moved
+// back onto the site, the original byte put back, the thread single-stepped and
+// the int3 written again. While the byte is out, no other thread of the same
+// address space may run past the site, so the monitor first stops them all with
+// PTRACE_INTERRUPT ("all-stop" for the duration of one step; a single-threaded
+// target pays nothing for it). Events that arrive from other threads meanwhile
+// are queued and handled, in order, after the int3 is back: a thread that trapped
+// at the very site being stepped is counted then, once.
+//
+// The target is started with PTRACE_TRACEME (so it stops at its exec before any
+// of its code ran) and then handed over to PTRACE_SEIZE (detach with SIGSTOP,
+// seize, resume), because only a seized tracee supports PTRACE_INTERRUPT and
+// PTRACE_LISTEN, which the all-stop and transparent job control need.
+// PTRACE_O_EXITKILL makes the kernel kill the target if patchprof dies, so no
+// process lives on with planted int3s.
+package monitor

@@ -1,0 +1,63 @@
+package monitor
+
+import (
+	"errors"
+	"os"
+
+	"github.com/patchprof/patchprof/breakpoint"
+)
+
+// Options says what to run and where to count.
+type Options struct {
+	Path string   // executable to run (resolved path)
+	Args []string // argv, argv[0] included
+	Env  []string // environment, nil = patchprof's
+	Dir  string   // working directory, "" = patchprof's
+
+	Stdin, Stdout, Stderr *os.File // nil = patchprof's own
+
+	Table *breakpoint.Table // sites to plant (link-time addresses)
+	Entry uint64            // the executable's link-time e_entry, to find the load bias
+
+	// OnStart, if set, is called with the target's PID once it runs.
+	OnStart func(pid int)
+}
+
+// Result is what a run produced beside the counts in Options.Table.
+type Result struct {
+	Exit      Exit
+	Bias      uint64 // load bias of the executable
+	Threads   int    // threads seen, the first included
+	Processes int    // processes (address spaces) seen
+}
+
+// Exit is how the target ended.
+type Exit struct {
+	Code   int    // exit code when Signal is 0
+	Signal int    // the signal that killed it, 0 if it exited
+	Fault  *Fault // where that signal was delivered, when the monitor saw it
+}
+
+// ShellStatus returns the status a shell would report: the exit code, or
+// 128+N for death by signal N.
+func (e Exit) ShellStatus() int {
+	if e.Signal != 0 {
+		return 128 + e.Signal
+	}
+	return e.Code
+}
+
+// A Fault records the last signal delivered to a process, with the state of the
+// thread it was delivered to, so a crash can be reported with its place.
+type Fault struct {
+	Signal int
+	Code   int32  // si_code
+	Addr   uint64 // si_addr (the faulting address for SIGSEGV, SIGBUS, SIGILL, SIGFPE)
+	PC     uint64 // runtime PC of the thread
+	SP     uint64
+	Stack  []byte // up to 16 KiB of the stack from SP, to find callers
+}
+
+// ErrPtraceNotPermitted is returned when the kernel refuses to let patchprof
+// trace the target.
+var ErrPtraceNotPermitted = errors.New("ptrace not permitted")

@@ -1,0 +1,57 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Raw ptrace requests that golang.org/x/sys/unix has no typed wrapper for (it
+// has PtraceSeize without options, PtraceCont without SINGLESTEP's signal, no
+// LISTEN and no GETSIGINFO).
+//
+// Preconditions: called on the monitor's locked OS thread, the tracer.
+
+func ptrace(req int, pid int, addr, data uintptr) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(pid), addr, data, 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// siginfo is the part of siginfo_t (asm-generic/siginfo.h) patchprof reads.
+type siginfo struct {
+	Signo int32
+	Errno int32
+	Code  int32
+	_     int32
+	Addr  uint64 // si_addr for SIGSEGV/SIGBUS/SIGILL/SIGFPE/SIGTRAP; si_pid/si_uid otherwise
+	_     [112]byte
+}
+
+func getSiginfo(tid int, si *siginfo) error {
+	return ptrace(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(si)))
+}
+
+func seize(pid int, opts int) error {
+	return ptrace(unix.PTRACE_SEIZE, pid, 0, uintptr(opts))
+}
+
+func cont(tid, sig int) error       { return ptrace(unix.PTRACE_CONT, tid, 0, uintptr(sig)) }
+func singleStep(tid, sig int) error { return ptrace(unix.PTRACE_SINGLESTEP, tid, 0, uintptr(sig)) }
+func listen(tid int) error          { return ptrace(unix.PTRACE_LISTEN, tid, 0, 0) }
+func interrupt(tid int) error       { return ptrace(unix.PTRACE_INTERRUPT, tid, 0, 0) }
+func detach(tid, sig int) error     { return ptrace(unix.PTRACE_DETACH, tid, 0, uintptr(sig)) }
+
+// kcmpVM reports whether two tasks share one address space (kcmp(2), KCMP_VM).
+func kcmpVM(pid1, pid2 int) (bool, error) {
+	const kcmpVM = 1
+	r, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(pid1), uintptr(pid2), kcmpVM, 0, 0, 0)
+	if e != 0 {
+		return false, e
+	}
+	return r == 0, nil
+}

@@ -1,0 +1,784 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"golang.org/x/sys/unix"
+)
+
+// traceOptions follow every child and thread, report exec, and make the kernel
+// kill the target if patchprof dies (ptrace(2), PTRACE_O_EXITKILL).
+const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK |
+	unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACEVFORKDONE |
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_EXITKILL
+
+// si_code values (asm-generic/siginfo.h).
+const (
+	siKernel  = 0x80 // sent by the kernel: int3 reports SIGTRAP with SI_KERNEL
+	trapTrace = 2    // TRAP_TRACE: a single-step completed
+)
+
+type tstate uint8
+
+const (
+	running   tstate = iota // resumed by us; may report a stop at any time
+	stopped                 // in a ptrace-stop we have not ended
+	listening               // in group-stop, restarted with PTRACE_LISTEN: runs no code
+)
+
+type thread struct {
+	tid, tgid    int
+	sp           *space
+	state        tstate
+	fresh        bool // created; its initial ptrace-stop not yet seen
+	interrupting bool // PTRACE_INTERRUPT sent; its PTRACE_EVENT_STOP not yet seen
+	held         int  // events of this thread waiting in the queue
+	vforkWait    bool // blocked in vfork until the child execs or exits
+	groupStop    bool // in a job-control stop
+	cursor       breakpoint.Cursor
+}
+
+// A space is one address space (mm): the threads of a process, plus any vfork
+// child sharing it until it execs. At most one site is disarmed in it at a time.
+type space struct {
+	mem      *procMem
+	threads  map[int]*thread
+	disarmed int // site whose original byte is in memory now, or -1
+	dead     bool
+}
+
+type event struct {
+	tid int
+	ws  unix.WaitStatus
+}
+
+type mon struct {
+	o       Options
+	table   *breakpoint.Table
+	root    int
+	threads map[int]*thread
+	queue   []event
+	orphans map[int]event // first reports of tasks whose creation event has not arrived
+	cur     *space        // the space held in all-stop, nil if none
+	faults  map[int]*Fault
+	regs    unix.PtraceRegs
+	si      siginfo
+	res     Result
+	rootEnd bool
+}
+
+// Run starts the target traced, plants the table's sites, counts traps until
+// every traced task has ended, and returns how the target ended. The counts are
+// left in o.Table.
+func Run(o Options) (*Result, error) {
+	type out struct {
+		r   *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		// All ptrace requests must come from one OS thread: the tracer.
+		runtime.LockOSThread()
+		r, err := run(o)
+		ch <- out{r, err}
+		// The thread stays locked and is discarded with the goroutine: it was the
+		// tracer, and nothing else should inherit that.
+	}()
+	x := <-ch
+	return x.r, x.err
+}
+
+// Preconditions: on the locked tracer thread.
+func run(o Options) (*Result, error) {
+	pid, err := launch(&o)
+	if err != nil {
+		return nil, err
+	}
+	m := &mon{
+		o: o, table: o.Table, root: pid,
+		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
+	}
+	bias, err := loadBias(pid, o.Entry)
+	if err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return nil, err
+	}
+	m.table.SetBias(bias)
+	m.res.Bias = bias
+	mem, err := openMem(pid)
+	if err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return nil, err
+	}
+	sp := &space{mem: mem, threads: map[int]*thread{}, disarmed: -1}
+	t := &thread{tid: pid, tgid: pid, sp: sp, state: stopped}
+	m.addThread(t)
+	m.res.Processes = 1
+	if err := m.table.Plant(mem); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return nil, fmt.Errorf("plant breakpoints: %w", err)
+	}
+	if o.OnStart != nil {
+		o.OnStart(pid)
+	}
+	m.resume(t, 0)
+	for {
+		ev, err := m.next()
+		if errors.Is(err, unix.ECHILD) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("wait for target: %w", err)
+		}
+		m.handle(ev)
+	}
+	if !m.rootEnd {
+		return nil, errors.New("lost track of the target")
+	}
+	return &m.res, nil
+}
+
+// launch starts the target stopped at its exec and seized.
+//
+// Preconditions: on the locked tracer thread.
+func launch(o *Options) (int, error) {
+	files := []uintptr{fdOf(o.Stdin, os.Stdin), fdOf(o.Stdout, os.Stdout), fdOf(o.Stderr, os.Stderr)}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	attr := &syscall.ProcAttr{Dir: o.Dir, Env: env, Files: files, Sys: &syscall.SysProcAttr{Ptrace: true}}
+	pid, err := syscall.ForkExec(o.Path, o.Args, attr)
+	if err != nil {
+		if errors.Is(err, unix.EPERM) {
+			return 0, notPermitted(err)
+		}
+		return 0, fmt.Errorf("start %s: %w", o.Path, err)
+	}
+	var ws unix.WaitStatus
+	if err := waitPid(pid, &ws, unix.WALL); err != nil {
+		return 0, fmt.Errorf("wait for %s to start: %w", o.Path, err)
+	}
+	if !ws.Stopped() {
+		return 0, fmt.Errorf("%s ended before it started (status %#x)", o.Path, uint32(ws))
+	}
+	// Hand over from PTRACE_TRACEME to PTRACE_SEIZE: detach into a SIGSTOP
+	// group-stop (delivered before the first user instruction), then seize the
+	// stopped process. The target has not run a single instruction of its own.
+	if err := detach(pid, int(unix.SIGSTOP)); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return 0, fmt.Errorf("detach %d: %w", pid, err)
+	}
+	if err := waitPid(pid, &ws, unix.WALL|unix.WUNTRACED); err != nil || !ws.Stopped() {
+		unix.Kill(pid, unix.SIGKILL)
+		return 0, fmt.Errorf("%s did not stop at its start (status %#x): %v", o.Path, uint32(ws), err)
+	}
+	if err := seize(pid, traceOptions); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		if errors.Is(err, unix.EPERM) {
+			return 0, notPermitted(err)
+		}
+		return 0, fmt.Errorf("seize %d: %w", pid, err)
+	}
+	if err := waitPid(pid, &ws, unix.WALL); err != nil || !ws.Stopped() {
+		unix.Kill(pid, unix.SIGKILL)
+		return 0, fmt.Errorf("%s did not report its stop (status %#x): %v", o.Path, uint32(ws), err)
+	}
+	return pid, nil
+}
+
+func notPermitted(err error) error {
+	scope := "unknown"
+	if b, e := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); e == nil {
+		scope = strings.TrimSpace(string(b))
+	}
+	return fmt.Errorf("%w (kernel.yama.ptrace_scope=%s): set it to 0 or 1 (sysctl kernel.yama.ptrace_scope=1), or in a container allow ptrace (CAP_SYS_PTRACE, a seccomp profile without ptrace blocked): %w",
+		ErrPtraceNotPermitted, scope, err)
+}
+
+func fdOf(f, def *os.File) uintptr {
+	if f == nil {
+		f = def
+	}
+	return f.Fd()
+}
+
+func waitPid(pid int, ws *unix.WaitStatus, opts int) error {
+	for {
+		_, err := unix.Wait4(pid, ws, opts, nil)
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
+// loadBias compares the entry point the kernel used (AT_ENTRY in the auxiliary
+// vector) with the ELF header's: the difference is where a PIE was loaded.
+func loadBias(pid int, entry uint64) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/auxv")
+	if err != nil {
+		return 0, fmt.Errorf("read auxiliary vector: %w", err)
+	}
+	const atEntry = 9
+	for i := 0; i+16 <= len(b); i += 16 {
+		k := binary.LittleEndian.Uint64(b[i:])
+		v := binary.LittleEndian.Uint64(b[i+8:])
+		if k == atEntry {
+			return v - entry, nil
+		}
+	}
+	return 0, errors.New("no AT_ENTRY in the auxiliary vector")
+}
+
+func (m *mon) addThread(t *thread) {
+	m.threads[t.tid] = t
+	t.sp.threads[t.tid] = t
+	m.res.Threads++
+}
+
+func (m *mon) removeThread(t *thread) {
+	delete(m.threads, t.tid)
+	delete(t.sp.threads, t.tid)
+	if len(t.sp.threads) == 0 && !t.sp.dead {
+		t.sp.dead = true
+		t.sp.mem.Close()
+	}
+}
+
+// next returns the oldest queued event, or waits for a new one.
+func (m *mon) next() (event, error) {
+	if len(m.queue) > 0 {
+		ev := m.queue[0]
+		m.queue = m.queue[1:]
+		if t := m.threads[ev.tid]; t != nil && t.held > 0 {
+			t.held--
+		}
+		return ev, nil
+	}
+	return m.wait()
+}
+
+func (m *mon) wait() (event, error) {
+	var ws unix.WaitStatus
+	for {
+		tid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return event{tid: tid, ws: ws}, err
+	}
+}
+
+// waitFor waits for the next event of t, deferring the others.
+func (m *mon) waitFor(t *thread) (event, error) {
+	for {
+		ev, err := m.wait()
+		if err != nil {
+			return ev, err
+		}
+		if ev.tid == t.tid {
+			return ev, nil
+		}
+		m.deferEvent(ev)
+	}
+}
+
+// deferEvent records an event that arrived while the monitor was busy with
+// another thread. Deaths are accounted at once; a stop we caused ourselves in the
+// held space is absorbed; anything else is queued for the main loop.
+func (m *mon) deferEvent(ev event) {
+	if ev.ws.Exited() || ev.ws.Signaled() {
+		m.reap(ev)
+		return
+	}
+	u := m.threads[ev.tid]
+	if u == nil {
+		m.queue = append(m.queue, ev)
+		return
+	}
+	u.state = stopped
+	if u.sp == m.cur && ev.ws.Stopped() && ev.ws.TrapCause() == unix.PTRACE_EVENT_STOP {
+		if u.fresh {
+			u.fresh = false
+			return
+		}
+		if u.interrupting && ev.ws.StopSignal() == unix.SIGTRAP {
+			u.interrupting = false
+			return
+		}
+	}
+	u.held++
+	m.queue = append(m.queue, ev)
+}
+
+// reap accounts for a task that has ended.
+func (m *mon) reap(ev event) {
+	if t := m.threads[ev.tid]; t != nil {
+		m.removeThread(t)
+	}
+	if ev.tid != m.root {
+		return
+	}
+	m.rootEnd = true
+	if ev.ws.Signaled() {
+		m.res.Exit.Signal = int(ev.ws.Signal())
+		if f := m.faults[m.root]; f != nil && f.Signal == m.res.Exit.Signal {
+			m.res.Exit.Fault = f
+		}
+	} else {
+		m.res.Exit.Code = ev.ws.ExitStatus()
+	}
+}
+
+// resume restarts a stopped thread, delivering sig. A thread in group-stop is
+// left stopped with PTRACE_LISTEN, as it would be without patchprof.
+func (m *mon) resume(t *thread, sig int) {
+	if t.groupStop && sig == 0 {
+		if listen(t.tid) == nil {
+			t.state = listening
+		}
+		return
+	}
+	// ESRCH means the thread was killed meanwhile; its death will be reported.
+	if cont(t.tid, sig) == nil {
+		t.state = running
+	}
+}
+
+func (m *mon) handle(ev event) {
+	if ev.ws.Exited() || ev.ws.Signaled() {
+		m.reap(ev)
+		return
+	}
+	t := m.threads[ev.tid]
+	if t == nil {
+		// A new task can report its first stop before its parent reports
+		// creating it; keep the report until then.
+		m.orphans[ev.tid] = ev
+		return
+	}
+	if !ev.ws.Stopped() {
+		return
+	}
+	t.state = stopped
+	sig := ev.ws.StopSignal()
+	switch cause := ev.ws.TrapCause(); cause {
+	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+		m.newTask(t, cause, -1)
+		m.resume(t, 0)
+	case unix.PTRACE_EVENT_VFORK_DONE:
+		t.vforkWait = false
+		m.resume(t, 0)
+	case unix.PTRACE_EVENT_EXEC:
+		m.exec(t)
+	case unix.PTRACE_EVENT_STOP:
+		switch {
+		case t.fresh:
+			t.fresh = false
+		case t.interrupting && sig == unix.SIGTRAP:
+			t.interrupting = false
+		case isStopSignal(sig):
+			t.groupStop = true
+		default:
+			// PTRACE_LISTEN ended by SIGCONT: the job continues.
+			t.groupStop = false
+		}
+		m.resume(t, 0)
+	case 0:
+		if sig == unix.SIGTRAP {
+			m.trap(t)
+			return
+		}
+		m.signal(t, sig)
+	default:
+		m.resume(t, 0)
+	}
+}
+
+func isStopSignal(s syscall.Signal) bool {
+	return s == unix.SIGSTOP || s == unix.SIGTSTP || s == unix.SIGTTIN || s == unix.SIGTTOU
+}
+
+// trap handles a SIGTRAP stop outside a step: our int3, or the program's own.
+func (m *mon) trap(t *thread) {
+	if getSiginfo(t.tid, &m.si) != nil {
+		return // killed meanwhile
+	}
+	if m.si.Code == siKernel {
+		if err := unix.PtraceGetRegs(t.tid, &m.regs); err != nil {
+			return
+		}
+		pc := m.regs.Rip - 1
+		if i, ok := m.table.Lookup(pc); ok && m.table.Armed(i) && !t.sp.dead && t.sp.disarmed != i {
+			m.hit(t, i, pc)
+			return
+		}
+	}
+	m.signal(t, unix.SIGTRAP)
+}
+
+// signal passes a signal through to the target, remembering where it was
+// delivered in case it kills the process.
+func (m *mon) signal(t *thread, sig syscall.Signal) {
+	m.noteFault(t, sig)
+	m.resume(t, int(sig))
+}
+
+func (m *mon) noteFault(t *thread, sig syscall.Signal) {
+	switch sig {
+	case unix.SIGCHLD, unix.SIGURG, unix.SIGWINCH, unix.SIGCONT:
+		return // never fatal by default; Go's preemption sends SIGURG often
+	}
+	f := &Fault{Signal: int(sig)}
+	if getSiginfo(t.tid, &m.si) == nil {
+		f.Code = m.si.Code
+		switch sig {
+		case unix.SIGSEGV, unix.SIGBUS, unix.SIGILL, unix.SIGFPE:
+			f.Addr = m.si.Addr
+		}
+	}
+	if unix.PtraceGetRegs(t.tid, &m.regs) == nil {
+		f.PC, f.SP = m.regs.Rip, m.regs.Rsp
+		if !t.sp.dead {
+			buf := make([]byte, 16<<10)
+			n, _ := t.sp.mem.ReadMemory(f.SP, buf)
+			if n < 0 {
+				n = 0
+			}
+			f.Stack = buf[:n]
+		}
+	}
+	m.faults[t.tgid] = f
+}
+
+// hit is Bishop's cycle for one trap of thread t at site i (runtime address
+// addr): count, put the original byte back, single-step, re-arm, continue.
+//
+// Preconditions: on the tracer thread; t is stopped just after the int3.
+func (m *mon) hit(t *thread, i int, addr uint64) {
+	undo := m.table.Hit(&t.cursor, i)
+	sp := t.sp
+	m.stopOthers(sp, t)
+	m.regs.Rip = addr
+	if err := unix.PtraceSetRegs(t.tid, &m.regs); err != nil {
+		m.resumeOthers(sp, t)
+		return
+	}
+	if err := m.table.DisarmIn(sp.mem, i); err != nil {
+		m.resumeOthers(sp, t)
+		return
+	}
+	sp.disarmed = i
+	executed := m.step(t, i, addr)
+	if !sp.dead {
+		m.table.ArmIn(sp.mem, i)
+		sp.disarmed = -1
+	}
+	if !executed {
+		m.table.Unhit(&t.cursor, undo)
+	}
+	if m.threads[t.tid] == t && t.state == stopped && t.held == 0 {
+		m.resume(t, 0)
+	}
+	m.resumeOthers(sp, t)
+}
+
+// step single-steps t over the original instruction of site i. It reports
+// whether the instruction ran: it did not when a signal handler was entered first
+// or a job-control stop intervened; then the thread will trap at the site again
+// and be counted then.
+func (m *mon) step(t *thread, i int, addr uint64) bool {
+	sig := 0
+	handler := false
+	for {
+		if singleStep(t.tid, sig) != nil {
+			return true
+		}
+		t.state = running
+		sig = 0
+		ev, err := m.waitFor(t)
+		if err != nil {
+			return true
+		}
+		if ev.ws.Exited() || ev.ws.Signaled() {
+			m.reap(ev)
+			return !handler
+		}
+		t.state = stopped
+		s := ev.ws.StopSignal()
+		switch cause := ev.ws.TrapCause(); cause {
+		case unix.PTRACE_EVENT_STOP:
+			if t.interrupting && s == unix.SIGTRAP {
+				t.interrupting = false
+				continue
+			}
+			if isStopSignal(s) {
+				// Job-control stop before the instruction ran: leave the thread
+				// in the stop; it traps at the site again when continued.
+				t.groupStop = true
+				return false
+			}
+			t.groupStop = false
+		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+			m.newTask(t, cause, i)
+		case unix.PTRACE_EVENT_VFORK_DONE:
+			t.vforkWait = false
+		case unix.PTRACE_EVENT_EXEC:
+			m.exec(t)
+			return true
+		case 0:
+			if s == unix.SIGTRAP {
+				if getSiginfo(t.tid, &m.si) != nil {
+					return true
+				}
+				if m.si.Code <= 0 { // SI_USER, SI_TKILL, SI_QUEUE: a SIGTRAP somebody sent
+					m.noteFault(t, s)
+					sig = int(s)
+					handler = handler || caught(t.tid, s)
+					continue
+				}
+				if handler {
+					return false // stopped on the handler's first instruction
+				}
+				if m.table.IsRep(i) {
+					if unix.PtraceGetRegs(t.tid, &m.regs) == nil && m.regs.Rip == addr {
+						m.finishRep(t, i, addr)
+					}
+				}
+				return true
+			}
+			m.noteFault(t, s)
+			sig = int(s)
+			handler = handler || caught(t.tid, s)
+		}
+	}
+}
+
+// finishRep lets a rep-prefixed string instruction run its remaining iterations
+// without a stop per iteration: with the site's byte still out and the other
+// threads still held, it plants a temporary int3 after the instruction and
+// continues t to it. One execution, one count.
+func (m *mon) finishRep(t *thread, i int, addr uint64) {
+	n := m.table.InsnLen(i)
+	if n == 0 {
+		return
+	}
+	next := addr + uint64(n)
+	sp := t.sp
+	j, isSite := m.table.Lookup(next)
+	temp := !(isSite && m.table.Armed(j))
+	var orig [1]byte
+	if temp {
+		if _, err := sp.mem.ReadMemory(next, orig[:]); err != nil {
+			return
+		}
+		if _, err := sp.mem.WriteMemory(next, []byte{breakpoint.Int3}); err != nil {
+			return
+		}
+	}
+	restore := func() {
+		if temp && !sp.dead {
+			sp.mem.WriteMemory(next, orig[:])
+		}
+	}
+	sig := 0
+	for {
+		if cont(t.tid, sig) != nil {
+			restore()
+			return
+		}
+		t.state = running
+		sig = 0
+		ev, err := m.waitFor(t)
+		if err != nil {
+			restore()
+			return
+		}
+		if ev.ws.Exited() || ev.ws.Signaled() {
+			m.reap(ev)
+			restore()
+			return
+		}
+		t.state = stopped
+		s := ev.ws.StopSignal()
+		switch cause := ev.ws.TrapCause(); cause {
+		case unix.PTRACE_EVENT_STOP:
+			if t.interrupting && s == unix.SIGTRAP {
+				t.interrupting = false
+			} else if isStopSignal(s) {
+				t.groupStop = true
+				restore()
+				return
+			}
+		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+			if c := m.newTask(t, cause, i); c != nil && temp && c != sp {
+				c.mem.WriteMemory(next, orig[:])
+			}
+		case unix.PTRACE_EVENT_EXEC:
+			m.exec(t)
+			return
+		case 0:
+			if s == unix.SIGTRAP && getSiginfo(t.tid, &m.si) == nil && m.si.Code == siKernel &&
+				unix.PtraceGetRegs(t.tid, &m.regs) == nil && m.regs.Rip-1 == next {
+				if temp {
+					restore()
+					m.regs.Rip = next
+					unix.PtraceSetRegs(t.tid, &m.regs)
+				} else {
+					// A real site follows: count it from the queue, after the
+					// int3 at i is back.
+					t.held++
+					m.queue = append([]event{ev}, m.queue...)
+				}
+				return
+			}
+			m.noteFault(t, s)
+			sig = int(s)
+		}
+	}
+}
+
+// caught reports whether the thread's process has a handler for sig, from
+// /proc/TID/status SigCgt. Only read on the rare path of a signal arriving
+// during a step.
+func caught(tid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("SigCgt:")); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(string(v)), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
+}
+
+// stopOthers stops every running thread of sp except t (PTRACE_INTERRUPT) and
+// waits until they have all stopped, so none runs past a disarmed site.
+//
+// Preconditions: on the tracer thread.
+func (m *mon) stopOthers(sp *space, t *thread) {
+	m.cur = sp
+	waiting := 0
+	for _, u := range sp.threads {
+		if u != t && u.state == running && !u.vforkWait {
+			if !u.interrupting {
+				if interrupt(u.tid) != nil {
+					continue
+				}
+				u.interrupting = true
+			}
+			waiting++
+		}
+	}
+	for waiting > 0 {
+		ev, err := m.wait()
+		if err != nil {
+			return
+		}
+		m.deferEvent(ev)
+		waiting = 0
+		for _, u := range sp.threads {
+			if u != t && u.state == running && !u.vforkWait {
+				waiting++
+			}
+		}
+	}
+}
+
+// resumeOthers restarts the threads stopOthers stopped, except those with
+// events still queued (the main loop handles those).
+func (m *mon) resumeOthers(sp *space, t *thread) {
+	m.cur = nil
+	for _, u := range sp.threads {
+		if u != t && u.state == stopped && u.held == 0 && !u.fresh {
+			m.resume(u, 0)
+		}
+	}
+}
+
+// newTask registers a task created by t (a thread, a fork or vfork child, or a
+// clone sharing memory) and returns its space. stepping is the site disarmed
+// in t's space, or -1: a fork child copied memory with that byte out.
+func (m *mon) newTask(t *thread, cause int, stepping int) *space {
+	msg, err := unix.PtraceGetEventMsg(t.tid)
+	if err != nil {
+		return nil
+	}
+	tid := int(msg)
+	u := &thread{tid: tid, tgid: tid, state: stopped, fresh: true}
+	share := false
+	switch cause {
+	case unix.PTRACE_EVENT_CLONE:
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d/task/%d", t.tgid, tid)); err == nil {
+			u.tgid = t.tgid // a thread: starts afresh, shares everything
+			share = true
+		} else {
+			same, err := kcmpVM(t.tid, tid)
+			share = err != nil || same
+			u.cursor = t.cursor.Clone()
+		}
+	case unix.PTRACE_EVENT_VFORK:
+		same, err := kcmpVM(t.tid, tid)
+		share = err != nil || same
+		t.vforkWait = true
+		u.cursor = t.cursor.Clone()
+	default: // fork
+		u.cursor = t.cursor.Clone()
+	}
+	if share {
+		u.sp = t.sp
+	} else {
+		mem, err := openMem(tid)
+		if err != nil {
+			// Without its memory we cannot serve it; let it go with our bytes
+			// restored is impossible, so kill rather than let it die of SIGTRAP.
+			unix.Kill(tid, unix.SIGKILL)
+			return nil
+		}
+		u.sp = &space{mem: mem, threads: map[int]*thread{}, disarmed: -1}
+		if stepping >= 0 {
+			m.table.ArmIn(mem, stepping)
+		}
+		m.res.Processes++
+	}
+	m.addThread(u)
+	if ev, ok := m.orphans[tid]; ok {
+		delete(m.orphans, tid)
+		u.held++
+		m.queue = append(m.queue, ev)
+	}
+	return u.sp
+}
+
+// exec releases a task that replaced its program: its new image has none of
+// our bytes, and this version does not profile exec'd programs, so it runs on
+// untraced. The other threads of its process are gone.
+func (m *mon) exec(t *thread) {
+	if former, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(former) != t.tid {
+		// A non-leader thread exec'd; it now has the leader's TID.
+		if old := m.threads[int(former)]; old != nil {
+			m.removeThread(old)
+		}
+	}
+	for _, u := range m.threads {
+		if u != t && u.tgid == t.tgid {
+			m.removeThread(u)
+		}
+	}
+	m.removeThread(t)
+	detach(t.tid, 0)
+}

@@ -1,0 +1,82 @@
+// Package output renders a *profile.Profile as the report patchprof prints:
+// a header saying how the target ended, the annotated source listing, the
+// function table and closing notes. It owns the layout and the search for
+// source files (Options.SourceDirs, Options.Subst); it does not own the
+// counts (package profile) or how they were gathered (package monitor).
+// The package is pure Go and builds on any OS.
+//
+// # Report
+//
+// Sections are separated by one blank line:
+//
+//	patchprof: ./sort killed by SIGSEGV (fault address 0x0) in shell at sort.c:14
+//
+//	FILE    LINE    COUNT      SOURCE
+//	sort.c     1         :     #define MAX 100
+//	sort.c     3        1:     main()
+//	sort.c    13        6:         for (i = gap; i < n; i++)
+//	sort.c    14      503: >>>         v[j] = 0; /* boom */  <<< SIGSEGV
+//	sort.c    20    #####:     unused();
+//
+//	FUNCTION CALLS
+//	COUNT  FUNCTION  LOCATION
+//	    1  main      sort.c:3
+//	    0  unused    sort.c:19
+//
+//	note: 1 line-table row dropped: not an instruction start
+//
+// The header is `patchprof: PROG exited with code N`, or `patchprof: PROG
+// killed by SIG` followed, when known, by ` (fault address A)`, ` in FUNC`
+// and ` at FILE:LINE`. PROG is argv[0] as the user typed it.
+//
+// # Listing
+//
+// One row per source line: `FILE  LINE  COUNT: MMM SOURCE`.
+//   - FILE is the path relative to Options.Cwd when the file lies under it,
+//     else the path as recorded; the column is as wide as the longest name.
+//   - LINE is right-aligned, at least 4 wide.
+//   - COUNT is empty for a line without code, "#####" for a line with code
+//     that never ran, else the count, right-aligned in at least 7 columns.
+//     In the histogram styles it is a bar followed by the count in
+//     parentheses, `****** (6)`, left-aligned; Histogram draws one '*' per
+//     entry and ends a bar cut at the bar width with '+'; Scaled draws
+//     count/max of the whole listing times the bar width, rounded, with at
+//     least one '*' for any nonzero count. The bar width is 3/10 of
+//     Options.Width (30 for the default 100), at least 10.
+//   - MMM is the crash marker column: ">>>" on the line where the fatal
+//     signal struck and "   " elsewhere, followed by one space. It appears
+//     only when the listing contains the crash line, which also ends with
+//     `  <<< SIGNAME`.
+//   - SOURCE is the text of the line with tabs expanded to 8-column stops
+//     (so the columns before it stay aligned) and a trailing CR removed.
+//
+// A column header row (`FILE LINE COUNT SOURCE`) is printed once. Files come
+// in path order, lines in number order: every line of the source file, plus
+// rows with empty SOURCE for counted lines past the end of the file (the
+// source has changed since the build; a note says so). When the source
+// cannot be found, only the counted lines are listed, with empty SOURCE,
+// and a note tells how to point patchprof at it. No output line ends in a
+// space.
+//
+// # Finding sources
+//
+// For a file recorded as PATH, Write reads, in order and taking the first
+// that succeeds: PATH after the first matching Options.Subst rewrite (a
+// rule matches when From is PATH or a directory prefix of it); then, for
+// each Options.SourceDirs entry DIR in order, DIR joined with that path
+// stripped of its leading "/", then DIR joined with its base name. The
+// longer join comes first because it cannot pick up a same-named file from
+// another directory.
+//
+// # Function table
+//
+// Title `FUNCTION CALLS`, a column header, then one row per function:
+// COUNT right-aligned, the name, and FILE:LINE of its entry (shortened like
+// the listing) when known. Rows are sorted by count, highest first, then by
+// name and address. Functions never called show 0.
+//
+// # Notes
+//
+// The profile's own notes, then the notes about sources (not found, or
+// shorter than the profile expects) in file order, each as `note: TEXT`.
+package output

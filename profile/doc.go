@@ -1,0 +1,16 @@
+// Package profile is patchprof's data model: the counts of one monitored run,
+// resolved to source lines and functions, and its saved JSON form.
+//
+// A Profile is what the monitor hands to the report and what
+// `patchprof --save FILE` writes; `patchprof report FILE` reads it back with
+// Load. The JSON schema is versioned (Version) and documented field by field
+// in docs/profile-format.md. Save writes deterministic output: Sort orders
+// lines by file and line, functions and sites by address, so two saves of the
+// same counts are byte-for-byte equal.
+//
+// The package owns the schema, its validation (Validate, and the typed errors
+// FormatError and ErrVersion) and the Linux signal-name table used to turn an
+// exit into a shell status (Exit.ShellStatus). It does not own how counts are
+// gathered (package monitor) or how they are printed (package output). It is
+// pure Go and builds on any OS.
+package profile

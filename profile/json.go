@@ -1,0 +1,353 @@
+package profile
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Validate checks p against the schema of docs/profile-format.md: the
+// version, the required fields, the vocabulary of Mode and Site.Kind, the
+// address notation, line numbers >= 1 and no duplicate lines or addresses.
+// It returns a *FormatError for the first problem found, or an error
+// wrapping ErrVersion.
+func (p *Profile) Validate() error {
+	if p.Version != Version {
+		return versionError(p.Version, "")
+	}
+	bad := func(field, format string, args ...any) error {
+		return &FormatError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if p.Executable == "" {
+		return bad("executable", "empty")
+	}
+	switch p.Mode {
+	case ModeLines, ModeFuncs, ModeLinesFuncs:
+	default:
+		return bad("mode", "%q: want %q, %q or %q", p.Mode, ModeLines, ModeFuncs, ModeLinesFuncs)
+	}
+	if err := p.Exit.validate(); err != nil {
+		return err
+	}
+	type fileLine struct {
+		file string
+		line int
+	}
+	lines := make(map[fileLine]bool, len(p.Lines))
+	for i, l := range p.Lines {
+		field := "lines[" + strconv.Itoa(i) + "]"
+		if l.File == "" {
+			return bad(field+".file", "empty")
+		}
+		if l.Line < 1 {
+			return bad(field+".line", "%d: want >= 1", l.Line)
+		}
+		k := fileLine{l.File, l.Line}
+		if lines[k] {
+			return bad(field, "%s:%d listed twice", l.File, l.Line)
+		}
+		lines[k] = true
+	}
+	funcs := make(map[uint64]bool, len(p.Functions))
+	for i, f := range p.Functions {
+		field := "functions[" + strconv.Itoa(i) + "]"
+		if f.Name == "" {
+			return bad(field+".name", "empty")
+		}
+		if f.Line < 0 {
+			return bad(field+".line", "%d: want >= 0", f.Line)
+		}
+		a, err := ParseAddress(f.Address)
+		if err != nil {
+			return &FormatError{Field: field + ".address", Err: err}
+		}
+		if funcs[a] {
+			return bad(field, "address %s listed twice", f.Address)
+		}
+		funcs[a] = true
+	}
+	sites := make(map[uint64]bool, len(p.Sites))
+	for i, s := range p.Sites {
+		field := "sites[" + strconv.Itoa(i) + "]"
+		a, err := ParseAddress(s.Address)
+		if err != nil {
+			return &FormatError{Field: field + ".address", Err: err}
+		}
+		if sites[a] {
+			return bad(field, "address %s listed twice", s.Address)
+		}
+		sites[a] = true
+		switch s.Kind {
+		case KindLine, KindFunc, KindLineFunc:
+		default:
+			return bad(field+".kind", "%q: want %q, %q or %q", s.Kind, KindLine, KindFunc, KindLineFunc)
+		}
+	}
+	for i, d := range p.Dropped {
+		field := "dropped[" + strconv.Itoa(i) + "]"
+		if _, err := ParseAddress(d.Address); err != nil {
+			return &FormatError{Field: field + ".address", Err: err}
+		}
+		if d.Reason == "" {
+			return bad(field+".reason", "empty")
+		}
+	}
+	return nil
+}
+
+func (e *Exit) validate() error {
+	bad := func(field, format string, args ...any) error {
+		return &FormatError{Field: "exit." + field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if e.Code != nil && e.Signal != "" {
+		return bad("code", "both an exit code and a signal (%s)", e.Signal)
+	}
+	for _, a := range []struct{ field, s string }{{"fault_address", e.FaultAddress}, {"pc", e.PC}} {
+		if a.s == "" {
+			continue
+		}
+		if _, err := ParseAddress(a.s); err != nil {
+			return &FormatError{Field: "exit." + a.field, Err: err}
+		}
+	}
+	if e.Line < 0 {
+		return bad("line", "%d: want >= 0", e.Line)
+	}
+	return nil
+}
+
+func versionError(v int, path string) error {
+	in := ""
+	if path != "" {
+		in = " in " + path
+	}
+	return fmt.Errorf("%w %d%s: this patchprof reads version %d only", ErrVersion, v, in, Version)
+}
+
+// wire is the JSON shape Decode reads: pointers tell a missing required
+// field from an empty one.
+type wire struct {
+	Version    *int        `json:"version"`
+	Executable *string     `json:"executable"`
+	BuildID    string      `json:"build_id"`
+	Args       *[]string   `json:"args"`
+	Mode       *string     `json:"mode"`
+	Exit       *Exit       `json:"exit"`
+	Lines      *[]Line     `json:"lines"`
+	Functions  *[]Function `json:"functions"`
+	Sites      *[]Site     `json:"sites"`
+	Dropped    []Dropped   `json:"dropped"`
+	Notes      []string    `json:"notes"`
+}
+
+// Decode reads one profile in JSON from r and validates it. Bad JSON,
+// missing required fields and values that break the schema give a
+// *FormatError (with an empty Path); another format version gives an error
+// wrapping ErrVersion. Unknown fields are ignored.
+func Decode(r io.Reader) (*Profile, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	return decode(data, "")
+}
+
+// decode parses and validates data; path, if not "", goes into the errors.
+func decode(data []byte, path string) (*Profile, error) {
+	p, err := decodeProfile(data, path)
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		fe.Path = path
+	}
+	return p, err
+}
+
+func decodeProfile(data []byte, path string) (*Profile, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &FormatError{Msg: "empty file"}
+	}
+	// The version comes first, on its own, so that a file from another
+	// version gets ErrVersion even when the rest of its shape differs.
+	var head struct {
+		Version json.RawMessage `json:"version"`
+	}
+	if err := unmarshal(data, &head); err != nil {
+		return nil, err
+	}
+	if head.Version == nil || string(head.Version) == "null" {
+		return nil, &FormatError{Field: "version", Msg: "missing"}
+	}
+	var v int
+	if err := json.Unmarshal(head.Version, &v); err != nil {
+		return nil, &FormatError{Field: "version", Msg: "want an integer", Err: err}
+	}
+	if v != Version {
+		return nil, versionError(v, path)
+	}
+
+	var w wire
+	if err := unmarshal(data, &w); err != nil {
+		return nil, err
+	}
+	missing := func(field string) error { return &FormatError{Field: field, Msg: "missing"} }
+	switch {
+	case w.Executable == nil:
+		return nil, missing("executable")
+	case w.Args == nil:
+		return nil, missing("args")
+	case w.Mode == nil:
+		return nil, missing("mode")
+	case w.Exit == nil:
+		return nil, missing("exit")
+	case w.Lines == nil:
+		return nil, missing("lines")
+	case w.Functions == nil:
+		return nil, missing("functions")
+	case w.Sites == nil:
+		return nil, missing("sites")
+	}
+	p := &Profile{
+		Version:    *w.Version,
+		Executable: *w.Executable,
+		BuildID:    w.BuildID,
+		Args:       *w.Args,
+		Mode:       *w.Mode,
+		Exit:       *w.Exit,
+		Lines:      *w.Lines,
+		Functions:  *w.Functions,
+		Sites:      *w.Sites,
+		Dropped:    w.Dropped,
+		Notes:      w.Notes,
+	}
+	p.normalize()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// unmarshal decodes exactly one JSON value from data into v, turning every
+// failure into a *FormatError.
+func unmarshal(data []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(data))
+	if err := d.Decode(v); err != nil {
+		fe := &FormatError{Msg: "not a patchprof profile", Err: err}
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			fe.Field, fe.Msg = te.Field, "want "+te.Type.String()+", have "+te.Value
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+			fe.Msg, fe.Err = "truncated", io.ErrUnexpectedEOF
+		}
+		return fe
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return &FormatError{Msg: fmt.Sprintf("trailing data after the profile at offset %d", d.InputOffset())}
+	}
+	return nil
+}
+
+// normalize gives the slices their canonical emptiness: required lists are
+// non-nil (they encode as []), optional ones nil when empty (omitted).
+func (p *Profile) normalize() {
+	if p.Args == nil {
+		p.Args = []string{}
+	}
+	if p.Lines == nil {
+		p.Lines = []Line{}
+	}
+	if p.Functions == nil {
+		p.Functions = []Function{}
+	}
+	if p.Sites == nil {
+		p.Sites = []Site{}
+	}
+	if len(p.Dropped) == 0 {
+		p.Dropped = nil
+	}
+	if len(p.Notes) == 0 {
+		p.Notes = nil
+	}
+}
+
+// Encode validates p, sorts it (see Sort) and writes it to w as indented
+// JSON followed by a newline.
+func (p *Profile) Encode(w io.Writer) error {
+	data, err := p.marshal()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+func (p *Profile) marshal() ([]byte, error) {
+	p.normalize()
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("encode profile: %w", err)
+	}
+	p.Sort()
+	data, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode profile: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+// Save validates and sorts p and writes it to path as indented JSON. The
+// write is atomic: the profile goes to a temporary file in the same
+// directory, which is then renamed over path, so a reader never sees half a
+// profile and an old file at path survives a failed save.
+func (p *Profile) Save(path string) (err error) {
+	data, err := p.marshal()
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				err = errors.Join(err, rerr)
+			}
+		}
+	}()
+	if _, err := f.Write(data); err != nil {
+		return errors.Join(fmt.Errorf("save %s: %w", path, err), f.Close())
+	}
+	// CreateTemp makes the file 0600; a profile is an ordinary document.
+	if err := f.Chmod(0o644); err != nil {
+		return errors.Join(fmt.Errorf("save %s: %w", path, err), f.Close())
+	}
+	if err := f.Sync(); err != nil {
+		return errors.Join(fmt.Errorf("save %s: %w", path, err), f.Close())
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save %s: %w", path, err)
+	}
+	return nil
+}
+
+// Load reads and validates the profile saved at path. Errors: the
+// *os.PathError of a file that cannot be read; a *FormatError (with Path
+// set) for bad JSON, a missing required field or a value that breaks the
+// schema; an error wrapping ErrVersion, naming both versions, for a profile
+// of another format version.
+func Load(path string) (*Profile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	return decode(data, path)
+}

@@ -1,0 +1,211 @@
+package profile
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Version is the profile format version this package writes and reads.
+// Load rejects any other version with an error wrapping ErrVersion.
+const Version = 1
+
+// The values of Profile.Mode.
+const (
+	ModeLines      = "lines"       // source lines were counted
+	ModeFuncs      = "funcs"       // function entries were counted
+	ModeLinesFuncs = "lines,funcs" // both
+)
+
+// The values of Site.Kind.
+const (
+	KindLine     = "line"      // the site is the address of a line-table row
+	KindFunc     = "func"      // the site is a function entry
+	KindLineFunc = "line,func" // the site is both
+)
+
+// A Profile is the result of one monitored run: what ran, how it ended, and
+// how many times each planted line and function was entered.
+type Profile struct {
+	// Version is the format version; Save writes Version.
+	Version int `json:"version"`
+	// Executable is the absolute path of the profiled executable.
+	Executable string `json:"executable"`
+	// BuildID is the hex build ID of the executable ("" if it has none).
+	BuildID string `json:"build_id,omitempty"`
+	// Args is the target's argv, argv[0] included.
+	Args []string `json:"args"`
+	// Mode says what was counted: ModeLines, ModeFuncs or ModeLinesFuncs.
+	Mode string `json:"mode"`
+	// Exit is how the target ended.
+	Exit Exit `json:"exit"`
+	// Lines holds every source line that has code and was planted, with
+	// count 0 for lines that never ran.
+	Lines []Line `json:"lines"`
+	// Functions holds every planted function, with count 0 for functions
+	// never called.
+	Functions []Function `json:"functions"`
+	// Sites holds the raw trap count of every planted address.
+	Sites []Site `json:"sites"`
+	// Dropped lists the line-table rows that were not planted, and why.
+	Dropped []Dropped `json:"dropped,omitempty"`
+	// Notes are remarks for the reader of the report, one sentence each,
+	// without the "note: " prefix.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// An Exit is how the target ended: either it exited with Code, or Signal
+// killed it, possibly with the place of the fault.
+type Exit struct {
+	// Code is the exit code when the target exited; nil when a signal
+	// killed it.
+	Code *int `json:"code,omitempty"`
+	// Signal is the name of the signal that killed the target ("SIGSEGV").
+	Signal string `json:"signal,omitempty"`
+	// FaultAddress is the faulting address in hex ("0x0"), only for
+	// SIGSEGV, SIGBUS, SIGILL and SIGFPE.
+	FaultAddress string `json:"fault_address,omitempty"`
+	// PC is the program counter at the fatal signal, in hex: the link-time
+	// address when it lies inside the executable, else the runtime address.
+	PC string `json:"pc,omitempty"`
+	// Function is the name of the function containing PC, if known.
+	Function string `json:"function,omitempty"`
+	// File is the absolute source file of PC, if known.
+	File string `json:"file,omitempty"`
+	// Line is the source line of PC, if known.
+	Line int `json:"line,omitempty"`
+}
+
+// A Line is the entry count of one source line.
+type Line struct {
+	// File is the absolute path of the source file.
+	File string `json:"file"`
+	// Line is the 1-based line number.
+	Line int `json:"line"`
+	// Count is how many times control entered the line (see
+	// docs/design.md, "Line counts").
+	Count uint64 `json:"count"`
+}
+
+// A Function is the call count of one function.
+type Function struct {
+	// Name is the ELF symbol name (aliases at the same address are not
+	// repeated).
+	Name string `json:"name"`
+	// Count is how many times the function's entry was executed.
+	Count uint64 `json:"count"`
+	// File is the absolute source file of the entry, if DWARF knows it.
+	File string `json:"file,omitempty"`
+	// Line is the source line of the entry, if DWARF knows it.
+	Line int `json:"line,omitempty"`
+	// Address is the link-time entry address in hex.
+	Address string `json:"address"`
+}
+
+// A Site is one planted breakpoint address and its raw trap count.
+type Site struct {
+	// Address is the link-time address in hex.
+	Address string `json:"address"`
+	// Count is the number of traps taken at Address.
+	Count uint64 `json:"count"`
+	// Kind is KindLine, KindFunc or KindLineFunc.
+	Kind string `json:"kind"`
+}
+
+// A Dropped is a line-table row that was not planted.
+type Dropped struct {
+	// Address is the row's link-time address in hex.
+	Address string `json:"address"`
+	// File is the row's absolute source file.
+	File string `json:"file"`
+	// Line is the row's line number.
+	Line int `json:"line"`
+	// Reason says why the row was not planted ("not an instruction start").
+	Reason string `json:"reason"`
+}
+
+// HasLines reports whether p counted source lines.
+func (p *Profile) HasLines() bool {
+	return p.Mode == ModeLines || p.Mode == ModeLinesFuncs
+}
+
+// HasFuncs reports whether p counted function calls.
+func (p *Profile) HasFuncs() bool {
+	return p.Mode == ModeFuncs || p.Mode == ModeLinesFuncs
+}
+
+// Sort puts p in its canonical order: Lines by file then line, Functions,
+// Sites and Dropped by address (then name, file or line). Save sorts before
+// writing, so saved profiles are deterministic.
+func (p *Profile) Sort() {
+	slices.SortStableFunc(p.Lines, func(a, b Line) int {
+		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+	slices.SortStableFunc(p.Functions, func(a, b Function) int {
+		return cmp.Or(compareAddress(a.Address, b.Address), strings.Compare(a.Name, b.Name))
+	})
+	slices.SortStableFunc(p.Sites, func(a, b Site) int {
+		return compareAddress(a.Address, b.Address)
+	})
+	slices.SortStableFunc(p.Dropped, func(a, b Dropped) int {
+		return cmp.Or(compareAddress(a.Address, b.Address),
+			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+	})
+}
+
+// compareAddress orders hex addresses by value; strings that do not parse
+// sort after all that do, among themselves by text, so the order is total.
+func compareAddress(a, b string) int {
+	x, errx := ParseAddress(a)
+	y, erry := ParseAddress(b)
+	switch {
+	case errx == nil && erry == nil:
+		return cmp.Compare(x, y)
+	case errx == nil:
+		return -1
+	case erry == nil:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+// FormatAddress returns addr in the profile's address notation: lower-case
+// hex with a 0x prefix ("0x401136").
+func FormatAddress(addr uint64) string {
+	return "0x" + strconv.FormatUint(addr, 16)
+}
+
+// ParseAddress parses an address written by FormatAddress. It accepts upper-
+// or lower-case hex digits after a "0x" prefix.
+func ParseAddress(s string) (uint64, error) {
+	h, ok := strings.CutPrefix(s, "0x")
+	if !ok || h == "" || strings.HasPrefix(h, "+") || strings.HasPrefix(h, "-") {
+		return 0, fmt.Errorf("address %q: want hex with a 0x prefix", s)
+	}
+	v, err := strconv.ParseUint(h, 16, 64)
+	if err != nil {
+		return 0, fmt.Errorf("address %q: %w", s, err)
+	}
+	return v, nil
+}
+
+// ShellStatus returns the status a shell would report for the target: the
+// exit code, or 128+N when signal N killed it. It returns 1 (a generic
+// failure) when the exit is unknown or names a signal SignalNumber does not
+// know.
+func (e Exit) ShellStatus() int {
+	if e.Code != nil {
+		return *e.Code
+	}
+	if n, ok := SignalNumber(e.Signal); ok {
+		return 128 + n
+	}
+	return 1
+}
+
+// Killed reports whether a signal ended the target.
+func (e Exit) Killed() bool {
+	return e.Code == nil && e.Signal != ""
+}
