@@ -210,3 +210,27 @@ func TestExecutableUnchanged(t *testing.T) {
 		t.Errorf("%s changed on disk", exe)
 	}
 }
+
+// TestMoveFunctionEntries checks the reconciliation of gcov's and DWARF's
+// lines for a function's entry.
+func TestMoveFunctionEntries(t *testing.T) {
+	src := []string{
+		"int",           // 1
+		"next(void)",    // 2: gcov counts the entry here
+		"{",             // 3: DWARF puts it here
+		"\treturn 1;",   // 4
+		"}",             // 5
+		"int f(void) {", // 6: both on one line
+		"\treturn 2;",   // 7
+		"}",             // 8
+	}
+	want := map[int]int64{2: 5, 4: 5, 6: 1, 7: 1}
+	got := map[int]int64{3: 5, 4: 5, 5: 5, 6: 1, 7: 1, 8: 1}
+	moves := moveFunctionEntries(want, got, src)
+	if fmt.Sprint(moves) != "map[2:3]" {
+		t.Errorf("moves %v, want map[2:3]", moves)
+	}
+	if fmt.Sprint(want) != fmt.Sprint(map[int]int64{3: 5, 4: 5, 6: 1, 7: 1}) {
+		t.Errorf("want after the move: %v", want)
+	}
+}

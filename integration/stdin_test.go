@@ -59,10 +59,9 @@ func TestTransparent(t *testing.T) {
 			if res.stderr != "" {
 				t.Errorf("-o given and the target wrote nothing to stderr, yet stderr is %q", res.stderr)
 			}
-			if len(p.Args) != len(targetArgs) && len(p.Args) != len(targetArgs)+1 {
-				t.Errorf("saved args %q, want the target's arguments %q", p.Args, targetArgs)
-			} else if got := p.Args[len(p.Args)-len(targetArgs):]; strings.Join(got, "\x00") != strings.Join(targetArgs, "\x00") {
-				t.Errorf("saved args %q, want the target's arguments %q", p.Args, targetArgs)
+			// args is argv as given, argv[0] included (docs/profile-format.md).
+			if want := append([]string{exe}, targetArgs...); strings.Join(p.Args, "\x00") != strings.Join(want, "\x00") {
+				t.Errorf("saved args %q, want %q", p.Args, want)
 			}
 			header, _, _ := strings.Cut(readFile(t, report), "\n")
 			if !regexp.MustCompile(`^patchprof: \S+ exited with code 7$`).MatchString(header) {
@@ -83,5 +82,8 @@ func TestRelativeProgram(t *testing.T) {
 	wantFunc(t, p, "work", 1000)
 	if p.Executable != exe {
 		t.Errorf("saved executable %q, want the absolute path %q", p.Executable, exe)
+	}
+	if want := "./" + filepath.Base(exe); len(p.Args) != 1 || p.Args[0] != want {
+		t.Errorf("saved args %q, want [%q] (argv as given)", p.Args, want)
 	}
 }

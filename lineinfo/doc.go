@@ -41,6 +41,11 @@
 //     directory index in that case and leaves the path relative, so
 //     lineinfo joins it with the directory itself.
 //
+// Beyond the raw table, Rows leave out what no breakpoint can count: rows
+// at line 0, zero-length rows at their sequence's end address, and whole
+// sequences the linker discarded (start address 0 or lld's -1/-2
+// tombstones).
+//
 // Relative paths are joined with the compile unit's DW_AT_comp_dir, read
 // with debug/dwarf from .debug_info; DWARF 5 headers already carry the
 // compilation directory as directory 0. Compressed sections (SHF_COMPRESSED,

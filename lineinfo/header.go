@@ -46,7 +46,7 @@ type header struct {
 // unit_length to the end of the unit) before delve parses it: delve does
 // not check lengths, and allocates and loops by the directory and file
 // counts of a DWARF 5 header without bounding them. [DWARF5 6.2.4]
-func checkHeader(unit []byte, base uint64) (*header, *DecodeError) {
+func checkHeader(unit, debugLineStr []byte, base uint64) (*header, *DecodeError) {
 	r := &reader{data: unit, base: base}
 	r.u32() // unit_length, checked by the caller
 	h := &header{version: r.u16()}
@@ -79,8 +79,8 @@ func checkHeader(unit []byte, base uint64) (*header, *DecodeError) {
 	if h.version >= 5 {
 		// Bound the entry tables by the header, not the unit.
 		r.data = r.data[:min(len(r.data), max(h.programStart, r.off))]
-		checkEntries(r, nil, false)
-		h.dirIndexNotLast = checkEntries(r, &h.fileDirs, true)
+		checkEntries(r, debugLineStr, nil)
+		h.dirIndexNotLast = checkEntries(r, debugLineStr, &h.fileDirs)
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -89,9 +89,10 @@ func checkHeader(unit []byte, base uint64) (*header, *DecodeError) {
 }
 
 // checkEntries walks a DWARF 5 directory or file name table, checking every
-// form is one delve decodes and the count fits the bytes left. For the file
-// table it records each entry's directory index.
-func checkEntries(r *reader, dirs *[]uint64, files bool) (dirIndexNotLast bool) {
+// form is one delve decodes, the count fits the bytes left and string
+// offsets fall inside .debug_line_str. When dirs is not nil (the file
+// table) it records each entry's directory index there.
+func checkEntries(r *reader, debugLineStr []byte, dirs *[]uint64) (dirIndexNotLast bool) {
 	nformats := int(r.u8())
 	types := make([]uint64, nformats)
 	forms := make([]uint64, nformats)
@@ -115,14 +116,17 @@ func checkEntries(r *reader, dirs *[]uint64, files bool) (dirIndexNotLast bool) 
 		var dir uint64
 		for i := range nformats {
 			v := skipForm(r, forms[i])
-			if types[i] == lnctDirIndex {
+			switch {
+			case types[i] == lnctDirIndex:
 				dir = v
+			case types[i] == lnctPath && forms[i] == formLineStrp && v >= uint64(len(debugLineStr)) && r.err == nil:
+				r.fail(fmt.Sprintf("DW_FORM_line_strp offset %#x beyond .debug_line_str", v))
 			}
 		}
 		if r.err != nil {
 			return false
 		}
-		if files && dirs != nil {
+		if dirs != nil {
 			*dirs = append(*dirs, dir)
 		}
 	}

@@ -118,7 +118,7 @@ func parseHeader(unit, debugLineStr []byte, compDir string, off uint64) (dbl *li
 // unit parses one line table unit (unit_length included) at section
 // offset off and runs its line-number program.
 func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
-	h, derr := checkHeader(unit, off)
+	h, derr := checkHeader(unit, debugLineStr, off)
 	if derr != nil {
 		return derr
 	}
@@ -199,7 +199,13 @@ func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
 		for len(b.rows) > rowFrom && b.rows[len(b.rows)-1].Addr == addr {
 			b.rows = b.rows[:len(b.rows)-1]
 		}
-		b.all = append(b.all, entry{addr: addr, file: noFile, ord: uint32(len(b.all)), end: true})
+		if len(b.all) > seqFrom && isDiscarded(b.all[seqFrom].addr) {
+			// The linker discarded this code (--gc-sections, COMDAT) and
+			// left the sequence at a tombstone address: drop it.
+			b.all, b.rows = b.all[:seqFrom], b.rows[:rowFrom]
+		} else {
+			b.all = append(b.all, entry{addr: addr, file: noFile, ord: uint32(len(b.all)), end: true})
+		}
 		reset()
 	}
 
@@ -300,4 +306,11 @@ func (b *builder) absolute(p string, off uint64) string {
 		return p
 	}
 	return path.Clean(strings.ReplaceAll(p, "\\", "/"))
+}
+
+// isDiscarded reports a sequence start address that linkers write for
+// discarded sections: 0 (GNU ld), or -1 and -2 (lld's tombstones). No
+// Linux executable has code at page 0 (vm.mmap_min_addr).
+func isDiscarded(start uint64) bool {
+	return start == 0 || start >= ^uint64(1)
 }

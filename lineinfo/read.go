@@ -1,19 +1,12 @@
 package lineinfo
 
 import (
-	"bytes"
-	"compress/zlib"
 	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 )
-
-// maxZdebugSize bounds the size a .zdebug_ section claims, so a corrupt
-// header cannot make Read allocate without limit.
-const maxZdebugSize = 1 << 31
 
 // Read reads the line table of the ELF executable at path.
 //
@@ -73,45 +66,22 @@ func openELF(path string) (f *elf.File, err error) {
 }
 
 // sectionData returns the decompressed contents of .debug_<name>, or of the
-// older GNU .zdebug_<name>, or nil when there is neither.
+// older GNU .zdebug_<name>, or nil when there is neither. Section.Data
+// decompresses both SHF_COMPRESSED and "ZLIB"-headed .zdebug_ sections.
 func sectionData(f *elf.File, name string) ([]byte, error) {
-	// Section.Data decompresses SHF_COMPRESSED sections itself.
-	if s := f.Section(".debug_" + name); s != nil && s.Type != elf.SHT_NOBITS {
-		data, err := s.Data()
-		if err != nil {
-			return nil, &DecodeError{Section: s.Name, Msg: fmt.Sprintf("cannot read section: %v", err)}
-		}
-		return data, nil
+	s := f.Section(".debug_" + name)
+	if s == nil {
+		s = f.Section(".zdebug_" + name)
 	}
-	s := f.Section(".zdebug_" + name)
+	// SHT_NOBITS: a stripped file that only keeps the section header.
 	if s == nil || s.Type == elf.SHT_NOBITS {
 		return nil, nil
 	}
-	raw, err := s.Data()
+	data, err := s.Data()
 	if err != nil {
 		return nil, &DecodeError{Section: s.Name, Msg: fmt.Sprintf("cannot read section: %v", err)}
 	}
-	// "ZLIB", then the uncompressed size as a big-endian uint64, then a
-	// zlib stream (binutils' --compress-debug-sections=zlib-gnu).
-	if len(raw) < 12 || string(raw[:4]) != "ZLIB" {
-		return nil, &DecodeError{Section: s.Name, Msg: "missing ZLIB header"}
-	}
-	size := binary.BigEndian.Uint64(raw[4:12])
-	if size > maxZdebugSize {
-		return nil, &DecodeError{Section: s.Name, Offset: 4, Msg: fmt.Sprintf("uncompressed size %d too large", size)}
-	}
-	zr, err := zlib.NewReader(bytes.NewReader(raw[12:]))
-	if err != nil {
-		return nil, &DecodeError{Section: s.Name, Offset: 12, Msg: err.Error()}
-	}
-	var out bytes.Buffer
-	if _, err := io.Copy(&out, io.LimitReader(zr, int64(size))); err != nil {
-		return nil, &DecodeError{Section: s.Name, Offset: 12, Msg: err.Error()}
-	}
-	if uint64(out.Len()) != size {
-		return nil, &DecodeError{Section: s.Name, Offset: 12, Msg: "compressed data shorter than its header says"}
-	}
-	return out.Bytes(), nil
+	return data, nil
 }
 
 // compDirs returns a function giving DW_AT_comp_dir of the compile unit

@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -38,15 +40,15 @@ const (
 )
 
 type thread struct {
-	tid, tgid    int
-	sp           *space
-	state        tstate
-	fresh        bool // created; its initial ptrace-stop not yet seen
-	interrupting bool // PTRACE_INTERRUPT sent; its PTRACE_EVENT_STOP not yet seen
-	held         int  // events of this thread waiting in the queue
-	vforkWait    bool // blocked in vfork until the child execs or exits
-	groupStop    bool // in a job-control stop
-	cursor       breakpoint.Cursor
+	tid, tgid   int
+	sp          *space
+	state       tstate
+	fresh       bool // created; its initial ptrace-stop not yet seen
+	held        int  // events of this thread waiting in the queue
+	vforkWait   bool // blocked in vfork until the child execs or exits
+	groupStop   bool // in a job-control stop
+	swallowCont bool // the SIGCONT patchprof sent at launch is still to come
+	cursor      breakpoint.Cursor
 }
 
 // A space is one address space (mm): the threads of a process, plus any vfork
@@ -99,6 +101,35 @@ func Run(o Options) (*Result, error) {
 	return x.r, x.err
 }
 
+// debug records every event (PATCHPROF_DEBUG=1), for developers: the last
+// 400 lines are printed to stderr on SIGUSR2 and at the end.
+var debug = os.Getenv("PATCHPROF_DEBUG") != ""
+
+var (
+	ring    [400]string
+	ringPos int
+	ringMu  sync.Mutex
+)
+
+func dbg(format string, args ...any) {
+	ringMu.Lock()
+	ring[ringPos%len(ring)] = fmt.Sprintf(format, args...)
+	ringPos++
+	ringMu.Unlock()
+}
+
+func dumpRing(m *mon) {
+	ringMu.Lock()
+	defer ringMu.Unlock()
+	for k := max(0, ringPos-len(ring)); k < ringPos; k++ {
+		fmt.Fprint(os.Stderr, "[pp] "+ring[k%len(ring)])
+	}
+	for _, t := range m.threads {
+		fmt.Fprintf(os.Stderr, "[pp] thread %d state=%d fresh=%v held=%d vfork=%v group=%v\n", t.tid, t.state, t.fresh, t.held, t.vforkWait, t.groupStop)
+	}
+	fmt.Fprintf(os.Stderr, "[pp] queue=%v orphans=%v\n", m.queue, m.orphans)
+}
+
 // Preconditions: on the locked tracer thread.
 func run(o Options) (*Result, error) {
 	pid, err := launch(&o)
@@ -122,7 +153,7 @@ func run(o Options) (*Result, error) {
 		return nil, err
 	}
 	sp := &space{mem: mem, threads: map[int]*thread{}, disarmed: -1}
-	t := &thread{tid: pid, tgid: pid, sp: sp, state: stopped}
+	t := &thread{tid: pid, tgid: pid, sp: sp, state: stopped, swallowCont: true}
 	m.addThread(t)
 	m.res.Processes = 1
 	if err := m.table.Plant(mem); err != nil {
@@ -131,6 +162,16 @@ func run(o Options) (*Result, error) {
 	}
 	if o.OnStart != nil {
 		o.OnStart(pid)
+	}
+	if debug {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGUSR2)
+		go func() {
+			for range c {
+				dumpRing(m)
+			}
+		}()
+		defer dumpRing(m)
 	}
 	m.resume(t, 0)
 	for {
@@ -194,6 +235,14 @@ func launch(o *Options) (int, error) {
 	if err := waitPid(pid, &ws, unix.WALL); err != nil || !ws.Stopped() {
 		unix.Kill(pid, unix.SIGKILL)
 		return 0, fmt.Errorf("%s did not report its stop (status %#x): %v", o.Path, uint32(ws), err)
+	}
+	// End the job-control stop we caused. Left in place, the kernel would
+	// report every later PTRACE_INTERRUPT stop with SIGSTOP instead of SIGTRAP
+	// (kernel/signal.c, do_jobctl_trap), indistinguishable from a real group
+	// stop. The SIGCONT itself is swallowed when it is delivered.
+	if err := unix.Kill(pid, unix.SIGCONT); err != nil {
+		unix.Kill(pid, unix.SIGKILL)
+		return 0, fmt.Errorf("continue %d: %w", pid, err)
 	}
 	return pid, nil
 }
@@ -298,6 +347,9 @@ func (m *mon) waitFor(t *thread) (event, error) {
 // another thread. Deaths are accounted at once; a stop we caused ourselves in the
 // held space is absorbed; anything else is queued for the main loop.
 func (m *mon) deferEvent(ev event) {
+	if debug {
+		dbg("defer tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
 	if ev.ws.Exited() || ev.ws.Signaled() {
 		m.reap(ev)
 		return
@@ -307,16 +359,12 @@ func (m *mon) deferEvent(ev event) {
 		m.queue = append(m.queue, ev)
 		return
 	}
+	was := u.state
 	u.state = stopped
 	if u.sp == m.cur && ev.ws.Stopped() && ev.ws.TrapCause() == unix.PTRACE_EVENT_STOP {
-		if u.fresh {
-			u.fresh = false
-			return
-		}
-		if u.interrupting && ev.ws.StopSignal() == unix.SIGTRAP {
-			u.interrupting = false
-			return
-		}
+		// Absorbed: the thread stays stopped until resumeOthers.
+		m.eventStop(u, was, ev.ws.StopSignal())
+		return
 	}
 	u.held++
 	m.queue = append(m.queue, ev)
@@ -344,6 +392,9 @@ func (m *mon) reap(ev event) {
 // resume restarts a stopped thread, delivering sig. A thread in group-stop is
 // left stopped with PTRACE_LISTEN, as it would be without patchprof.
 func (m *mon) resume(t *thread, sig int) {
+	if debug {
+		dbg("resume tid=%d sig=%d group=%v\n", t.tid, sig, t.groupStop)
+	}
 	if t.groupStop && sig == 0 {
 		if listen(t.tid) == nil {
 			t.state = listening
@@ -357,6 +408,9 @@ func (m *mon) resume(t *thread, sig int) {
 }
 
 func (m *mon) handle(ev event) {
+	if debug {
+		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
 	if ev.ws.Exited() || ev.ws.Signaled() {
 		m.reap(ev)
 		return
@@ -371,6 +425,7 @@ func (m *mon) handle(ev event) {
 	if !ev.ws.Stopped() {
 		return
 	}
+	was := t.state
 	t.state = stopped
 	sig := ev.ws.StopSignal()
 	switch cause := ev.ws.TrapCause(); cause {
@@ -383,17 +438,7 @@ func (m *mon) handle(ev event) {
 	case unix.PTRACE_EVENT_EXEC:
 		m.exec(t)
 	case unix.PTRACE_EVENT_STOP:
-		switch {
-		case t.fresh:
-			t.fresh = false
-		case t.interrupting && sig == unix.SIGTRAP:
-			t.interrupting = false
-		case isStopSignal(sig):
-			t.groupStop = true
-		default:
-			// PTRACE_LISTEN ended by SIGCONT: the job continues.
-			t.groupStop = false
-		}
+		m.eventStop(t, was, sig)
 		m.resume(t, 0)
 	case 0:
 		if sig == unix.SIGTRAP {
@@ -403,6 +448,23 @@ func (m *mon) handle(ev event) {
 		m.signal(t, sig)
 	default:
 		m.resume(t, 0)
+	}
+}
+
+// eventStop interprets a PTRACE_EVENT_STOP of t, which was in state was.
+// It is the initial stop of a new task, the end of a PTRACE_LISTEN (SIGCONT
+// arrived), a job-control stop (the stop signal), or one of our
+// PTRACE_INTERRUPTs (SIGTRAP). An interrupt can be satisfied by any other stop
+// the thread reports meanwhile, or arrive after it, so interrupt stops are not
+// matched to requests: an extra one is simply resumed.
+func (m *mon) eventStop(t *thread, was tstate, sig syscall.Signal) {
+	switch {
+	case t.fresh:
+		t.fresh = false
+	case was == listening:
+		t.groupStop = false
+	case isStopSignal(sig):
+		t.groupStop = true
 	}
 }
 
@@ -431,6 +493,11 @@ func (m *mon) trap(t *thread) {
 // signal passes a signal through to the target, remembering where it was
 // delivered in case it kills the process.
 func (m *mon) signal(t *thread, sig syscall.Signal) {
+	if sig == unix.SIGCONT && t.swallowCont {
+		t.swallowCont = false
+		m.resume(t, 0)
+		return
+	}
 	m.noteFault(t, sig)
 	m.resume(t, int(sig))
 }
@@ -519,10 +586,6 @@ func (m *mon) step(t *thread, i int, addr uint64) bool {
 		s := ev.ws.StopSignal()
 		switch cause := ev.ws.TrapCause(); cause {
 		case unix.PTRACE_EVENT_STOP:
-			if t.interrupting && s == unix.SIGTRAP {
-				t.interrupting = false
-				continue
-			}
 			if isStopSignal(s) {
 				// Job-control stop before the instruction ran: leave the thread
 				// in the stop; it traps at the site again when continued.
@@ -614,9 +677,7 @@ func (m *mon) finishRep(t *thread, i int, addr uint64) {
 		s := ev.ws.StopSignal()
 		switch cause := ev.ws.TrapCause(); cause {
 		case unix.PTRACE_EVENT_STOP:
-			if t.interrupting && s == unix.SIGTRAP {
-				t.interrupting = false
-			} else if isStopSignal(s) {
+			if isStopSignal(s) {
 				t.groupStop = true
 				restore()
 				return
@@ -675,12 +736,8 @@ func (m *mon) stopOthers(sp *space, t *thread) {
 	waiting := 0
 	for _, u := range sp.threads {
 		if u != t && u.state == running && !u.vforkWait {
-			if !u.interrupting {
-				if interrupt(u.tid) != nil {
-					continue
-				}
-				u.interrupting = true
-			}
+			// A dead thread answers ESRCH; its exit report ends the wait.
+			interrupt(u.tid)
 			waiting++
 		}
 	}

@@ -21,6 +21,7 @@
 //	FUNCTION CALLS
 //	COUNT  FUNCTION  LOCATION
 //	    1  main      sort.c:3
+//	    1  shell     sort.c:11
 //	    0  unused    sort.c:19
 //
 //	note: 1 line-table row dropped: not an instruction start
