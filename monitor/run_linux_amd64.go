@@ -361,7 +361,7 @@ func (m *mon) deferEvent(ev event) {
 	}
 	was := u.state
 	u.state = stopped
-	if u.sp == m.cur && ev.ws.Stopped() && ev.ws.TrapCause() == unix.PTRACE_EVENT_STOP {
+	if u.sp == m.cur && ev.ws.Stopped() && trapCause(ev.ws) == unix.PTRACE_EVENT_STOP {
 		// Absorbed: the thread stays stopped until resumeOthers.
 		m.eventStop(u, was, ev.ws.StopSignal())
 		return
@@ -428,7 +428,7 @@ func (m *mon) handle(ev event) {
 	was := t.state
 	t.state = stopped
 	sig := ev.ws.StopSignal()
-	switch cause := ev.ws.TrapCause(); cause {
+	switch cause := trapCause(ev.ws); cause {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
 		m.newTask(t, cause, -1)
 		m.resume(t, 0)
@@ -467,6 +467,11 @@ func (m *mon) eventStop(t *thread, was tstate, sig syscall.Signal) {
 		t.groupStop = true
 	}
 }
+
+// trapCause returns the PTRACE_EVENT_* of a ptrace-stop, or 0. (WaitStatus's
+// own TrapCause answers -1 unless the stop signal is SIGTRAP, but a group-stop
+// reports PTRACE_EVENT_STOP with the stop signal; ptrace(2), "Group-stop".)
+func trapCause(ws unix.WaitStatus) int { return int(uint32(ws) >> 16) }
 
 func isStopSignal(s syscall.Signal) bool {
 	return s == unix.SIGSTOP || s == unix.SIGTSTP || s == unix.SIGTTIN || s == unix.SIGTTOU
@@ -584,7 +589,7 @@ func (m *mon) step(t *thread, i int, addr uint64) bool {
 		}
 		t.state = stopped
 		s := ev.ws.StopSignal()
-		switch cause := ev.ws.TrapCause(); cause {
+		switch cause := trapCause(ev.ws); cause {
 		case unix.PTRACE_EVENT_STOP:
 			if isStopSignal(s) {
 				// Job-control stop before the instruction ran: leave the thread
@@ -675,7 +680,7 @@ func (m *mon) finishRep(t *thread, i int, addr uint64) {
 		}
 		t.state = stopped
 		s := ev.ws.StopSignal()
-		switch cause := ev.ws.TrapCause(); cause {
+		switch cause := trapCause(ev.ws); cause {
 		case unix.PTRACE_EVENT_STOP:
 			if isStopSignal(s) {
 				t.groupStop = true
