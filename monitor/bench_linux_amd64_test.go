@@ -1,0 +1,202 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/sys/unix"
+)
+
+// The benchmarks measure, in one run on one machine, the floor of any ptrace
+// monitor (a bare int3 stop and continue), the classic engine's cost per hit,
+// and their ratio; and planting 100,000 sites through /proc/PID/mem.
+//
+//	go test -run '^$' -bench . -benchtime 1x ./monitor/
+
+const trapLoopC = `
+int main(void) {
+	for (;;)
+		__asm__ volatile("int3");
+}
+`
+
+const callsC = `
+#include <stdlib.h>
+static volatile long total;
+__attribute__((noinline)) void work(int i) { total += i; }
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]);
+	for (int i = 0; i < n; i++)
+		work(i);
+	return 0;
+}
+`
+
+func buildC(tb testing.TB, src string) string {
+	tb.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		tb.Skip("gcc not installed: cannot build benchmark targets")
+	}
+	dir := tb.TempDir()
+	c := filepath.Join(dir, "t.c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	out := filepath.Join(dir, "t")
+	if b, err := exec.Command("gcc", "-g", "-O1", "-o", out, c).CombinedOutput(); err != nil {
+		tb.Fatalf("gcc: %v\n%s", err, b)
+	}
+	return out
+}
+
+// floorPerStop measures n bare stop/continue round trips: the target executes
+// int3 in a loop, the tracer waits and continues without touching anything.
+//
+// Preconditions: on a locked OS thread.
+func floorPerStop(tb testing.TB, prog string, n int) time.Duration {
+	pid, err := launch(&Options{Path: prog, Args: []string{prog}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer func() {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		waitPid(pid, &ws, unix.WALL)
+	}()
+	var ws unix.WaitStatus
+	cont(pid, 0)
+	// Let the launch-time notifications (SIGCONT) pass before timing.
+	for k := 0; k < 4; k++ {
+		waitPid(pid, &ws, unix.WALL)
+		cont(pid, 0)
+	}
+	start := time.Now()
+	for k := 0; k < n; k++ {
+		if err := waitPid(pid, &ws, unix.WALL); err != nil {
+			tb.Fatal(err)
+		}
+		if err := cont(pid, 0); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return time.Since(start) / time.Duration(n)
+}
+
+func classicPerHit(tb testing.TB, prog string, n int) time.Duration {
+	sym, err := symtab.Open(prog)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sym.Close()
+	plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true, FuncFilter: func(s string) bool { return s == "work" }})
+	if plan.Table.Len() != 1 {
+		tb.Fatalf("planned %d sites, want 1", plan.Table.Len())
+	}
+	arg := strconv.Itoa(n)
+	start := time.Now()
+	if err := exec.Command(prog, arg).Run(); err != nil {
+		tb.Fatal(err)
+	}
+	native := time.Since(start)
+	start = time.Now()
+	res, err := Run(Options{Path: prog, Args: []string{prog, arg}, Table: plan.Table, Entry: sym.Entry})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	traced := time.Since(start)
+	if res.Exit.Code != 0 || plan.Table.Hits[0] != uint64(n) {
+		tb.Fatalf("exit %+v, hits %d, want 0 and %d", res.Exit, plan.Table.Hits[0], n)
+	}
+	return (traced - native) / time.Duration(n)
+}
+
+// BenchmarkClassicVsFloor reports the floor (ns/stop), the classic engine's
+// cost per hit (ns/hit) and their ratio, measured in the same run.
+func BenchmarkClassicVsFloor(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	trap := buildC(b, trapLoopC)
+	calls := buildC(b, callsC)
+	const n = 20000
+	var floor, hit time.Duration
+	for i := 0; i < b.N; i++ {
+		floor += floorPerStop(b, trap, n)
+		hit += classicPerHit(b, calls, n)
+	}
+	b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "ns/stop")
+	b.ReportMetric(float64(hit.Nanoseconds())/float64(b.N), "ns/hit")
+	b.ReportMetric(float64(hit)/float64(floor), "hit/stop")
+}
+
+// BenchmarkPlant100k plants and removes 100,000 int3s in a live, stopped
+// process (this test binary, started again and never run), page by page
+// through /proc/PID/mem.
+func BenchmarkPlant100k(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sym, err := symtab.Open(self)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sym.Close()
+	// Sites every 8 bytes from the first function on: 800 KB of text.
+	first := sym.Funcs[0].Addr
+	var specs []breakpoint.SiteSpec
+	for k := 0; len(specs) < 100000; k++ {
+		a := first + uint64(k)*8
+		if _, ok := sym.Code(a, 1); !ok {
+			b.Skipf("text too small for 100,000 sites (%d)", len(specs))
+		}
+		specs = append(specs, breakpoint.SiteSpec{Addr: a, Kind: breakpoint.KindFunc, Func: -1})
+	}
+	pid, err := launch(&Options{Path: self, Args: []string{self, "-test.run=^$"}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		waitPid(pid, &ws, unix.WALL)
+	}()
+	bias, err := loadBias(pid, sym.Entry)
+	if err != nil {
+		b.Fatal(err)
+	}
+	mem, err := openMem(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer mem.Close()
+	t := breakpoint.NewTable(specs, 0)
+	t.SetBias(bias)
+	var plant, restore time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s := time.Now()
+		if err := t.Plant(mem); err != nil {
+			b.Fatal(err)
+		}
+		plant += time.Since(s)
+		s = time.Now()
+		if err := t.Restore(mem); err != nil {
+			b.Fatal(err)
+		}
+		restore += time.Since(s)
+	}
+	b.ReportMetric(float64(plant.Milliseconds())/float64(b.N), "ms/plant")
+	b.ReportMetric(float64(restore.Milliseconds())/float64(b.N), "ms/restore")
+	b.ReportMetric(t.BytesPerSite(), "table-bytes/site")
+}
