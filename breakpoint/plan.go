@@ -21,6 +21,10 @@ type PlanOptions struct {
 	// SkipFile leaves out files that are not the user's (the Go runtime and
 	// standard library) unless FileFilter asked for them. Nil skips nothing.
 	SkipFile func(path string) bool
+	// SkipFunc leaves out functions that are not the user's by name and file
+	// (Go's ABI wrappers and package inits carry no file of the runtime's).
+	// Nil skips nothing.
+	SkipFunc func(name, file string) bool
 }
 
 // A FuncInfo describes one function of the executable, index-aligned with
@@ -88,6 +92,9 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		keep := opt.FuncFilter == nil || opt.FuncFilter(f.Name)
 		for _, a := range f.Aliases {
 			keep = keep || opt.FuncFilter(a)
+		}
+		if keep && opt.SkipFunc != nil && opt.SkipFunc(f.Name, fi.File) {
+			keep = false
 		}
 		if keep && fi.File != "" {
 			keep = keepFile(fi.File)
