@@ -1,24 +1,40 @@
 package breakpoint
 
-// A Cursor is one thread's position for line counting: the last line site it
-// trapped at inside each function. The line count is defined so that it agrees
-// with gcov, which counts how often control entered a line, not how many of the
-// line's machine-code pieces ran: a trap at row R (line L, function F) is an
-// entry to L when the thread's previous line trap inside F
+// A Cursor is one thread's position for line counting. The line count is
+// defined so that it agrees with gcov, which counts how often control entered a
+// line, not how many of the line's machine-code pieces ran: a trap at row R
+// (line L, function F) is an entry to L when the previous line trap in the same
+// activation of F
 //
 //   - does not exist, or
 //   - was on another line, or
 //   - was at an address >= R's (a backward jump: another trip round a loop that
 //     stays on one line, which gcov counts through its cycle detection),
 //
-// or when R is F's entry (a new call, including a recursive one). Keeping the last
-// trap per function rather than per thread means that returning from a call into
-// the middle of a line is not a new entry. A `for` line whose body runs n times
-// therefore counts n+1, as gcov shows, where summing every row's traps would give
-// 2n+1 or more.
+// or when R is F's entry (a new call). A `for` line whose body runs n times
+// therefore counts n+1, as gcov shows, where summing every row's traps would
+// give 2n+1 or more; and returning from a call into the middle of a line, which
+// often has a row of its own after the call, is not a new entry.
+//
+// Activations are told apart by the stack pointer: a trap at a function entry
+// opens one (its SP is the slot of the return address), and a trap at a higher
+// SP than an open activation's means that activation has returned. Where the
+// stack does not tell (an entry that is not planted, a Go goroutine switch),
+// the last trap in F by this thread stands in for the activation's.
 type Cursor struct {
-	last map[int32]int32 // function index -> last line site
+	stack []activation
+	last  map[int32]int32 // function index -> last line site, the fallback
 }
+
+type activation struct {
+	sp   uint64 // SP at the entry trap
+	fn   int32
+	last int32 // last line site in this activation, -1 if none
+}
+
+// maxDepth bounds the activation stack; deeper recursion falls back to the
+// per-function position for its outermost frames.
+const maxDepth = 1 << 14
 
 // Clone returns an independent copy, for a forked child that continues from its
 // parent's position.
@@ -27,6 +43,7 @@ func (c *Cursor) Clone() Cursor {
 	for k, v := range c.last {
 		n.last[k] = v
 	}
+	n.stack = append([]activation(nil), c.stack...)
 	return n
 }
 
@@ -38,23 +55,48 @@ type Undo struct {
 	prev    int32
 	hadPrev bool
 	line    bool
+	pushed  bool  // the hit opened an activation
+	topPrev int32 // the top activation's last before the hit, when it was used
+	usedTop bool
 	entries uint64 // bit k set: Lines(site)[k] was counted as entered
 }
 
-// Hit counts one trap at site i by the thread whose cursor is c.
-func (t *Table) Hit(c *Cursor, i int) Undo {
+// Hit counts one trap at site i by the thread whose cursor is c and whose stack
+// pointer is sp.
+func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 	t.Hits[i]++
 	u := Undo{site: int32(i)}
+	fn := t.fn[i]
+	entry := t.flags[i]&flagEntry != 0
+	if entry {
+		for len(c.stack) > 0 && c.stack[len(c.stack)-1].sp <= sp {
+			c.stack = c.stack[:len(c.stack)-1]
+		}
+		if len(c.stack) >= maxDepth {
+			c.stack = append(c.stack[:0], c.stack[len(c.stack)/2:]...)
+		}
+		c.stack = append(c.stack, activation{sp: sp, fn: fn, last: -1})
+		u.pushed = true
+	} else {
+		for len(c.stack) > 0 && c.stack[len(c.stack)-1].sp < sp {
+			c.stack = c.stack[:len(c.stack)-1]
+		}
+	}
 	if t.flags[i]&uint8(KindLine) == 0 {
 		return u
 	}
 	if c.last == nil {
 		c.last = make(map[int32]int32, 8)
 	}
-	fn := t.fn[i]
 	prev, ok := c.last[fn]
 	u.fn, u.prev, u.hadPrev, u.line = fn, prev, ok, true
-	fresh := !ok || t.flags[i]&flagEntry != 0 || t.addr[i] <= t.addr[prev]
+	var top *activation
+	if n := len(c.stack); n > 0 && c.stack[n-1].fn == fn {
+		top = &c.stack[n-1]
+		u.usedTop, u.topPrev = true, top.last
+		prev, ok = top.last, top.last >= 0
+	}
+	fresh := !ok || entry || t.addr[i] <= t.addr[prev]
 	for k, l := range t.Lines(i) {
 		if fresh || !containsInt32(t.Lines(int(prev)), l) {
 			t.LineEntries[l]++
@@ -64,24 +106,33 @@ func (t *Table) Hit(c *Cursor, i int) Undo {
 		}
 	}
 	c.last[fn] = int32(i)
+	if top != nil {
+		top.last = int32(i)
+	}
 	return u
 }
 
 // Unhit reverses the Hit that returned u. It must be the cursor's latest Hit.
+// Activations the hit found returned stay closed: the thread did get there.
 func (t *Table) Unhit(c *Cursor, u Undo) {
 	i := int(u.site)
 	t.Hits[i]--
-	if !u.line {
-		return
-	}
-	for k, l := range t.Lines(i) {
-		if k < 64 && u.entries&(1<<k) != 0 {
-			t.LineEntries[l]--
+	if u.line {
+		for k, l := range t.Lines(i) {
+			if k < 64 && u.entries&(1<<k) != 0 {
+				t.LineEntries[l]--
+			}
+		}
+		if u.hadPrev {
+			c.last[u.fn] = u.prev
+		} else {
+			delete(c.last, u.fn)
+		}
+		if u.usedTop && !u.pushed && len(c.stack) > 0 {
+			c.stack[len(c.stack)-1].last = u.topPrev
 		}
 	}
-	if u.hadPrev {
-		c.last[u.fn] = u.prev
-	} else {
-		delete(c.last, u.fn)
+	if u.pushed && len(c.stack) > 0 {
+		c.stack = c.stack[:len(c.stack)-1]
 	}
 }

@@ -15,8 +15,8 @@ type fakeMemory struct {
 	base uint64
 	mem  []byte
 
-	reads, writes int // calls made
-	writtenPages  map[uint64]int
+	reads, writes int            // calls made
+	writtenPages  map[uint64]int // writes per page; nil to not count (benchmarks)
 
 	// An access whose range holds failAddr fails with errFake, when failOp is
 	// "read" or "write" (the empty string never fails).
@@ -73,7 +73,7 @@ func (m *fakeMemory) WriteMemory(addr uint64, buf []byte) (int, error) {
 	if m.short && len(buf) > 0 {
 		buf = buf[:len(buf)-1]
 	}
-	for p := addr / PageSize; p <= (addr+uint64(len(buf))-1)/PageSize && len(buf) > 0; p++ {
+	for p := addr / PageSize; m.writtenPages != nil && len(buf) > 0 && p <= (addr+uint64(len(buf))-1)/PageSize; p++ {
 		m.writtenPages[p]++
 	}
 	return copy(m.mem[off:], buf), nil

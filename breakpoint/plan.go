@@ -192,8 +192,13 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 		}
 		starts, derr := symtab.InstructionStarts(code, f.Addr)
 		limit := end
-		if derr != nil && len(starts) > 0 {
-			limit = starts[len(starts)-1] + 1
+		if derr != nil {
+			// Nothing from the first undecodable instruction on can be
+			// checked, even when that is the function's first byte.
+			limit = f.Addr
+			if len(starts) > 0 {
+				limit = starts[len(starts)-1] + 1
+			}
 		}
 		for k := 0; k < len(mine); {
 			row := mine[k]

@@ -253,8 +253,9 @@ type runOpts struct {
 	env     []string      // added to the test's environment
 	dir     string        // working directory ("" = the test's)
 	timeout time.Duration // 0 = runTimeout
-	// started, if set, is called with patchprof's pid once it is running.
-	started func(pid int)
+	// started, if set, is called with patchprof's pid once it is running,
+	// and a function returning the target's stdout so far.
+	started func(pid int, stdout func() string)
 }
 
 // result is what one run of patchprof produced.
@@ -279,7 +280,7 @@ func run(t testing.TB, o runOpts) result {
 	if timeout == 0 {
 		timeout = runTimeout
 	}
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer
 	cmd := exec.Command(patchprofBin, o.args...)
 	cmd.Stdin = strings.NewReader(o.stdin)
 	cmd.Stdout = &stdout
@@ -292,7 +293,7 @@ func run(t testing.TB, o runOpts) result {
 		t.Fatalf("%s: %v", res.cmdline, err)
 	}
 	if o.started != nil {
-		o.started(cmd.Process.Pid)
+		o.started(cmd.Process.Pid, stdout.String)
 	}
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
@@ -318,6 +319,24 @@ func run(t testing.TB, o runOpts) result {
 		t.Errorf("%s: patchprof panicked or dumped goroutines:\n%s", res.cmdline, tail(res.stderr))
 	}
 	return res
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a command writes it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 var goCrashRE = regexp.MustCompile(`(?m)^(panic: |fatal error: |goroutine \d+ \[)`)

@@ -79,17 +79,17 @@ func TestLinesCallsGcov(t *testing.T) {
 func TestLinesDefaultMode(t *testing.T) {
 	needs(t)
 	t.Parallel()
-	exe := buildC(t, "shellsort.c", "-g", "-O0")
+	exe := buildC(t, "calls.c", "-g", "-O0")
 	res, p := runProfile(t, runOpts{args: []string{exe}})
 	wantExitCode(t, res, p, 0)
 	if p.Mode != "lines" {
 		t.Errorf("mode %q, want \"lines\"", p.Mode)
 	}
-	wantLine(t, p, "shellsort.c", markerLine(t, "shellsort.c", "FILL_BODY"), 1000)
+	wantLine(t, p, "calls.c", markerLine(t, "calls.c", "WORK_BODY"), 1000)
 	if len(p.Functions) != 0 {
 		t.Errorf("%d functions in a --lines profile, want none: %+v", len(p.Functions), p.Functions[0])
 	}
-	if !strings.Contains(res.stdout, "checksum ") {
+	if !strings.Contains(res.stdout, "sum 1499500 fib 610") {
 		t.Errorf("target's stdout lost: %q", res.stdout)
 	}
 }
@@ -166,7 +166,7 @@ func TestLinesListing(t *testing.T) {
 func TestLinesSites(t *testing.T) {
 	needs(t)
 	t.Parallel()
-	exe := buildC(t, "shellsort.c", "-g", "-O0")
+	exe := buildC(t, "calls.c", "-g", "-O0")
 	res, p := runProfile(t, runOpts{args: []string{"--lines", exe}})
 	wantExitCode(t, res, p, 0)
 	if len(p.Sites) == 0 {

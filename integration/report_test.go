@@ -145,30 +145,30 @@ func TestMissingSources(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text, err := os.ReadFile(filepath.Join(testdataDir, "shellsort.c"))
+	text, err := os.ReadFile(filepath.Join(testdataDir, "calls.c"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, found, "shellsort.c", text, 0o644)
-	src := writeFile(t, gone, "shellsort.c", text, 0o644)
+	writeFile(t, found, "calls.c", text, 0o644)
+	src := writeFile(t, gone, "calls.c", text, 0o644)
 	exe := buildCFrom(t, src, "-g", "-O0")
 	if err := os.Remove(src); err != nil {
 		t.Fatal(err)
 	}
-	fill := markerLine(t, "shellsort.c", "FILL_BODY")
-	fillText := "a[i] = next();"
+	body := markerLine(t, "calls.c", "WORK_BODY")
+	bodyText := "int y = x * 3;"
 
 	dir := t.TempDir()
 	save := filepath.Join(dir, "p.json")
 	check := func(what, report string, wantText bool) {
 		t.Helper()
-		l, ok := findListing(parseListing(report), "shellsort.c", fill)
+		l, ok := findListing(parseListing(report), "calls.c", body)
 		if !ok {
-			t.Errorf("%s: no listing line for shellsort.c:%d; report:\n%s", what, fill, tail(report))
+			t.Errorf("%s: no listing line for calls.c:%d; report:\n%s", what, body, tail(report))
 			return
 		}
 		if l.Count != "1000" {
-			t.Errorf("%s: shellsort.c:%d counted %q, want 1000", what, fill, l.Count)
+			t.Errorf("%s: calls.c:%d counted %q, want 1000", what, body, l.Count)
 		}
 		hasNote := false
 		for _, line := range strings.Split(report, "\n") {
@@ -177,8 +177,8 @@ func TestMissingSources(t *testing.T) {
 			}
 		}
 		if wantText {
-			if !strings.Contains(l.Source, fillText) {
-				t.Errorf("%s: shellsort.c:%d text %q, want %q", what, fill, l.Source, fillText)
+			if !strings.Contains(l.Source, bodyText) {
+				t.Errorf("%s: calls.c:%d text %q, want %q", what, body, l.Source, bodyText)
 			}
 			if hasNote {
 				t.Errorf("%s: source found, yet a note still says to use --source-dir:\n%s", what, tail(report))

@@ -92,28 +92,41 @@ func TestSignalsTrapKills(t *testing.T) {
 }
 
 // TestSignalsStop checks job control: the program stops itself with
-// SIGSTOP; the test sends SIGCONT; it carries on and exits 0 with exact
-// counts.
+// SIGSTOP and stays stopped until the test sends SIGCONT, 500 ms after it
+// said it was stopping; then it carries on and exits 0 with exact counts.
 func TestSignalsStop(t *testing.T) {
 	needs(t)
 	t.Parallel()
 	exe := buildC(t, "signals.c", "-g", "-O0")
+	const hold = 500 * time.Millisecond
 	done := make(chan struct{})
-	started := func(pid int) {
+	started := func(pid int, stdout func() string) {
 		go func() {
-			tick := time.NewTicker(200 * time.Millisecond)
+			for !strings.Contains(stdout(), "stopping\n") {
+				select {
+				case <-done:
+					return
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(hold):
+			}
+			tick := time.NewTicker(100 * time.Millisecond)
 			defer tick.Stop()
 			for {
+				// SIGCONT to a running process does nothing: send it
+				// until the run ends, in case the first one came before
+				// the stop.
+				for _, kid := range childrenOf(pid) {
+					_ = syscall.Kill(kid, syscall.SIGCONT)
+				}
 				select {
 				case <-done:
 					return
 				case <-tick.C:
-					// SIGCONT to a running process does nothing, so
-					// send it until the run ends: the test does not need
-					// to know when the stop happens.
-					for _, kid := range childrenOf(pid) {
-						_ = syscall.Kill(kid, syscall.SIGCONT)
-					}
 				}
 			}
 		}()
@@ -121,8 +134,12 @@ func TestSignalsStop(t *testing.T) {
 	res, p := runProfile(t, runOpts{args: []string{"--funcs", exe, "stop"}, started: started, timeout: 60 * time.Second})
 	close(done)
 	wantExitCode(t, res, p, 0)
-	if res.stdout != "stopping\ncontinued\n" {
-		t.Errorf("target's stdout %q, want \"stopping\\ncontinued\\n\"", res.stdout)
+	var ms int64
+	if _, err := fmt.Sscanf(res.stdout, "stopping\nstopped %d ms\n", &ms); err != nil || !strings.HasSuffix(res.stdout, "continued\n") {
+		t.Fatalf("target's stdout %q, want \"stopping\\nstopped N ms\\ncontinued\\n\"", res.stdout)
+	}
+	if ms < (hold - 100*time.Millisecond).Milliseconds() {
+		t.Errorf("the program stayed stopped %d ms; the test sent SIGCONT only after %v: SIGSTOP did not stop it", ms, hold)
 	}
 	wantFunc(t, p, "f", 200)
 }

@@ -539,7 +539,7 @@ func (m *mon) noteFault(t *thread, sig syscall.Signal) {
 //
 // Preconditions: on the tracer thread; t is stopped just after the int3.
 func (m *mon) hit(t *thread, i int, addr uint64) {
-	undo := m.table.Hit(&t.cursor, i)
+	undo := m.table.Hit(&t.cursor, i, m.regs.Rsp)
 	sp := t.sp
 	m.stopOthers(sp, t)
 	m.regs.Rip = addr

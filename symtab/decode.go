@@ -26,6 +26,11 @@ func InstructionStarts(code []byte, addr uint64) (starts []uint64, err error) {
 	}()
 	starts = make([]uint64, 0, len(code)/4+1)
 	for off < len(code) {
+		if n := cetLen(code[off:]); n > 0 {
+			starts = append(starts, addr+uint64(off))
+			off += n
+			continue
+		}
 		inst, derr := x86asm.Decode(code[off:], 64)
 		if derr != nil {
 			return starts, &DecodeError{Addr: addr + uint64(off), Err: derr}
@@ -40,6 +45,17 @@ func InstructionStarts(code []byte, addr uint64) (starts []uint64, err error) {
 		off += inst.Len
 	}
 	return starts, nil
+}
+
+// cetLen returns 4 for ENDBR64 (F3 0F 1E FA) and ENDBR32 (F3 0F 1E FB), which
+// x86asm does not know, and 0 otherwise. Code built with -fcf-protection (the
+// default of several distributions' compilers, and glibc's own) starts every
+// function with ENDBR64 (Intel SDM vol. 2, ENDBR64).
+func cetLen(b []byte) int {
+	if len(b) >= 4 && b[0] == 0xF3 && b[1] == 0x0F && b[2] == 0x1E && (b[3] == 0xFA || b[3] == 0xFB) {
+		return 4
+	}
+	return 0
 }
 
 // maxInstLen is the architectural limit on an instruction's length.

@@ -1,6 +1,7 @@
 package symtab
 
 import (
+	"fmt"
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
@@ -410,4 +411,17 @@ func FuzzInstructionStarts(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestInstructionStartsEndbr64(t *testing.T) {
+	// endbr64; push rbp; mov rbp,rsp; endbr32; ret
+	code := []byte{0xf3, 0x0f, 0x1e, 0xfa, 0x55, 0x48, 0x89, 0xe5, 0xf3, 0x0f, 0x1e, 0xfb, 0xc3}
+	starts, err := InstructionStarts(code, 0x1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []uint64{0x1000, 0x1004, 0x1005, 0x1008, 0x100c}
+	if fmt.Sprint(starts) != fmt.Sprint(want) {
+		t.Fatalf("starts %x, want %x", starts, want)
+	}
 }

@@ -6,12 +6,13 @@
  *   int3      an int3 of the program's own, with a SIGTRAP handler installed.
  *   trapdie   raise(SIGTRAP) with no handler: the program dies of SIGTRAP.
  *   stop      calls f 100 times, raise(SIGSTOP), then calls f 100 times more;
- *             the test sends SIGCONT.
+ *             the test sends SIGCONT; prints how long it was stopped.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/time.h>
+#include <time.h>
 
 #define HOTCALLS 50000
 
@@ -83,6 +84,7 @@ catchtrap(void)
 int
 main(int argc, char **argv)
 {
+	struct timespec t0, t1;
 	int i;
 
 	if (argc < 2) {
@@ -115,7 +117,11 @@ main(int argc, char **argv)
 			f();
 		printf("stopping\n");
 		fflush(stdout);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		raise(SIGSTOP);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("stopped %ld ms\n", (long)((t1.tv_sec - t0.tv_sec) * 1000 +
+		    (t1.tv_nsec - t0.tv_nsec) / 1000000));
 		for (i = 0; i < 100; i++)
 			f();
 		printf("continued\n");
