@@ -1,11 +1,11 @@
 package symtab
 
 import (
-	"fmt"
 	"bytes"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io/fs"
 	"math/rand"
 	"os"
