@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -43,7 +44,7 @@ func TestCrash(t *testing.T) {
 			}
 			e := p.Exit
 			if e.Signal != tc.signal || e.Code != nil {
-				t.Errorf("saved exit %+v, want signal %s and no code", e, tc.signal)
+				t.Errorf("saved exit: %v; want signal %s and no code", e, tc.signal)
 			}
 			if tc.fn != "" {
 				if e.Function != tc.fn || e.File != src || e.Line != tc.line {
@@ -64,10 +65,16 @@ func TestCrash(t *testing.T) {
 				t.Errorf("header %q, want `patchprof: PROG %s`", header, tc.header)
 			}
 			if tc.line != 0 {
-				// cli.md: "... in crash at /abs/crash.c:12": the absolute
-				// path of the source and the line.
-				if want := " at " + src + ":" + strconv.Itoa(tc.line); !strings.HasSuffix(header, want) {
-					t.Errorf("header %q does not end with %q (docs/cli.md: the place is /abs/FILE:LINE)", header, want)
+				// cli.md: "... in crash at crash.c:12": the source (relative
+				// to the working directory when under it) and the line.
+				place := src
+				if wd, err := os.Getwd(); err == nil {
+					if rel, err := filepath.Rel(wd, src); err == nil && !strings.HasPrefix(rel, "..") {
+						place = rel
+					}
+				}
+				if want := " at " + place + ":" + strconv.Itoa(tc.line); !strings.HasSuffix(header, want) {
+					t.Errorf("header %q does not end with %q (docs/cli.md: the place is FILE:LINE)", header, want)
 				}
 			}
 			ls := parseListing(report)

@@ -405,6 +405,18 @@ type exitInfo struct {
 	Line         int    `json:"line"`
 }
 
+func (e exitInfo) String() string {
+	var b strings.Builder
+	if e.Code != nil {
+		fmt.Fprintf(&b, "code %d", *e.Code)
+	} else {
+		b.WriteString("no code")
+	}
+	fmt.Fprintf(&b, ", signal %q, fault_address %q, pc %q, in %q at %s:%d",
+		e.Signal, e.FaultAddress, e.PC, e.Function, e.File, e.Line)
+	return b.String()
+}
+
 type lineEntry struct {
 	File  string `json:"file"`
 	Line  int    `json:"line"`
@@ -540,7 +552,7 @@ func wantExitCode(t testing.TB, res result, p *profile, want int) {
 		return
 	}
 	if p.Exit.Code == nil || *p.Exit.Code != want || p.Exit.Signal != "" {
-		t.Errorf("saved exit = %+v, want code %d and no signal", p.Exit, want)
+		t.Errorf("saved exit: %v; want code %d and no signal", p.Exit, want)
 	}
 }
 

@@ -83,7 +83,7 @@ func TestSignalsTrapKills(t *testing.T) {
 		t.Errorf("the program survived its SIGTRAP: stdout %q", res.stdout)
 	}
 	if p.Exit.Signal != "SIGTRAP" || p.Exit.Code != nil {
-		t.Errorf("saved exit %+v, want signal SIGTRAP and no code", p.Exit)
+		t.Errorf("saved exit: %v; want signal SIGTRAP and no code", p.Exit)
 	}
 	header, _, _ := strings.Cut(readFile(t, out), "\n")
 	if !regexp.MustCompile(`^patchprof: \S+ killed by SIGTRAP\b`).MatchString(header) {

@@ -540,6 +540,13 @@ func (m *mon) noteFault(t *thread, sig syscall.Signal) {
 // Preconditions: on the tracer thread; t is stopped just after the int3.
 func (m *mon) hit(t *thread, i int, addr uint64) {
 	undo := m.table.Hit(&t.cursor, i, m.regs.Rsp)
+	if m.table.OriginalByte(i) == breakpoint.Int3 {
+		// The program's own int3 is at the site: it has just executed, as
+		// it would have without us. Deliver its SIGTRAP (the stop's siginfo,
+		// SI_KERNEL, is the one the kernel made for it).
+		m.signal(t, unix.SIGTRAP)
+		return
+	}
 	sp := t.sp
 	m.stopOthers(sp, t)
 	m.regs.Rip = addr
