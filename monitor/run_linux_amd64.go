@@ -248,11 +248,21 @@ func launch(o *Options) (int, error) {
 }
 
 func notPermitted(err error) error {
-	scope := "unknown"
-	if b, e := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); e == nil {
-		scope = strings.TrimSpace(string(b))
+	if b, e := os.ReadFile("/proc/self/status"); e == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+				if v = strings.TrimSpace(v); v != "0" {
+					return fmt.Errorf("%w: patchprof is itself traced by process %s (strace -f, gdb?), so its child cannot be traced again: run patchprof outside that tracer: %w",
+						ErrPtraceNotPermitted, v, err)
+				}
+			}
+		}
 	}
-	return fmt.Errorf("%w (kernel.yama.ptrace_scope=%s): set it to 0 or 1 (sysctl kernel.yama.ptrace_scope=1), or in a container allow ptrace (CAP_SYS_PTRACE, a seccomp profile without ptrace blocked): %w",
+	scope := ""
+	if b, e := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); e == nil {
+		scope = fmt.Sprintf(" (kernel.yama.ptrace_scope=%s)", strings.TrimSpace(string(b)))
+	}
+	return fmt.Errorf("%w%s: set kernel.yama.ptrace_scope to 0 or 1 (sysctl -w kernel.yama.ptrace_scope=1), or in a container allow ptrace (CAP_SYS_PTRACE, a seccomp profile that permits ptrace): %w",
 		ErrPtraceNotPermitted, scope, err)
 }
 

@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPatchprofKilled: when patchprof itself dies (SIGKILL, nothing of it can
+// clean up), the kernel kills the target (PTRACE_O_EXITKILL): no process lives
+// on with planted int3s.
+func TestPatchprofKilled(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := buildC(t, "forever.c", "-g", "-O0")
+	cmd := exec.Command(patchprofBin, "--funcs", exe)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("reading the target's pid: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("target printed %q, want its pid", line)
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		// Gone, or a zombie waiting for init to reap it: either way dead.
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			return
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("target %d still alive 10 s after patchprof was killed: %s", pid, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestPtraceRefused: under another tracer (strace -f), the kernel refuses to
+// let patchprof trace its child. patchprof says so in one line and exits 2.
+func TestPtraceRefused(t *testing.T) {
+	mustHaveCC(t)
+	mustHaveCLI(t)
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		t.Skip("strace not installed: cannot put patchprof under another tracer")
+	}
+	exe := buildC(t, "calls.c", "-g", "-O0")
+	cmd := exec.Command(strace, "-f", "-o", os.DevNull, patchprofBin, "--funcs", exe)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	code := cmd.ProcessState.ExitCode()
+	if code != 2 {
+		t.Fatalf("exit code %d (%v), want 2; stderr:\n%s", code, err, stderr.String())
+	}
+	msg := stderr.String()
+	if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "patchprof: ptrace not permitted") || !strings.Contains(msg, "traced by process") {
+		t.Fatalf("stderr %q, want one line `patchprof: ptrace not permitted: patchprof is itself traced by process ...`", msg)
+	}
+}
