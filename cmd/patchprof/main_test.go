@@ -1,0 +1,53 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestGoStdName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"runtime.mallocgc":             true,
+		"runtime.asyncPreempt2.abi0":   true,
+		"sync/atomic.StoreUintptr":     true,
+		"internal/poll.init":           true,
+		"type:.eq.main.T":              true,
+		"go:buildid":                   true,
+		"main.main":                    false,
+		"main.main.func1":              false,
+		"example.com/m/pkg.Do":         false,
+		"github.com/a/b.(*T).M":        false,
+		"golang.org/x/sys/unix.Pwrite": false,
+	} {
+		if got := goStdName(name); got != want {
+			t.Errorf("goStdName(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestUsageErrors: every mistake on the command line is one line on stderr
+// and exit status 2, before anything runs.
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--bogus", "./x"},
+		{"--print", "fancy", "./x"},
+		{"--func", "(", "./x"},
+		{"--file", "[", "./x"},
+		{"--subst-path", "nofrom", "./x"},
+		{"./does-not-exist"},
+		{"no-such-program-in-path-xyz"},
+		{"/"},
+		{"report"},
+		{"report", "/does/not/exist.json"},
+	} {
+		var b strings.Builder
+		if code := Main(args, &b); code != exitUsage {
+			t.Errorf("Main(%q) = %d, want %d", args, code, exitUsage)
+		}
+		out := b.String()
+		if !strings.HasPrefix(out, "patchprof: ") || strings.Count(out, "\n") != 1 {
+			t.Errorf("Main(%q) printed %q, want one line starting \"patchprof: \"", args, out)
+		}
+	}
+}
