@@ -1,0 +1,21 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"runtime"
+	"testing"
+)
+
+// TestRunCountsCalls drives Run directly: a function called exactly n times is
+// counted n times, the exit code passes through, and the benchmark helpers
+// (which time the same paths) keep working.
+func TestRunCountsCalls(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	calls := buildC(t, callsC)
+	classicPerHit(t, calls, 1000) // fails the test unless hits == 1000 and exit 0
+	if d := floorPerStop(t, buildC(t, trapLoopC), 100); d <= 0 {
+		t.Fatalf("floor %v", d)
+	}
+}
