@@ -77,3 +77,47 @@ func TestPtraceRefused(t *testing.T) {
 		t.Fatalf("stderr %q, want one line `patchprof: ptrace not permitted: patchprof is itself traced by process ...`", msg)
 	}
 }
+
+// TestTerminationForwarded: SIGTERM, SIGHUP, and SIGINT sent to patchprof alone
+// (not typed at a terminal, which signals the target itself) are passed on to
+// the target; patchprof still reports and exits with 128+N.
+func TestTerminationForwarded(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := buildC(t, "forever.c", "-g", "-O0")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd := exec.Command(patchprofBin, "--funcs", "--func", "^tick$", exe)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+				cmd.Process.Kill()
+				t.Fatalf("reading the target's pid: %v", err)
+			}
+			cmd.Process.Signal(sig)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				cmd.Process.Kill()
+				t.Fatalf("patchprof still running 30 s after %v", sig)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
+				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, 128+int(sig), stderr.String())
+			}
+			name := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM", syscall.SIGHUP: "SIGHUP"}[sig]
+			if !strings.Contains(stderr.String(), "killed by "+name) || !strings.Contains(stderr.String(), "FUNCTION CALLS") {
+				t.Fatalf("report missing the signal or the function table:\n%s", stderr.String())
+			}
+		})
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/sys/unix"
 )
 
 // exitUsage is patchprof's own failure status (bad flags, bad program, ptrace
@@ -168,6 +169,12 @@ func Main(args []string, stderr io.Writer) int {
 		}
 	}
 
+	if err := checkWritable("-o", rf.out); err != nil {
+		return fail(stderr, err)
+	}
+	if err := checkWritable("--save", save); err != nil {
+		return fail(stderr, err)
+	}
 	prog := fs.Arg(0)
 	path, err := resolve(prog)
 	if err != nil {
@@ -250,11 +257,42 @@ func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
 		case p := <-pidc:
 			pid = p
 		case s := <-sigs:
-			if pid != 0 && (s == syscall.SIGTERM || s == syscall.SIGHUP) {
+			// SIGINT and SIGQUIT typed at the terminal reach the target
+			// directly (same foreground process group); passing them on too
+			// would deliver them twice. Sent to patchprof alone, they are
+			// passed on, like SIGTERM and SIGHUP.
+			if pid != 0 && (s == syscall.SIGTERM || s == syscall.SIGHUP || !fromTerminal()) {
 				syscall.Kill(pid, s.(syscall.Signal))
 			}
 		}
 	}
+}
+
+// fromTerminal reports whether patchprof runs in the foreground process group
+// of the terminal on its standard input, where terminal signals go to the
+// whole group.
+func fromTerminal() bool {
+	pgrp, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP)
+	return err == nil && pgrp == unix.Getpgrp()
+}
+
+// checkWritable fails early, before the target runs, when a report or profile
+// could not be written where the user asked.
+func checkWritable(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return &userError{fmt.Sprintf("%s %s: directory %s does not exist", flag, path, dir)}
+	}
+	if unix.Access(dir, unix.W_OK) != nil {
+		return &userError{fmt.Sprintf("%s %s: directory %s is not writable", flag, path, dir)}
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return &userError{fmt.Sprintf("%s %s is a directory: give a file name", flag, path)}
+	}
+	return nil
 }
 
 func reportMain(args []string, stderr io.Writer) int {

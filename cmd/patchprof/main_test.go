@@ -38,6 +38,9 @@ func TestUsageErrors(t *testing.T) {
 		{"./does-not-exist"},
 		{"no-such-program-in-path-xyz"},
 		{"/"},
+		{"-o", "/no/such/dir/r.txt", "./x"},
+		{"--save", "/no/such/dir/p.json", "./x"},
+		{"--save", "/tmp", "./x"},
 		{"report"},
 		{"report", "/does/not/exist.json"},
 	} {
