@@ -21,6 +21,12 @@ type PlanOptions struct {
 	// SkipFile leaves out files that are not the user's (the Go runtime and
 	// standard library) unless FileFilter asked for them. Nil skips nothing.
 	SkipFile func(path string) bool
+	// GoPrologue moves each function's entry site past Go's stack-check
+	// prologue (CMPQ SP, 16(R14); JBS morestack). A goroutine re-executes the
+	// prologue after its stack grows and after a cooperative preemption (the
+	// runtime poisons the stack guard), so only the first instruction after it
+	// runs exactly once per call. Rows inside the prologue are not planted.
+	GoPrologue bool
 	// SkipFunc leaves out functions that are not the user's by name and file
 	// (Go's ABI wrappers and package inits carry no file of the runtime's).
 	// Nil skips nothing.
@@ -35,7 +41,8 @@ type FuncInfo struct {
 	Addr    uint64 // link-time entry
 	File    string // where DWARF puts the entry, "" if unknown
 	Line    int
-	Planted bool // the entry carries a function site
+	Planted bool   // a function site counts its calls
+	Site    uint64 // where that site is: Addr, or past Go's stack-check prologue
 }
 
 // A LineRef is one source line that has at least one planted row.
@@ -58,6 +65,7 @@ const (
 	ReasonUndecodable   = "after undecodable bytes"
 	ReasonOutsideFunc   = "outside any function symbol"
 	ReasonNotExecutable = "not in an executable segment"
+	ReasonGoPrologue    = "inside Go's stack-check prologue (re-executed when the stack grows)"
 )
 
 // A Plan is the result of planning: the site table and what its indexes mean.
@@ -106,25 +114,27 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 
 	var specs []SiteSpec
 	if opt.Funcs {
-		for i, f := range sym.Funcs {
+		for i := range sym.Funcs {
 			if !keepFunc[i] {
 				continue
 			}
-			code, ok := sym.Code(f.Addr, 16)
+			entry, _ := p.entryOf(sym, i, opt.GoPrologue)
+			code, ok := sym.Code(entry, 16)
 			if !ok {
-				code, ok = sym.Code(f.Addr, 1)
+				code, ok = sym.Code(entry, 1)
 			}
 			if !ok {
 				continue
 			}
-			s := SiteSpec{Addr: f.Addr, Kind: KindFunc, Func: int32(i), Entry: true}
+			s := SiteSpec{Addr: entry, Kind: KindFunc, Func: int32(i), Entry: true}
 			markRep(&s, code)
 			specs = append(specs, s)
 			p.Funcs[i].Planted = true
+			p.Funcs[i].Site = entry
 		}
 	}
 	if opt.Lines && lt != nil {
-		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile)...)
+		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue)...)
 	}
 	p.Table = NewTable(specs, len(p.Lines))
 	return p
@@ -132,7 +142,7 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 
 // lineSpecs sweeps the rows (sorted by address) against the functions (sorted by
 // address), decoding each function that has rows once.
-func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool) []SiteSpec {
+func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, goPrologue bool) []SiteSpec {
 	// Lines are keyed by path, not file index: a line table may name one file
 	// under several indexes (DWARF 5 repeats the primary file as entry 0).
 	type key struct {
@@ -190,6 +200,7 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 			}
 			continue
 		}
+		entry, tail := p.entryOf(sym, fi, goPrologue)
 		starts, derr := symtab.InstructionStarts(code, f.Addr)
 		limit := end
 		if derr != nil {
@@ -206,6 +217,13 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 			for j < len(mine) && mine[j].Addr == row.Addr {
 				j++
 			}
+			if row.Addr < entry || row.Addr >= tail {
+				for _, x := range mine[k:j] {
+					drop(x, ReasonGoPrologue)
+				}
+				k = j
+				continue
+			}
 			if row.Addr >= limit && derr != nil {
 				for _, x := range mine[k:j] {
 					drop(x, ReasonUndecodable)
@@ -221,7 +239,7 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 				k = j
 				continue
 			}
-			s := SiteSpec{Addr: row.Addr, Kind: KindLine, Func: int32(fi), Entry: row.Addr == f.Addr}
+			s := SiteSpec{Addr: row.Addr, Kind: KindLine, Func: int32(fi), Entry: row.Addr == entry}
 			for _, x := range mine[k:j] {
 				kk := key{lt.Files[x.File], x.Line}
 				li, ok := index[kk]
@@ -243,6 +261,75 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 		}
 	}
 	return specs
+}
+
+// entryOf returns the address that runs once per call of function i: its
+// entry, or with goPrologue the instruction after Go's stack check. tail is
+// where the stack check's out-of-line morestack call starts (Go puts it at the
+// end of the function), or the function's end.
+func (p *Plan) entryOf(sym *symtab.File, i int, goPrologue bool) (entry, tail uint64) {
+	f := sym.Funcs[i]
+	end := f.Addr + f.Size
+	if !goPrologue {
+		return f.Addr, end
+	}
+	n := 24
+	if int(f.Size) < n {
+		n = int(f.Size)
+	}
+	code, ok := sym.Code(f.Addr, n)
+	if !ok {
+		return f.Addr, end
+	}
+	if off, target, ok := goPrologueEnd(code, f.Addr); ok {
+		if target <= f.Addr+uint64(off) || target > end {
+			target = end
+		}
+		return f.Addr + uint64(off), target
+	}
+	return f.Addr, end
+}
+
+// goPrologueEnd recognises the stack check the Go compiler puts at the start
+// of every function that may grow its stack (cmd/internal/obj/x86,
+// stacksplit): R14 holds the current g, 16(R14) is g.stackguard0.
+//
+//	CMPQ SP, 16(R14)                      small frames
+//	LEAQ -framesize(SP), R12; CMPQ R12, 16(R14)  larger frames
+//	JBE  morestack-call
+//
+// It returns the offset of the instruction after the JBE and the JBE's target.
+func goPrologueEnd(code []byte, addr uint64) (int, uint64, bool) {
+	off := 0
+	for k := 0; k < 3 && off < len(code); k++ {
+		inst, err := x86asm.Decode(code[off:], 64)
+		if err != nil || inst.Len == 0 {
+			return 0, 0, false
+		}
+		off += inst.Len
+		switch inst.Op {
+		case x86asm.LEA:
+			continue
+		case x86asm.CMP:
+			m, ok := inst.Args[1].(x86asm.Mem)
+			if !ok || m.Base != x86asm.R14 || m.Disp != 16 {
+				return 0, 0, false
+			}
+			next, err := x86asm.Decode(code[off:], 64)
+			if err != nil || next.Op != x86asm.JBE {
+				return 0, 0, false
+			}
+			rel, ok := next.Args[0].(x86asm.Rel)
+			if !ok {
+				return 0, 0, false
+			}
+			after := off + next.Len
+			return after, uint64(int64(addr) + int64(after) + int64(rel)), true
+		default:
+			return 0, 0, false
+		}
+	}
+	return 0, 0, false
 }
 
 // markRep flags a rep-prefixed string instruction (Intel SDM vol. 2, REP/REPE/

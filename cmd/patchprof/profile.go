@@ -48,7 +48,7 @@ func buildProfile(sym *symtab.File, lt *lineinfo.Table, plan *breakpoint.Plan, r
 			if !f.Planted {
 				continue
 			}
-			i, ok := t.Index(f.Addr)
+			i, ok := t.Index(f.Site)
 			if !ok {
 				continue
 			}
