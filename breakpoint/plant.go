@@ -91,6 +91,37 @@ func (t *Table) Restore(mem Memory) error {
 	})
 }
 
+// RestoreIn puts the original byte back at every planted site in one address
+// space, page by page, without changing the table's planted state; Unplant
+// does that once every space is restored.
+func (t *Table) RestoreIn(mem Memory) error {
+	buf := make([]byte, PageSize)
+	return t.pageSpans(func(first, last int, lo, hi uint64) error {
+		span := buf[:hi-lo]
+		if err := readFull(mem, lo, span); err != nil {
+			return err
+		}
+		changed := false
+		for i := first; i <= last; i++ {
+			if t.flags[i]&flagArmed != 0 && span[t.addr[i]+t.bias-lo] == Int3 {
+				span[t.addr[i]+t.bias-lo] = t.orig[i]
+				changed = true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		return writeFull(mem, lo, span)
+	})
+}
+
+// Unplant marks every site as no longer planted.
+func (t *Table) Unplant() {
+	for i := range t.flags {
+		t.flags[i] &^= flagArmed
+	}
+}
+
 // DisarmIn puts site i's original byte back in one address space, so a thread
 // there can execute the real instruction. Which sites are disarmed is tracked by
 // the caller per address space: a forked child has its own copy of the code.

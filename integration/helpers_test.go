@@ -397,6 +397,7 @@ type profile struct {
 
 type exitInfo struct {
 	Code         *int   `json:"code"`
+	Detached     bool   `json:"detached"`
 	Signal       string `json:"signal"`
 	FaultAddress string `json:"fault_address"`
 	PC           string `json:"pc"`

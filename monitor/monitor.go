@@ -19,6 +19,15 @@ type Options struct {
 	Table *breakpoint.Table // sites to plant (link-time addresses)
 	Entry uint64            // the executable's link-time e_entry, to find the load bias
 
+	// Attach, if not 0, is the PID of a running process to profile instead
+	// of starting Path. Every thread is seized; at the end every original
+	// byte is restored and every thread detached, leaving it running.
+	Attach int
+	// Stop, when closed, ends profiling: in attach mode the monitor restores
+	// the code and detaches. A program that sets it must call ExitIfWaker
+	// first thing in main (see wake).
+	Stop <-chan struct{}
+
 	// OnStart, if set, is called with the target's PID once it runs.
 	OnStart func(pid int)
 }
@@ -33,9 +42,10 @@ type Result struct {
 
 // Exit is how the target ended.
 type Exit struct {
-	Code   int    // exit code when Signal is 0
-	Signal int    // the signal that killed it, 0 if it exited
-	Fault  *Fault // where that signal was delivered, when the monitor saw it
+	Detached bool   // profiling ended with the target still running (attach mode)
+	Code     int    // exit code when Signal is 0
+	Signal   int    // the signal that killed it, 0 if it exited
+	Fault    *Fault // where that signal was delivered, when the monitor saw it
 }
 
 // ShellStatus returns the status a shell would report: the exit code, or

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -66,18 +67,19 @@ type event struct {
 }
 
 type mon struct {
-	o       Options
-	table   *breakpoint.Table
-	root    int
-	threads map[int]*thread
-	queue   []event
-	orphans map[int]event // first reports of tasks whose creation event has not arrived
-	cur     *space        // the space held in all-stop, nil if none
-	faults  map[int]*Fault
-	regs    unix.PtraceRegs
-	si      siginfo
-	res     Result
-	rootEnd bool
+	o        Options
+	table    *breakpoint.Table
+	root     int
+	threads  map[int]*thread
+	queue    []event
+	orphans  map[int]event // first reports of tasks whose creation event has not arrived
+	cur      *space        // the space held in all-stop, nil if none
+	faults   map[int]*Fault
+	regs     unix.PtraceRegs
+	si       siginfo
+	res      Result
+	rootEnd  bool
+	stopping atomic.Bool // profiling is to end: restore every byte and detach
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until
@@ -132,33 +134,53 @@ func dumpRing(m *mon) {
 
 // Preconditions: on the locked tracer thread.
 func run(o Options) (*Result, error) {
-	pid, err := launch(&o)
+	m := &mon{
+		o: o, table: o.Table,
+		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
+	}
+	var (
+		pid     int
+		tids    []int
+		pending []event
+		err     error
+	)
+	if o.Attach != 0 {
+		pid, tids, pending, err = attachAll(o.Attach)
+	} else {
+		pid, err = launch(&o)
+		tids = []int{pid}
+	}
 	if err != nil {
 		return nil, err
 	}
-	m := &mon{
-		o: o, table: o.Table, root: pid,
-		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
+	m.root = pid
+	abandon := func(err error) (*Result, error) {
+		if o.Attach != 0 {
+			for _, tid := range tids {
+				detach(tid, 0)
+			}
+		} else {
+			unix.Kill(pid, unix.SIGKILL)
+		}
+		return nil, err
 	}
 	bias, err := loadBias(pid, o.Entry)
 	if err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		return nil, err
+		return abandon(err)
 	}
 	m.table.SetBias(bias)
 	m.res.Bias = bias
 	mem, err := openMem(pid)
 	if err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		return nil, err
+		return abandon(err)
 	}
 	sp := &space{mem: mem, threads: map[int]*thread{}, disarmed: -1}
-	t := &thread{tid: pid, tgid: pid, sp: sp, state: stopped, swallowCont: true}
-	m.addThread(t)
+	for _, tid := range tids {
+		m.addThread(&thread{tid: tid, tgid: pid, sp: sp, state: stopped, swallowCont: o.Attach == 0})
+	}
 	m.res.Processes = 1
 	if err := m.table.Plant(mem); err != nil {
-		unix.Kill(pid, unix.SIGKILL)
-		return nil, fmt.Errorf("plant breakpoints: %w", err)
+		return abandon(fmt.Errorf("plant breakpoints: %w", err))
 	}
 	if o.OnStart != nil {
 		o.OnStart(pid)
@@ -173,8 +195,32 @@ func run(o Options) (*Result, error) {
 		}()
 		defer dumpRing(m)
 	}
-	m.resume(t, 0)
+	if o.Stop != nil {
+		go func() {
+			<-o.Stop
+			m.stopping.Store(true)
+			wake()
+		}()
+	}
+	// Threads that reported something else than our interrupt while we
+	// attached keep it queued; the others run.
+	for _, ev := range pending {
+		if t := m.threads[ev.tid]; t != nil {
+			t.held++
+		}
+		m.queue = append(m.queue, ev)
+	}
+	for _, t := range m.threads {
+		if t.held == 0 {
+			m.resume(t, 0)
+		}
+	}
 	for {
+		if m.stopping.Load() && !m.rootEnd {
+			m.detachAll()
+			m.res.Exit.Detached = true
+			return &m.res, nil
+		}
 		ev, err := m.next()
 		if errors.Is(err, unix.ECHILD) {
 			break

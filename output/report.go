@@ -111,6 +111,8 @@ func (r *report) header() {
 	b.WriteString("patchprof: ")
 	b.WriteString(prog)
 	switch {
+	case e.Detached:
+		b.WriteString(" detached: it runs on, unharmed")
 	case e.Code != nil:
 		fmt.Fprintf(&b, " exited with code %d", *e.Code)
 	case e.Signal != "":

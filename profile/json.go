@@ -107,6 +107,9 @@ func (e *Exit) validate() error {
 	if e.Code != nil && e.Signal != "" {
 		return bad("code", "both an exit code and a signal (%s)", e.Signal)
 	}
+	if e.Detached && (e.Code != nil || e.Signal != "") {
+		return bad("detached", "a detached target has no exit code or signal")
+	}
 	for _, a := range []struct{ field, s string }{{"fault_address", e.FaultAddress}, {"pc", e.PC}} {
 		if a.s == "" {
 			continue

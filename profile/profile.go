@@ -62,6 +62,10 @@ type Exit struct {
 	// Code is the exit code when the target exited; nil when a signal
 	// killed it.
 	Code *int `json:"code,omitempty"`
+	// Detached is true when profiling ended with the target still running
+	// (patchprof attached to it with -p and detached); then there is no
+	// code and no signal.
+	Detached bool `json:"detached,omitempty"`
 	// Signal is the name of the signal that killed the target ("SIGSEGV").
 	Signal string `json:"signal,omitempty"`
 	// FaultAddress is the faulting address in hex ("0x0"), only for
@@ -196,6 +200,9 @@ func ParseAddress(s string) (uint64, error) {
 // failure) when the exit is unknown or names a signal SignalNumber does not
 // know.
 func (e Exit) ShellStatus() int {
+	if e.Detached {
+		return 0
+	}
 	if e.Code != nil {
 		return *e.Code
 	}

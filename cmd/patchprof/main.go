@@ -22,8 +22,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/lineinfo"
@@ -39,6 +41,7 @@ import (
 const exitUsage = 2
 
 func main() {
+	monitor.ExitIfWaker()
 	os.Exit(Main(os.Args[1:], os.Stderr))
 }
 
@@ -123,6 +126,8 @@ func Main(args []string, stderr io.Writer) int {
 		lines, funcs, std bool
 		funcRE, fileGlob  string
 		save              string
+		attach            int
+		duration          time.Duration
 		rf                reportFlags
 	)
 	fs.BoolVar(&lines, "lines", false, "count source lines (needs DWARF line info); the default")
@@ -131,6 +136,8 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringVar(&fileGlob, "file", "", "plant only in source files whose path or base name matches `GLOB`")
 	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
 	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
+	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
+	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
 	rf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -139,8 +146,17 @@ func Main(args []string, stderr io.Writer) int {
 		}
 		return fail(stderr, &userError{fmt.Sprintf("%v (see patchprof -h)", err)})
 	}
-	if fs.NArg() == 0 {
-		return fail(stderr, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...] (see patchprof -h)"})
+	switch {
+	case attach < 0:
+		return fail(stderr, &userError{fmt.Sprintf("-p %d: a PID is a positive number", attach)})
+	case attach > 0 && fs.NArg() > 0:
+		return fail(stderr, &userError{"-p PID attaches to a running process: give either -p or a program to run, not both"})
+	case attach == 0 && fs.NArg() == 0:
+		return fail(stderr, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"})
+	case duration < 0:
+		return fail(stderr, &userError{fmt.Sprintf("--duration %v: give a positive duration", duration)})
+	case duration > 0 && attach == 0:
+		return fail(stderr, &userError{"--duration only applies with -p PID (a started program is profiled to its end)"})
 	}
 	if !lines && !funcs {
 		lines = true
@@ -175,10 +191,28 @@ func Main(args []string, stderr io.Writer) int {
 	if err := checkWritable("--save", save); err != nil {
 		return fail(stderr, err)
 	}
-	prog := fs.Arg(0)
-	path, err := resolve(prog)
-	if err != nil {
-		return fail(stderr, err)
+	var (
+		prog, path string
+		targv      []string
+	)
+	if attach > 0 {
+		if err := monitor.CheckAttach(attach); err != nil {
+			return fail(stderr, err)
+		}
+		var err error
+		path, targv, err = processImage(attach)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		prog = fmt.Sprintf("%s (PID %d)", path, attach)
+	} else {
+		prog = fs.Arg(0)
+		targv = fs.Args()
+		var err error
+		path, err = resolve(prog)
+		if err != nil {
+			return fail(stderr, err)
+		}
 	}
 	sym, err := symtab.Open(path)
 	if err != nil {
@@ -220,11 +254,31 @@ func Main(args []string, stderr io.Writer) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	pidc := make(chan int, 1)
-	go forwardSignals(sigs, pidc)
+	var stop chan struct{}
+	if attach > 0 {
+		// Attached, patchprof's signals and the duration end the profile:
+		// restore the code, detach, report. The target runs on.
+		stop = make(chan struct{})
+		go func() {
+			var timeout <-chan time.Time
+			if duration > 0 {
+				timeout = time.After(duration)
+			}
+			select {
+			case <-sigs:
+			case <-timeout:
+			}
+			close(stop)
+		}()
+	} else {
+		go forwardSignals(sigs, pidc)
+	}
 
 	res, err := monitor.Run(monitor.Options{
 		Path:    path,
-		Args:    fs.Args(),
+		Args:    targv,
+		Attach:  attach,
+		Stop:    stop,
 		Table:   plan.Table,
 		Entry:   sym.Entry,
 		OnStart: func(pid int) { pidc <- pid },
@@ -239,7 +293,7 @@ func Main(args []string, stderr io.Writer) int {
 	case funcs:
 		mode = profile.ModeFuncs
 	}
-	p := buildProfile(sym, lt, plan, res, mode, fs.Args())
+	p := buildProfile(sym, lt, plan, res, mode, targv)
 	if save != "" {
 		if err := p.Save(save); err != nil {
 			fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
@@ -358,6 +412,21 @@ func goStdName(name string) bool {
 	}
 	first, _, _ := strings.Cut(pkg, "/")
 	return first != "main" && !strings.Contains(first, ".")
+}
+
+// processImage returns the executable and the arguments of a running process.
+func processImage(pid int) (string, []string, error) {
+	dir := "/proc/" + strconv.Itoa(pid)
+	path, err := os.Readlink(dir + "/exe")
+	if err != nil {
+		return "", nil, &userError{fmt.Sprintf("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)}
+	}
+	path = strings.TrimSuffix(path, " (deleted)")
+	var args []string
+	if b, err := os.ReadFile(dir + "/cmdline"); err == nil {
+		args = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+	}
+	return path, args, nil
 }
 
 // resolve finds the program as execve would: a name with a slash is a path,

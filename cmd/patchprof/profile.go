@@ -68,6 +68,9 @@ func buildProfile(sym *symtab.File, lt *lineinfo.Table, plan *breakpoint.Plan, r
 // abort, say), the innermost return address on its stack that does.
 func exitOf(sym *symtab.File, lt *lineinfo.Table, res *monitor.Result) profile.Exit {
 	e := res.Exit
+	if e.Detached {
+		return profile.Exit{Detached: true}
+	}
 	if e.Signal == 0 {
 		code := e.Code
 		return profile.Exit{Code: &code}

@@ -1,0 +1,150 @@
+package integration
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// startHeartbeat starts the heartbeat target for n half-second beats and
+// returns it, its PID and a reader positioned after its "ready" line.
+func startHeartbeat(t *testing.T, n int) (*exec.Cmd, int, *bufio.Scanner) {
+	t.Helper()
+	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
+	cmd := exec.Command(exe, strconv.Itoa(n))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
+		t.Fatalf("target did not start: %q", sc.Text())
+	}
+	return cmd, cmd.Process.Pid, sc
+}
+
+// checkRunsOn reads the remaining heartbeats (each with a larger call total
+// than the last), waits for the target to exit 0, and checks that no tracer
+// was left on it.
+func checkRunsOn(t *testing.T, cmd *exec.Cmd, pid int, sc *bufio.Scanner, n int) {
+	t.Helper()
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
+		if !strings.Contains(string(st), "TracerPid:\t0\n") {
+			t.Errorf("a tracer is left on the target after detach:\n%s", st)
+		}
+	}
+	last, beats := int64(-1), 0
+	for sc.Scan() {
+		var s int
+		var total int64
+		if _, err := fmt.Sscanf(sc.Text(), "beat %d %d", &s, &total); err != nil {
+			t.Fatalf("target printed %q", sc.Text())
+		}
+		if total <= last {
+			t.Errorf("beat %d: calls %d, not more than %d", s, total, last)
+		}
+		last = total
+		beats++
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("target after detach: %v (want exit 0: no stray SIGTRAP)", err)
+	}
+	if beats != n {
+		t.Errorf("target printed %d beats, want %d", beats, n)
+	}
+}
+
+// TestAttachDuration attaches to a running multi-threaded program for a
+// second, counts its calls, detaches, and the program runs on to its normal
+// end, printing correctly.
+func TestAttachDuration(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	cmd, pid, sc := startHeartbeat(t, 8)
+	res, p := runProfile(t, runOpts{args: []string{"--funcs", "--func", "^work$", "-p", strconv.Itoa(pid), "--duration", "1s"}})
+	if res.code != 0 {
+		t.Fatalf("patchprof exit %d, want 0\n%s", res.code, res)
+	}
+	if !p.Exit.Detached {
+		t.Errorf("saved exit %+v, want detached", p.Exit)
+	}
+	if n, ok := funcCount(p, "work"); !ok || n == 0 {
+		t.Errorf("work counted 0 times in a second of three threads calling it")
+	}
+	if !strings.Contains(res.stderr, "detached") {
+		t.Errorf("report header does not say detached:\n%s", res.stderr)
+	}
+	checkRunsOn(t, cmd, pid, sc, 8)
+}
+
+// TestAttachInterrupt: SIGINT to an attached patchprof ends the profile the
+// same way.
+func TestAttachInterrupt(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	cmd, pid, sc := startHeartbeat(t, 8)
+	res := run(t, runOpts{
+		args: []string{"--lines", "--file", "heartbeat.c", "-p", strconv.Itoa(pid)},
+		started: func(ppid int, _ func() string) {
+			time.Sleep(time.Second)
+			syscall.Kill(ppid, syscall.SIGINT)
+		},
+	})
+	if res.code != 0 {
+		t.Fatalf("patchprof exit %d, want 0\n%s", res.code, res)
+	}
+	if !strings.Contains(res.stderr, "detached") || !strings.Contains(res.stderr, "WORK_BODY") {
+		t.Errorf("report lacks the header or the listing:\n%s", res.stderr)
+	}
+	checkRunsOn(t, cmd, pid, sc, 8)
+}
+
+// TestAttachErrors: processes that cannot be attached to get one line and
+// exit status 2.
+func TestAttachErrors(t *testing.T) {
+	mustHaveCC(t)
+	mustHaveCLI(t)
+	cases := [][]string{
+		{"-p", "999999999"},
+		{"-p", strconv.Itoa(os.Getpid())}, // patchprof's parent: an ancestor
+		{"-p", "1", "/bin/true"},
+		{"--duration", "1s", "/bin/true"},
+		{"-p", "-5"},
+	}
+	for _, args := range cases {
+		res := run(t, runOpts{args: args})
+		if res.code != 2 || !strings.HasPrefix(res.stderr, "patchprof: ") || strings.Count(res.stderr, "\n") != 1 {
+			t.Errorf("patchprof %q: exit %d, stderr %q; want 2 and one line", args, res.code, res.stderr)
+		}
+	}
+	if strace, err := exec.LookPath("strace"); err == nil {
+		_, pid, _ := startHeartbeat(t, 20)
+		tr := exec.Command(strace, "-p", strconv.Itoa(pid), "-o", os.DevNull)
+		if err := tr.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer func() { tr.Process.Signal(syscall.SIGINT); tr.Wait() }()
+		deadline := time.Now().Add(5 * time.Second)
+		for time.Now().Before(deadline) {
+			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			if !strings.Contains(string(st), "TracerPid:\t0\n") {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		res := run(t, runOpts{args: []string{"--funcs", "-p", strconv.Itoa(pid)}})
+		if res.code != 2 || !strings.Contains(res.stderr, "already traced") || !strings.Contains(res.stderr, "strace") {
+			t.Errorf("attach to a traced process: exit %d, stderr %q; want 2 naming strace", res.code, res.stderr)
+		}
+	}
+}
