@@ -16,7 +16,11 @@ import (
 // returns it, its PID and a reader positioned after its "ready" line.
 func startHeartbeat(t *testing.T, n int) (*exec.Cmd, int, *bufio.Scanner) {
 	t.Helper()
-	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
+	return startTarget(t, buildC(t, "heartbeat.c", "-g", "-O0", "-pthread"), n)
+}
+
+func startTarget(t *testing.T, exe string, n int) (*exec.Cmd, int, *bufio.Scanner) {
+	t.Helper()
 	cmd := exec.Command(exe, strconv.Itoa(n))
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -83,6 +87,21 @@ func TestAttachDuration(t *testing.T) {
 	}
 	if !strings.Contains(res.stderr, "detached") {
 		t.Errorf("report header does not say detached:\n%s", res.stderr)
+	}
+	checkRunsOn(t, cmd, pid, sc, 8)
+}
+
+// TestAttachGo attaches to a Go program (goroutines over several OS threads,
+// the runtime's preemption signals) and detaches; it runs on to its end.
+func TestAttachGo(t *testing.T) {
+	mustHavePtrace(t)
+	cmd, pid, sc := startTarget(t, buildGo(t, "goheartbeat"), 8)
+	res, p := runProfile(t, runOpts{args: []string{"--funcs", "--lines", "-p", strconv.Itoa(pid), "--duration", "1s"}})
+	if res.code != 0 || !p.Exit.Detached {
+		t.Fatalf("patchprof exit %d, saved exit %+v; want 0 and detached\n%s", res.code, p.Exit, res)
+	}
+	if n, ok := funcCount(p, "main.work"); !ok || n == 0 {
+		t.Errorf("main.work counted %d (%v) in a second of four goroutines calling it", n, ok)
 	}
 	checkRunsOn(t, cmd, pid, sc, 8)
 }

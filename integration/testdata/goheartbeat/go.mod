@@ -1,0 +1,3 @@
+module goheartbeat
+
+go 1.26
