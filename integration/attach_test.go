@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -165,5 +166,82 @@ func TestAttachErrors(t *testing.T) {
 		if res.code != 2 || !strings.Contains(res.stderr, "already traced") || !strings.Contains(res.stderr, "strace") {
 			t.Errorf("attach to a traced process: exit %d, stderr %q; want 2 naming strace", res.code, res.stderr)
 		}
+	}
+}
+
+// TestAttachExactWindow: the target calls work() only when told, so the calls
+// made while patchprof is attached are known exactly: patchprof counts exactly
+// those, and the target goes on working after the detach.
+func TestAttachExactWindow(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	target := exec.Command(exe)
+	in, err := target.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := target.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	sc := bufio.NewScanner(out)
+	ask := func(n int) string {
+		t.Helper()
+		fmt.Fprintf(in, "%d\n", n)
+		if !sc.Scan() {
+			t.Fatalf("target did not answer %d: %v", n, sc.Err())
+		}
+		return sc.Text()
+	}
+	if !sc.Scan() || sc.Text() != "ready" {
+		t.Fatalf("target did not start: %q", sc.Text())
+	}
+	ask(500) // before the attach: not counted
+
+	save := filepath.Join(t.TempDir(), "p.json")
+	pp := exec.Command(patchprofBin, "--save", save, "--funcs", "--func", "^work$", "-p", strconv.Itoa(target.Process.Pid))
+	perr, err := pp.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Process.Kill()
+	esc := bufio.NewScanner(perr)
+	if !esc.Scan() || !strings.HasPrefix(esc.Text(), "patchprof: attached to PID ") {
+		t.Fatalf("patchprof did not report the attach: %q", esc.Text())
+	}
+	if got := ask(3000); got != "done 3000 3500" {
+		t.Fatalf("target answered %q while attached, want \"done 3000 3500\"", got)
+	}
+	pp.Process.Signal(syscall.SIGINT)
+	var rest strings.Builder
+	for esc.Scan() {
+		rest.WriteString(esc.Text() + "\n")
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v\n%s", err, rest.String())
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := funcCount(p, "work"); !ok || n != 3000 {
+		t.Errorf("work counted %d (%v) while attached, want exactly 3000", n, ok)
+	}
+	// After the detach the target works on, with no int3 left in it.
+	if got := ask(700); got != "done 700 4200" {
+		t.Errorf("target answered %q after detach, want \"done 700 4200\"", got)
+	}
+	in.Close()
+	if err := target.Wait(); err != nil {
+		t.Errorf("target after detach: %v", err)
 	}
 }

@@ -282,8 +282,38 @@ func (m *mon) detachAll() {
 			m.table.RestoreIn(t.sp.mem)
 		}
 	}
-	m.table.Unplant()
+	groupStopped := map[int]bool{}
 	for _, t := range m.threads {
+		if t.groupStop {
+			groupStopped[t.tgid] = true
+		}
+	}
+	// A thread can have executed an int3 and been stopped by our interrupt
+	// before its SIGTRAP was dequeued: the signal is still pending and would
+	// kill the process after the detach. Let the kernel dequeue it now (a
+	// synchronous signal is dequeued before any other, and before any user
+	// instruction runs), and rewind the thread onto the restored instruction.
+	for _, t := range m.threads {
+		if t.state != stopped || sig[t.tid] != 0 || !sigtrapPending(t.tgid, t.tid) {
+			continue
+		}
+		if cont(t.tid, 0) != nil {
+			continue
+		}
+		var ws unix.WaitStatus
+		if waitPid(t.tid, &ws, unix.WALL) != nil || !ws.Stopped() {
+			continue
+		}
+		if trapCause(ws) == 0 {
+			// settle rewinds a trap at one of our sites and records any
+			// other signal to hand back at the detach.
+			settle(event{tid: t.tid, ws: ws})
+		}
+	}
+	m.table.Unplant()
+	tgids := map[int]bool{}
+	for _, t := range m.threads {
+		tgids[t.tgid] = true
 		if t.state == listening {
 			// A PTRACE_LISTEN tracee is not in a ptrace-stop: stop it so it
 			// can be detached; it stays in its group-stop after.
@@ -293,4 +323,42 @@ func (m *mon) detachAll() {
 		}
 		detach(t.tid, sig[t.tid])
 	}
+	// A process that was running must not be left stopped by the detach
+	// (ptrace(2), "PTRACE_DETACH": a stop can be left pending); one in a
+	// job-control stop stays stopped, as without patchprof.
+	for tgid := range tgids {
+		if !groupStopped[tgid] && processState(tgid) == 'T' {
+			unix.Kill(tgid, unix.SIGCONT)
+		}
+	}
+}
+
+// sigtrapPending reports whether SIGTRAP is pending for the thread itself
+// (/proc/PID/task/TID/status, SigPnd).
+func sigtrapPending(tgid, tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", tgid, tid))
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigPnd:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(unix.SIGTRAP)-1)) != 0
+		}
+	}
+	return false
+}
+
+// processState returns the state letter of /proc/PID/stat ('R', 'S', 'T', ...).
+func processState(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	return s[i+2]
 }

@@ -275,13 +275,20 @@ func Main(args []string, stderr io.Writer) int {
 	}
 
 	res, err := monitor.Run(monitor.Options{
-		Path:    path,
-		Args:    targv,
-		Attach:  attach,
-		Stop:    stop,
-		Table:   plan.Table,
-		Entry:   sym.Entry,
-		OnStart: func(pid int) { pidc <- pid },
+		Path:   path,
+		Args:   targv,
+		Attach: attach,
+		Stop:   stop,
+		Table:  plan.Table,
+		Entry:  sym.Entry,
+		OnStart: func(pid int) {
+			pidc <- pid
+			if attach > 0 {
+				// Operators (and tests) need to know when counting starts.
+				fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
+					pid, plan.Table.Len(), map[bool]string{true: " or --duration", false: ""}[duration > 0])
+			}
+		},
 	})
 	if err != nil {
 		return fail(stderr, err)
