@@ -398,6 +398,7 @@ type profile struct {
 type exitInfo struct {
 	Code         *int   `json:"code"`
 	Detached     bool   `json:"detached"`
+	Running      bool   `json:"running"`
 	Signal       string `json:"signal"`
 	FaultAddress string `json:"fault_address"`
 	PC           string `json:"pc"`

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -119,5 +120,69 @@ func TestTerminationForwarded(t *testing.T) {
 				t.Fatalf("report missing the signal or the function table:\n%s", stderr.String())
 			}
 		})
+	}
+}
+
+// TestIntervalSave: --interval with --save replaces the saved profile while
+// the target runs (an interim profile, exit "running"), and the final one
+// replaces it at the end.
+func TestIntervalSave(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
+	save := filepath.Join(t.TempDir(), "p.json")
+	var interim *profile
+	res := run(t, runOpts{
+		args: []string{"--save", save, "--funcs", "--func", "^work$", "--interval", "200ms", exe, "6"},
+		started: func(int, func() string) {
+			deadline := time.Now().Add(20 * time.Second)
+			for interim == nil && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+				if p, err := readProfile(save); err == nil && p.Exit.Running {
+					interim = p
+				}
+			}
+		},
+	})
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res)
+	}
+	if interim == nil {
+		t.Fatal("no interim profile (exit running) appeared while the target ran")
+	}
+	final, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.Exit.Running || final.Exit.Code == nil || *final.Exit.Code != 0 {
+		t.Errorf("final saved exit %v, want code 0", final.Exit)
+	}
+	a, _ := funcCount(interim, "work")
+	b, _ := funcCount(final, "work")
+	if a == 0 || a > b {
+		t.Errorf("work: interim count %d, final %d; want 0 < interim <= final", a, b)
+	}
+}
+
+// TestUSR1Report: SIGUSR1 to patchprof prints an interim report at once and
+// profiling goes on to the end.
+func TestUSR1Report(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
+	res := run(t, runOpts{
+		args: []string{"--funcs", "--func", "^work$", exe, "4"},
+		started: func(pid int, _ func() string) {
+			time.Sleep(700 * time.Millisecond)
+			syscall.Kill(pid, syscall.SIGUSR1)
+		},
+	})
+	if res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res)
+	}
+	i := strings.Index(res.stderr, "is running: interim report")
+	j := strings.Index(res.stderr, "exited with code 0")
+	if i < 0 || j < i {
+		t.Errorf("want an interim report, then the final one:\n%s", res.stderr)
 	}
 }

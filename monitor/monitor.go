@@ -28,6 +28,13 @@ type Options struct {
 	// first thing in main (see wake).
 	Stop <-chan struct{}
 
+	// SnapshotReq asks, with each value received, for Snapshot to be called
+	// on the tracer thread while the target runs, where it may read the
+	// table's counts (--interval, SIGUSR1). Like Stop, it needs ExitIfWaker.
+	SnapshotReq <-chan struct{}
+	// Snapshot receives the load bias; nil disables snapshots.
+	Snapshot func(bias uint64)
+
 	// OnStart, if set, is called with the target's PID once it runs.
 	OnStart func(pid int)
 }

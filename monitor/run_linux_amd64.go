@@ -80,6 +80,7 @@ type mon struct {
 	res      Result
 	rootEnd  bool
 	stopping atomic.Bool // profiling is to end: restore every byte and detach
+	snap     atomic.Bool // a snapshot of the counts is asked for
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until
@@ -195,6 +196,14 @@ func run(o Options) (*Result, error) {
 		}()
 		defer dumpRing(m)
 	}
+	if o.SnapshotReq != nil {
+		go func() {
+			for range o.SnapshotReq {
+				m.snap.Store(true)
+				wake()
+			}
+		}()
+	}
 	if o.Stop != nil {
 		go func() {
 			<-o.Stop
@@ -220,6 +229,10 @@ func run(o Options) (*Result, error) {
 			m.detachAll()
 			m.res.Exit.Detached = true
 			return &m.res, nil
+		}
+		if m.snap.Swap(false) && o.Snapshot != nil {
+			// On the tracer thread, between events: the counts are at rest.
+			o.Snapshot(m.res.Bias)
 		}
 		ev, err := m.next()
 		if errors.Is(err, unix.ECHILD) {

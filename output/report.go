@@ -113,6 +113,8 @@ func (r *report) header() {
 	switch {
 	case e.Detached:
 		b.WriteString(" detached: it runs on, unharmed")
+	case e.Running:
+		b.WriteString(" is running: interim report")
 	case e.Code != nil:
 		fmt.Fprintf(&b, " exited with code %d", *e.Code)
 	case e.Signal != "":

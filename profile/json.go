@@ -110,6 +110,9 @@ func (e *Exit) validate() error {
 	if e.Detached && (e.Code != nil || e.Signal != "") {
 		return bad("detached", "a detached target has no exit code or signal")
 	}
+	if e.Running && (e.Code != nil || e.Signal != "" || e.Detached) {
+		return bad("running", "a running target has no exit code, signal or detach")
+	}
 	for _, a := range []struct{ field, s string }{{"fault_address", e.FaultAddress}, {"pc", e.PC}} {
 		if a.s == "" {
 			continue

@@ -66,6 +66,9 @@ type Exit struct {
 	// (patchprof attached to it with -p and detached); then there is no
 	// code and no signal.
 	Detached bool `json:"detached,omitempty"`
+	// Running is true in an interim profile, written while the target still
+	// ran (--interval, SIGUSR1); then there is no code, signal or detached.
+	Running bool `json:"running,omitempty"`
 	// Signal is the name of the signal that killed the target ("SIGSEGV").
 	Signal string `json:"signal,omitempty"`
 	// FaultAddress is the faulting address in hex ("0x0"), only for
@@ -200,7 +203,7 @@ func ParseAddress(s string) (uint64, error) {
 // failure) when the exit is unknown or names a signal SignalNumber does not
 // know.
 func (e Exit) ShellStatus() int {
-	if e.Detached {
+	if e.Detached || e.Running {
 		return 0
 	}
 	if e.Code != nil {

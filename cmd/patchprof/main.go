@@ -128,6 +128,7 @@ func Main(args []string, stderr io.Writer) int {
 		save              string
 		attach            int
 		duration          time.Duration
+		interval          time.Duration
 		rf                reportFlags
 	)
 	fs.BoolVar(&lines, "lines", false, "count source lines (needs DWARF line info); the default")
@@ -137,6 +138,7 @@ func Main(args []string, stderr io.Writer) int {
 	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
 	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
 	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
+	fs.DurationVar(&interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
 	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
 	rf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -153,6 +155,8 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(stderr, &userError{"-p PID attaches to a running process: give either -p or a program to run, not both"})
 	case attach == 0 && fs.NArg() == 0:
 		return fail(stderr, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"})
+	case interval < 0:
+		return fail(stderr, &userError{fmt.Sprintf("--interval %v: give a positive duration", interval)})
 	case duration < 0:
 		return fail(stderr, &userError{fmt.Sprintf("--duration %v: give a positive duration", duration)})
 	case duration > 0 && attach == 0:
@@ -274,13 +278,59 @@ func Main(args []string, stderr io.Writer) int {
 		go forwardSignals(sigs, pidc)
 	}
 
+	// Interim reports: every --interval, and on SIGUSR1, without stopping.
+	snapReq := make(chan struct{}, 1)
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	defer signal.Stop(usr1)
+	go func() {
+		var tick <-chan time.Time
+		if interval > 0 {
+			t := time.NewTicker(interval)
+			defer t.Stop()
+			tick = t.C
+		}
+		for {
+			select {
+			case <-tick:
+			case <-usr1:
+			}
+			select {
+			case snapReq <- struct{}{}:
+			default: // one is already pending
+			}
+		}
+	}()
+	mode := profile.ModeLines
+	switch {
+	case lines && funcs:
+		mode = profile.ModeLinesFuncs
+	case funcs:
+		mode = profile.ModeFuncs
+	}
+	snapshot := func(bias uint64) {
+		p := buildProfile(sym, lt, plan, &monitor.Result{Bias: bias}, mode, targv)
+		p.Exit = profile.Exit{Running: true}
+		if save != "" {
+			if err := p.Save(save); err != nil {
+				fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
+			}
+			return
+		}
+		if err := rf.write(p, opt, stderr); err != nil {
+			fmt.Fprintf(stderr, "patchprof: %v\n", err)
+		}
+	}
+
 	res, err := monitor.Run(monitor.Options{
-		Path:   path,
-		Args:   targv,
-		Attach: attach,
-		Stop:   stop,
-		Table:  plan.Table,
-		Entry:  sym.Entry,
+		SnapshotReq: snapReq,
+		Snapshot:    snapshot,
+		Path:        path,
+		Args:        targv,
+		Attach:      attach,
+		Stop:        stop,
+		Table:       plan.Table,
+		Entry:       sym.Entry,
 		OnStart: func(pid int) {
 			pidc <- pid
 			if attach > 0 {
@@ -292,13 +342,6 @@ func Main(args []string, stderr io.Writer) int {
 	})
 	if err != nil {
 		return fail(stderr, err)
-	}
-	mode := profile.ModeLines
-	switch {
-	case lines && funcs:
-		mode = profile.ModeLinesFuncs
-	case funcs:
-		mode = profile.ModeFuncs
 	}
 	p := buildProfile(sym, lt, plan, res, mode, targv)
 	if save != "" {
