@@ -29,6 +29,17 @@ func TestFork(t *testing.T) {
 		}
 		wantLine(t, p, "fork.c", markerLine(t, "fork.c", "F_BODY"), 500)
 	})
+	t.Run("no-follow", func(t *testing.T) {
+		// The child gets its original code back and runs untraced: it
+		// still calls f 300 times (and exits 0, or the parent would not
+		// print), but only the parent's 200 are counted.
+		res, p := runProfile(t, runOpts{args: []string{"--funcs", "--no-follow", exe}})
+		wantExitCode(t, res, p, 0)
+		if res.stdout != "parent done\n" {
+			t.Errorf("target's stdout %q, want \"parent done\\n\"", res.stdout)
+		}
+		wantFunc(t, p, "f", 200)
+	})
 }
 
 // TestVfork checks vfork followed by exec in the child: the child shares

@@ -28,6 +28,11 @@ type Options struct {
 	// first thing in main (see wake).
 	Stop <-chan struct{}
 
+	// NoFollow profiles only the first process: forked children get their
+	// original code back and run untraced. (A vfork child shares the
+	// parent's memory, so it stays traced until it execs or exits.)
+	NoFollow bool
+
 	// SnapshotReq asks, with each value received, for Snapshot to be called
 	// on the tracer thread while the target runs, where it may read the
 	// table's counts (--interval, SIGUSR1). Like Stop, it needs ExitIfWaker.

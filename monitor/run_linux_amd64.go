@@ -49,6 +49,7 @@ type thread struct {
 	vforkWait   bool // blocked in vfork until the child execs or exits
 	groupStop   bool // in a job-control stop
 	swallowCont bool // the SIGCONT patchprof sent at launch is still to come
+	release     bool // a forked child to let go at its first stop (--no-follow)
 	cursor      breakpoint.Cursor
 }
 
@@ -507,6 +508,10 @@ func (m *mon) handle(ev event) {
 	case unix.PTRACE_EVENT_EXEC:
 		m.exec(t)
 	case unix.PTRACE_EVENT_STOP:
+		if t.fresh && t.release {
+			m.release(t)
+			return
+		}
 		m.eventStop(t, was, sig)
 		m.resume(t, 0)
 	case 0:
@@ -876,6 +881,7 @@ func (m *mon) newTask(t *thread, cause int, stepping int) *space {
 		u.cursor = t.cursor.Clone()
 	default: // fork
 		u.cursor = t.cursor.Clone()
+		u.release = m.o.NoFollow
 	}
 	if share {
 		u.sp = t.sp
@@ -900,6 +906,18 @@ func (m *mon) newTask(t *thread, cause int, stepping int) *space {
 		m.queue = append(m.queue, ev)
 	}
 	return u.sp
+}
+
+// release lets a forked child go with --no-follow: its copy of the code gets
+// every original byte back, then it is detached and runs untraced.
+//
+// Preconditions: t is in its first ptrace-stop and alone in its space.
+func (m *mon) release(t *thread) {
+	if !t.sp.dead {
+		m.table.RestoreIn(t.sp.mem)
+	}
+	m.removeThread(t)
+	detach(t.tid, 0)
 }
 
 // exec releases a task that replaced its program: its new image has none of

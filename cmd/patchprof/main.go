@@ -129,6 +129,7 @@ func Main(args []string, stderr io.Writer) int {
 		attach            int
 		duration          time.Duration
 		interval          time.Duration
+		noFollow          bool
 		rf                reportFlags
 	)
 	fs.BoolVar(&lines, "lines", false, "count source lines (needs DWARF line info); the default")
@@ -138,6 +139,7 @@ func Main(args []string, stderr io.Writer) int {
 	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
 	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
 	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
+	fs.BoolVar(&noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
 	fs.DurationVar(&interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
 	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
 	rf.register(fs)
@@ -328,6 +330,7 @@ func Main(args []string, stderr io.Writer) int {
 		Path:        path,
 		Args:        targv,
 		Attach:      attach,
+		NoFollow:    noFollow,
 		Stop:        stop,
 		Table:       plan.Table,
 		Entry:       sym.Entry,
