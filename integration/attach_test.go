@@ -245,3 +245,44 @@ func TestAttachExactWindow(t *testing.T) {
 		t.Errorf("target after detach: %v", err)
 	}
 }
+
+// TestAttachChurn attaches while the target keeps creating threads, and while
+// it keeps forking children: every thread and child is served, none dies of a
+// breakpoint, and after the detach the target runs on to a clean end.
+func TestAttachChurn(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")
+	for _, mode := range []string{"threads", "fork"} {
+		t.Run(mode, func(t *testing.T) {
+			cmd := exec.Command(exe, mode, "8")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { cmd.Process.Kill(); cmd.Wait() }()
+			sc := bufio.NewScanner(out)
+			if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
+				t.Fatalf("target did not start: %q", sc.Text())
+			}
+			res, p := runProfile(t, runOpts{args: []string{"--funcs", "--func", "^work$", "-p", strconv.Itoa(cmd.Process.Pid), "--duration", "1s"}})
+			if res.code != 0 || !p.Exit.Detached {
+				t.Fatalf("patchprof exit %d, saved exit %v\n%s", res.code, p.Exit, res)
+			}
+			if n, ok := funcCount(p, "work"); !ok || n == 0 {
+				t.Errorf("work counted %d (%v)", n, ok)
+			}
+			var last string
+			for sc.Scan() {
+				last = sc.Text()
+			}
+			if err := cmd.Wait(); err != nil || !strings.HasPrefix(last, "ok ") {
+				t.Fatalf("target after detach: %v, last line %q", err, last)
+			}
+		})
+	}
+}
