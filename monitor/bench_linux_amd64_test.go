@@ -200,3 +200,41 @@ func BenchmarkPlant100k(b *testing.B) {
 	b.ReportMetric(float64(restore.Milliseconds())/float64(b.N), "ms/restore")
 	b.ReportMetric(t.BytesPerSite(), "table-bytes/site")
 }
+
+// mallocsFor returns the heap allocations of one Run of the calls target with
+// n calls of the planted function.
+func mallocsFor(tb testing.TB, prog string, n int) uint64 {
+	sym, err := symtab.Open(prog)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer sym.Close()
+	plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true, FuncFilter: func(s string) bool { return s == "work" }})
+	var a, b runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&a)
+	if _, err := Run(Options{Path: prog, Args: []string{prog, strconv.Itoa(n)}, Table: plan.Table, Entry: sym.Entry}); err != nil {
+		tb.Fatal(err)
+	}
+	runtime.ReadMemStats(&b)
+	if plan.Table.Hits[0] != uint64(n) {
+		tb.Fatalf("hits %d, want %d", plan.Table.Hits[0], n)
+	}
+	return b.Mallocs - a.Mallocs
+}
+
+// BenchmarkHitAllocs reports the heap allocations per hit of the classic
+// cycle: the difference between runs of 20,000 and 2,000 hits, divided by
+// 18,000, so set-up costs cancel. The hit path is meant to allocate nothing.
+func BenchmarkHitAllocs(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	calls := buildC(b, callsC)
+	var per float64
+	for i := 0; i < b.N; i++ {
+		small := mallocsFor(b, calls, 2000)
+		large := mallocsFor(b, calls, 20000)
+		per += (float64(large) - float64(small)) / 18000
+	}
+	b.ReportMetric(per/float64(b.N), "allocs/hit")
+}
