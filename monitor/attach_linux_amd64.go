@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
 )
 
@@ -210,6 +211,7 @@ func (m *mon) detachAll() {
 			m.orphans[ev.tid] = ev
 			return
 		}
+		was := t.state
 		t.state = stopped
 		s := ev.ws.StopSignal()
 		switch cause := trapCause(ev.ws); cause {
@@ -220,15 +222,11 @@ func (m *mon) detachAll() {
 		case unix.PTRACE_EVENT_EXEC:
 			m.exec(t)
 		case unix.PTRACE_EVENT_STOP:
-			if t.fresh {
-				t.fresh = false
-			} else if isStopSignal(s) {
-				t.groupStop = true
-			}
+			m.eventStop(t, was, s)
 		case 0:
 			if s == unix.SIGTRAP && getSiginfo(t.tid, &m.si) == nil && m.si.Code == siKernel &&
 				unix.PtraceGetRegs(t.tid, &m.regs) == nil {
-				if i, ok := m.table.Lookup(m.regs.Rip - 1); ok && m.table.Armed(i) && m.table.OriginalByte(i) != 0xCC {
+				if i, ok := m.table.Lookup(m.regs.Rip - 1); ok && m.table.Armed(i) && m.table.OriginalByte(i) != breakpoint.Int3 {
 					m.regs.Rip--
 					unix.PtraceSetRegs(t.tid, &m.regs)
 					return
