@@ -147,6 +147,28 @@ func TestAttachErrors(t *testing.T) {
 			t.Errorf("patchprof %q: exit %d, stderr %q; want 2 and one line", args, res.code, res.stderr)
 		}
 	}
+	// A zombie: its parent has not reaped it.
+	z := exec.Command(buildC(t, "zombie.c", "-g", "-O0"))
+	zin, _ := z.StdinPipe()
+	zout, _ := z.StdoutPipe()
+	if err := z.Start(); err != nil {
+		t.Fatal(err)
+	}
+	zsc := bufio.NewScanner(zout)
+	if !zsc.Scan() {
+		t.Fatal("zombie maker printed nothing")
+	}
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if st, _ := os.ReadFile("/proc/" + zsc.Text() + "/status"); strings.Contains(string(st), "State:\tZ") {
+			break
+		}
+	}
+	res := run(t, runOpts{args: []string{"--funcs", "-p", zsc.Text()}})
+	zin.Close()
+	z.Wait()
+	if res.code != 2 || !strings.Contains(res.stderr, "zombie") || strings.Count(res.stderr, "\n") != 1 {
+		t.Errorf("attach to a zombie: exit %d, stderr %q; want 2 and one line saying zombie", res.code, res.stderr)
+	}
 	if strace, err := exec.LookPath("strace"); err == nil {
 		_, pid, _ := startHeartbeat(t, 20)
 		tr := exec.Command(strace, "-p", strconv.Itoa(pid), "-o", os.DevNull)
