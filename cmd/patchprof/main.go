@@ -30,7 +30,6 @@ import (
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/monitor"
-	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/sys/unix"
@@ -57,59 +56,8 @@ func fail(stderr io.Writer, err error) int {
 	return exitUsage
 }
 
-type listFlag []string
-
-func (l *listFlag) String() string     { return strings.Join(*l, ",") }
-func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
-
-type reportFlags struct {
-	out        string
-	print      string
-	sourceDirs listFlag
-	substs     listFlag
-}
-
-func (r *reportFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.out, "o", "", "write the report to `FILE` instead of stderr")
-	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
-	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
-	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
-}
-
-func (r *reportFlags) options() (output.Options, error) {
-	style, err := output.ParseStyle(r.print)
-	if err != nil {
-		return output.Options{}, &userError{fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
-	}
-	opt := output.Options{Style: style, SourceDirs: r.sourceDirs}
-	for _, s := range r.substs {
-		sub, err := output.ParseSubst(s)
-		if err != nil {
-			return opt, &userError{fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
-		}
-		opt.Subst = append(opt.Subst, sub)
-	}
-	if wd, err := os.Getwd(); err == nil {
-		opt.Cwd = wd
-	}
-	return opt, nil
-}
-
-// write renders p to -o FILE or to stderr.
-func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
-	if r.out == "" {
-		return output.Write(stderr, p, opt)
-	}
-	f, err := os.Create(r.out)
-	if err != nil {
-		return &userError{fmt.Sprintf("cannot write the report: %v", err)}
-	}
-	werr := output.Write(f, p, opt)
-	return errors.Join(werr, f.Close())
-}
-
 func usage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintf(w, "usage: patchprof [flags] [--] PROGRAM [ARGS...]\n       patchprof report [flags] FILE\n\nflags:\n")
+	fmt.Fprintf(w, "usage: patchprof [flags] [--] PROGRAM [ARGS...]\n       patchprof [flags] -p PID\n       patchprof report [flags] FILE...\n       patchprof merge [--force] -o OUT FILE...\n\nflags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 }
@@ -119,6 +67,9 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 func Main(args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "report" {
 		return reportMain(args[1:], stderr)
+	}
+	if len(args) > 0 && args[0] == "merge" {
+		return mergeMain(args[1:], stderr)
 	}
 	fs := flag.NewFlagSet("patchprof", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -191,6 +142,9 @@ func Main(args []string, stderr io.Writer) int {
 		}
 	}
 
+	if rf.format != "listing" && rf.out == "" {
+		return fail(stderr, &userError{fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)})
+	}
 	if err := checkWritable("-o", rf.out); err != nil {
 		return fail(stderr, err)
 	}
@@ -401,35 +355,6 @@ func checkWritable(flag, path string) error {
 		return &userError{fmt.Sprintf("%s %s is a directory: give a file name", flag, path)}
 	}
 	return nil
-}
-
-func reportMain(args []string, stderr io.Writer) int {
-	fs := flag.NewFlagSet("patchprof report", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var rf reportFlags
-	rf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(fs, os.Stdout)
-			return 0
-		}
-		return fail(stderr, &userError{fmt.Sprintf("report: %v (see patchprof report -h)", err)})
-	}
-	if fs.NArg() != 1 {
-		return fail(stderr, &userError{"report takes one saved profile: patchprof report [flags] FILE"})
-	}
-	opt, err := rf.options()
-	if err != nil {
-		return fail(stderr, err)
-	}
-	p, err := profile.Load(fs.Arg(0))
-	if err != nil {
-		return fail(stderr, err)
-	}
-	if err := rf.write(p, opt, stderr); err != nil {
-		return fail(stderr, err)
-	}
-	return 0
 }
 
 // isGo reports whether the executable was built by the Go toolchain, whose

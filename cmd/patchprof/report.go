@@ -1,0 +1,175 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profile"
+)
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return fmt.Sprint([]string(*l)) }
+func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
+
+// formats are the report formats --format accepts.
+var formats = map[string]bool{"listing": true, "lcov": true, "gcov": true, "pprof": true}
+
+type reportFlags struct {
+	out        string
+	print      string
+	format     string
+	sourceDirs listFlag
+	substs     listFlag
+}
+
+func (r *reportFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr (a directory for --format gcov)")
+	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
+	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, lcov (tracefile), gcov (.gcov files), pprof (protobuf)")
+	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
+	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
+}
+
+func (r *reportFlags) options() (output.Options, error) {
+	if !formats[r.format] {
+		return output.Options{}, &userError{fmt.Sprintf("--format %q: use listing, lcov, gcov or pprof", r.format)}
+	}
+	style, err := output.ParseStyle(r.print)
+	if err != nil {
+		return output.Options{}, &userError{fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
+	}
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs}
+	for _, s := range r.substs {
+		sub, err := output.ParseSubst(s)
+		if err != nil {
+			return opt, &userError{fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
+		}
+		opt.Subst = append(opt.Subst, sub)
+	}
+	if wd, err := os.Getwd(); err == nil {
+		opt.Cwd = wd
+	}
+	return opt, nil
+}
+
+// write renders p in the chosen format: the listing to -o FILE or to stderr;
+// exports to -o PATH or, for text exports from `patchprof report`, stdout.
+func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
+	switch r.format {
+	case "gcov":
+		dir := r.out
+		if dir == "" {
+			dir = "."
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return &userError{fmt.Sprintf("cannot create %s for the .gcov files: %v", dir, err)}
+		}
+		_, err := output.WriteGcov(dir, p, nil)
+		return err
+	case "pprof":
+		if r.out == "" {
+			return &userError{"--format pprof writes a binary profile: give -o FILE"}
+		}
+	}
+	var w io.Writer = stderr
+	if r.format != "listing" {
+		w = os.Stdout
+	}
+	var f *os.File
+	if r.out != "" {
+		var err error
+		if f, err = os.Create(r.out); err != nil {
+			return &userError{fmt.Sprintf("cannot write the report: %v", err)}
+		}
+		w = f
+	}
+	var err error
+	switch r.format {
+	case "lcov":
+		err = output.WriteLCOV(w, p)
+	case "pprof":
+		err = output.WritePprof(w, p)
+	default:
+		err = output.Write(w, p, opt)
+	}
+	if f != nil {
+		err = errors.Join(err, f.Close())
+	}
+	return err
+}
+
+// loadAll loads saved profiles and merges them when there are several.
+func loadAll(paths []string, force bool) (*profile.Profile, error) {
+	var ps []*profile.Profile
+	for _, path := range paths {
+		p, err := profile.Load(path)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	if len(ps) == 1 {
+		return ps[0], nil
+	}
+	return profile.Merge(force, ps...)
+}
+
+func reportMain(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("patchprof report", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var rf reportFlags
+	force := fs.Bool("force", false, "merge profiles of different executables anyway")
+	rf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, os.Stdout)
+			return 0
+		}
+		return fail(stderr, &userError{fmt.Sprintf("report: %v (see patchprof report -h)", err)})
+	}
+	if fs.NArg() == 0 {
+		return fail(stderr, &userError{"report takes saved profiles: patchprof report [flags] FILE..."})
+	}
+	opt, err := rf.options()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	p, err := loadAll(fs.Args(), *force)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := rf.write(p, opt, stderr); err != nil {
+		return fail(stderr, err)
+	}
+	return 0
+}
+
+func mergeMain(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("patchprof merge", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	out := fs.String("o", "", "write the merged profile to `FILE`")
+	force := fs.Bool("force", false, "merge profiles of different executables anyway")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			usage(fs, os.Stdout)
+			return 0
+		}
+		return fail(stderr, &userError{fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
+	}
+	if *out == "" || fs.NArg() == 0 {
+		return fail(stderr, &userError{"merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
+	}
+	p, err := loadAll(fs.Args(), *force)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := p.Save(*out); err != nil {
+		return fail(stderr, &userError{fmt.Sprintf("cannot save %s: %v", *out, err)})
+	}
+	return 0
+}

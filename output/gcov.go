@@ -1,0 +1,192 @@
+package output
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// A GcovNameError reports that two source files of a profile would be
+// written to the same .gcov file even after mangling their names.
+type GcovNameError struct {
+	Name        string // the .gcov file name
+	File, Other string // the two source paths
+}
+
+// Error names both sources and the file they clash on.
+func (e *GcovNameError) Error() string {
+	return fmt.Sprintf("gcov export: %s and %s both map to %s: rename one of the sources", e.File, e.Other, e.Name)
+}
+
+// WriteGcov writes p in gcov's text format, one file per source file into
+// dir (which must exist), and returns the paths of the files written, in
+// source path order. It reads the sources with readFile; nil means
+// os.ReadFile.
+//
+// A source file gets a .gcov file when p.Lines or p.Functions names it. The
+// file is named after the base name of the source plus ".gcov" (x.c.gcov),
+// as gcov names it. When sources share a base name, each of them is named
+// after its whole path mangled as gcov --preserve-paths does: '/' becomes
+// '#', a ".." component '^', and "." components are dropped
+// (#home#ann#src#x.c.gcov).
+//
+// The format is that of gcov -b (GCC 12) without branch and call lines:
+//
+//	        -:    0:Source:/home/ann/src/x.c
+//	        -:    0:Graph:
+//	        -:    0:Data:
+//	        -:    0:Runs:1
+//	        -:    1:#include <stdio.h>
+//	function main called 1 returned 0% blocks executed 0%
+//	        1:    3:int main(void)
+//	    #####:    7:	unused();
+//
+// Every source line gets a row: the count right-aligned in 9 columns ("-"
+// for a line without a count, "#####" for a counted line that never ran),
+// ':', the line number right-aligned in 5 columns, ':', and the text of the
+// line as it is in the file, tabs and all. Graph and Data are empty because
+// there are no .gcno or .gcda files; Runs is 1, the one monitored run.
+// Before the row of a function's entry line comes
+// `function NAME called N returned 0% blocks executed 0%`: patchprof
+// counts neither returns nor basic blocks, so both are 0%, what gcov prints
+// when it has no data for them; gcovr and lcov read only the call count.
+// Functions without a file or line get no such row.
+//
+// When a source cannot be read, or is shorter than the counts imply (it
+// changed since the build), rows are still written for the counted lines
+// and function entries beyond its end, with empty text. gcov would drop
+// them; here the counts are kept.
+func WriteGcov(dir string, p *profile.Profile, readFile func(string) ([]byte, error)) ([]string, error) {
+	if readFile == nil {
+		readFile = os.ReadFile
+	}
+	files := exportFiles(p)
+	names := gcovNames(files)
+	seen := make(map[string]string, len(files))
+	for _, f := range files {
+		if other, ok := seen[names[f.name]]; ok {
+			return nil, &GcovNameError{Name: names[f.name], File: other, Other: f.name}
+		}
+		seen[names[f.name]] = f.name
+	}
+	written := make([]string, 0, len(files))
+	for _, f := range files {
+		out := filepath.Join(dir, names[f.name])
+		var text []byte
+		if b, err := readFile(f.name); err == nil {
+			// A missing or unreadable source is not an error: the counts
+			// are still worth exporting, with empty text.
+			text = b
+		}
+		if err := writeGcovFile(out, f, text); err != nil {
+			return written, err
+		}
+		written = append(written, out)
+	}
+	return written, nil
+}
+
+// writeGcovFile writes the .gcov text of f, whose source is text, to name.
+func writeGcovFile(name string, f *exportFile, text []byte) (err error) {
+	file, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("gcov export: %w", err)
+	}
+	defer func() {
+		if cerr := file.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("gcov export: %w", cerr))
+		}
+	}()
+	w := bufio.NewWriter(file)
+	writeGcov(w, f, text)
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("gcov export: %w", err)
+	}
+	return nil
+}
+
+// writeGcov renders f over its source text in gcov's format.
+func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
+	var src [][]byte
+	if len(text) > 0 {
+		// gcov's read_line keeps everything but the '\n', including a CR.
+		src = bytes.Split(bytes.TrimSuffix(text, []byte("\n")), []byte("\n"))
+	}
+	n := len(src)
+	counts := make(map[int]uint64, len(f.lines))
+	for _, l := range f.lines {
+		counts[l.Line] = l.Count
+		n = max(n, l.Line)
+	}
+	funcs := make(map[int][]profile.Function)
+	for _, fn := range f.funcs {
+		if fn.Line >= 1 {
+			funcs[fn.Line] = append(funcs[fn.Line], fn)
+			n = max(n, fn.Line)
+		}
+	}
+	fmt.Fprintf(w, "%9s:%5d:Source:%s\n", "-", 0, f.name)
+	fmt.Fprintf(w, "%9s:%5d:Graph:\n", "-", 0)
+	fmt.Fprintf(w, "%9s:%5d:Data:\n", "-", 0)
+	fmt.Fprintf(w, "%9s:%5d:Runs:1\n", "-", 0)
+	for line := 1; line <= n; line++ {
+		for _, fn := range funcs[line] { // already in line, name, address order
+			fmt.Fprintf(w, "function %s called %d returned 0%% blocks executed 0%%\n", fn.Name, fn.Count)
+		}
+		count := "-"
+		if c, ok := counts[line]; ok {
+			count = "#####"
+			if c > 0 {
+				count = fmt.Sprint(c)
+			}
+		}
+		var s []byte
+		if line <= len(src) {
+			s = src[line-1]
+		}
+		fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, s)
+	}
+}
+
+// gcovNames returns the .gcov file name of each file: its base name plus
+// ".gcov", or, for base names shared by several files, the mangled path.
+func gcovNames(files []*exportFile) map[string]string {
+	byBase := make(map[string]int)
+	for _, f := range files {
+		byBase[path.Base(f.name)]++
+	}
+	names := make(map[string]string, len(files))
+	for _, f := range files {
+		base := path.Base(f.name)
+		if byBase[base] > 1 {
+			base = mangleGcovPath(f.name)
+		}
+		names[f.name] = base + ".gcov"
+	}
+	return names
+}
+
+// mangleGcovPath mangles a path the way gcov --preserve-paths does
+// (gcov.c, mangle_path): '/' becomes '#', a ".." component becomes '^',
+// and "." components are dropped.
+func mangleGcovPath(p string) string {
+	parts := strings.Split(p, "/")
+	kept := parts[:0]
+	for i, c := range parts {
+		switch {
+		case c == "." && i < len(parts)-1:
+			continue
+		case c == "..":
+			c = "^"
+		}
+		kept = append(kept, c)
+	}
+	return strings.Join(kept, "#")
+}

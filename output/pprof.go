@@ -1,0 +1,206 @@
+package output
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	pprof "github.com/google/pprof/profile"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// The sample types of a profile written by WritePprof, for pprof's
+// -sample_index flag. Both are exact counts, in unit "count".
+const (
+	// PprofCalls is the sample type of function call counts: one sample
+	// per called function, at its entry.
+	PprofCalls = "calls"
+	// PprofLineEntries is the sample type of line entry counts: one sample
+	// per source line that ran.
+	PprofLineEntries = "line_entries"
+)
+
+// ErrCountTooLarge is returned by WritePprof for a count that does not fit
+// in pprof's signed 64-bit sample values.
+var ErrCountTooLarge = errors.New("count too large for a pprof sample")
+
+// WritePprof writes p as a gzipped pprof protocol buffer, for `go tool
+// pprof` and the tools that read its format.
+//
+// pprof sums sample values per node of the view (function, file or line),
+// so call counts and line counts must never share a value: a function's
+// calls plus the entries of its lines would be a number that means
+// nothing. Each kind of count therefore has its own sample type, present
+// only when p counted it (PprofCalls when p.HasFuncs, PprofLineEntries when
+// p.HasLines, in that order), and every sample is non-zero in exactly one
+// of them:
+//
+//   - For each function with a non-zero count, a sample with its call
+//     count at a location holding the function's link-time entry address
+//     and its entry file and line. `go tool pprof -sample_index=calls -top`
+//     lists calls per function.
+//   - For each source line with a non-zero count, a sample with its entry
+//     count at a location with that file and line and no address (a line
+//     may span several planted addresses). The profile does not record
+//     which function a line belongs to, and guessing from entry lines would
+//     be wrong for closures and nested functions, so the line's pprof
+//     function is named after its source file (the path as recorded, so
+//     same-named files in different directories stay apart). Then
+//     `-sample_index=line_entries -top -lines` (or -traces) gives exact
+//     counts per line, -top without -lines the total entries per file, and
+//     `-list FILE-REGEXP` annotates the file's source.
+//
+// Zero counts are left out: pprof shows absent and zero alike, and leaving
+// them out keeps the file small. The counts are exact, not sampled, so a
+// rarely called function matters as much as a hot one; pprof hides nodes
+// under 0.5% of the total unless given -nodefraction=0.
+//
+// The executable is one mapping spanning the whole address space at offset
+// 0, which pprof takes to mean the addresses are already link-time
+// addresses (as the profile's are) and need no load-base adjustment; it is
+// marked as fully symbolized, so pprof does not look for the binary. The
+// target's argv and the profile's notes become pprof comments (-comments).
+//
+// DefaultSampleType is PprofCalls when functions were counted, so a bare
+// `go tool pprof -top` shows calls. The output is deterministic: functions
+// go in address order, lines in file then line order, whatever the order
+// in p, and p is not modified.
+func WritePprof(w io.Writer, p *profile.Profile) error {
+	if p == nil {
+		return ErrNilProfile
+	}
+	prof, err := pprofProfile(p)
+	if err != nil {
+		return err
+	}
+	if err := prof.CheckValid(); err != nil {
+		return fmt.Errorf("pprof profile of %s: %w", p.Executable, err)
+	}
+	if err := prof.Write(w); err != nil {
+		return fmt.Errorf("write pprof profile: %w", err)
+	}
+	return nil
+}
+
+// pprofProfile builds the pprof profile WritePprof writes; see there for
+// the layout.
+func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
+	prof := &pprof.Profile{
+		PeriodType: &pprof.ValueType{Type: "count", Unit: "count"},
+		// Every trap is counted: nothing is sampled, so one sample value
+		// unit is one event.
+		Period: 1,
+	}
+	callIdx, lineIdx := -1, -1
+	if p.HasFuncs() {
+		callIdx = len(prof.SampleType)
+		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofCalls, Unit: "count"})
+		prof.DefaultSampleType = PprofCalls
+	}
+	if p.HasLines() {
+		lineIdx = len(prof.SampleType)
+		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofLineEntries, Unit: "count"})
+	}
+	if len(p.Args) > 0 {
+		prof.Comments = append(prof.Comments, "command: "+strings.Join(p.Args, " "))
+	}
+	prof.Comments = append(prof.Comments, p.Notes...)
+
+	exe := &pprof.Mapping{
+		ID:    1,
+		Start: 0,
+		// [0, 2^64) at offset 0: pprof's "addresses already adjusted"
+		// mapping (internal/elfexec.GetBase), matching link-time addresses.
+		Limit:           math.MaxUint64,
+		Offset:          0,
+		File:            p.Executable,
+		BuildID:         p.BuildID,
+		HasFunctions:    true,
+		HasFilenames:    true,
+		HasLineNumbers:  true,
+		HasInlineFrames: false,
+	}
+	prof.Mapping = []*pprof.Mapping{exe}
+
+	addSample := func(idx int, count uint64, loc *pprof.Location) {
+		v := make([]int64, len(prof.SampleType))
+		v[idx] = int64(count)
+		loc.ID = uint64(len(prof.Location) + 1)
+		loc.Mapping = exe
+		prof.Location = append(prof.Location, loc)
+		prof.Sample = append(prof.Sample, &pprof.Sample{Location: []*pprof.Location{loc}, Value: v})
+	}
+	newFunction := func(name, file string, start int) *pprof.Function {
+		fn := &pprof.Function{
+			ID:         uint64(len(prof.Function) + 1),
+			Name:       name,
+			SystemName: name,
+			Filename:   file,
+			StartLine:  int64(start),
+		}
+		prof.Function = append(prof.Function, fn)
+		return fn
+	}
+
+	if callIdx >= 0 {
+		type entry struct {
+			fn   profile.Function
+			addr uint64
+		}
+		var entries []entry
+		for _, f := range p.Functions {
+			if f.Count == 0 {
+				continue
+			}
+			if f.Count > math.MaxInt64 {
+				return nil, fmt.Errorf("function %s: %w: %d", f.Name, ErrCountTooLarge, f.Count)
+			}
+			addr, err := profile.ParseAddress(f.Address)
+			if err != nil {
+				return nil, fmt.Errorf("function %s: %w", f.Name, err)
+			}
+			entries = append(entries, entry{f, addr})
+		}
+		slices.SortFunc(entries, func(a, b entry) int {
+			return cmp.Or(cmp.Compare(a.addr, b.addr), strings.Compare(a.fn.Name, b.fn.Name))
+		})
+		for _, e := range entries {
+			fn := newFunction(e.fn.Name, e.fn.File, e.fn.Line)
+			addSample(callIdx, e.fn.Count, &pprof.Location{
+				Address: e.addr,
+				Line:    []pprof.Line{{Function: fn, Line: int64(e.fn.Line)}},
+			})
+		}
+	}
+
+	if lineIdx >= 0 {
+		var lines []profile.Line
+		for _, l := range p.Lines {
+			if l.Count == 0 {
+				continue
+			}
+			if l.Count > math.MaxInt64 {
+				return nil, fmt.Errorf("%s:%d: %w: %d", l.File, l.Line, ErrCountTooLarge, l.Count)
+			}
+			lines = append(lines, l)
+		}
+		slices.SortFunc(lines, func(a, b profile.Line) int {
+			return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+		})
+		var file *pprof.Function // the pseudo-function of lines[i].File
+		for _, l := range lines {
+			if file == nil || file.Filename != l.File {
+				file = newFunction(l.File, l.File, 0)
+			}
+			addSample(lineIdx, l.Count, &pprof.Location{
+				Line: []pprof.Line{{Function: file, Line: int64(l.Line)}},
+			})
+		}
+	}
+	return prof, nil
+}

@@ -1,0 +1,108 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrMismatch is returned by Merge for profiles of different executables.
+var ErrMismatch = errors.New("profiles of different executables")
+
+// Merge sums profiles of one executable, as Bishop kept raw files so that runs
+// could be combined: line, function and site counts are added by file and
+// line, by function address and by site address. Profiles match when their
+// build IDs are equal (or, without build IDs, their executable paths); force
+// merges anyway. The result's mode covers what any input counted; its exit is
+// the last input's.
+func Merge(force bool, ps ...*Profile) (*Profile, error) {
+	if len(ps) == 0 {
+		return nil, errors.New("nothing to merge")
+	}
+	first := ps[0]
+	out := &Profile{
+		Version: Version, Executable: first.Executable, BuildID: first.BuildID, Args: first.Args,
+		Lines: []Line{}, Functions: []Function{}, Sites: []Site{},
+	}
+	type lineKey struct {
+		file string
+		line int
+	}
+	lines := map[lineKey]int{}
+	funcs := map[string]int{}
+	sites := map[string]int{}
+	dropped := map[string]bool{}
+	notes := map[string]bool{}
+	hasLines, hasFuncs := false, false
+	for k, p := range ps {
+		if !force && !sameExecutable(first, p) {
+			return nil, fmt.Errorf("%w: %s (build ID %q) and %s (build ID %q): use --force to merge anyway",
+				ErrMismatch, first.Executable, first.BuildID, p.Executable, p.BuildID)
+		}
+		hasLines = hasLines || p.HasLines()
+		hasFuncs = hasFuncs || p.HasFuncs()
+		for _, l := range p.Lines {
+			key := lineKey{l.File, l.Line}
+			if i, ok := lines[key]; ok {
+				out.Lines[i].Count += l.Count
+				continue
+			}
+			lines[key] = len(out.Lines)
+			out.Lines = append(out.Lines, l)
+		}
+		for _, f := range p.Functions {
+			if i, ok := funcs[f.Address]; ok {
+				out.Functions[i].Count += f.Count
+				continue
+			}
+			funcs[f.Address] = len(out.Functions)
+			out.Functions = append(out.Functions, f)
+		}
+		for _, s := range p.Sites {
+			if i, ok := sites[s.Address]; ok {
+				out.Sites[i].Count += s.Count
+				if !strings.Contains(out.Sites[i].Kind, s.Kind) {
+					out.Sites[i].Kind = KindLineFunc
+				}
+				continue
+			}
+			sites[s.Address] = len(out.Sites)
+			out.Sites = append(out.Sites, s)
+		}
+		for _, d := range p.Dropped {
+			if !dropped[d.Address] {
+				dropped[d.Address] = true
+				out.Dropped = append(out.Dropped, d)
+			}
+		}
+		for _, n := range p.Notes {
+			if !notes[n] {
+				notes[n] = true
+				out.Notes = append(out.Notes, n)
+			}
+		}
+		if k == len(ps)-1 {
+			out.Exit = p.Exit
+		}
+	}
+	switch {
+	case hasLines && hasFuncs:
+		out.Mode = ModeLinesFuncs
+	case hasFuncs:
+		out.Mode = ModeFuncs
+	default:
+		out.Mode = ModeLines
+	}
+	if len(ps) > 1 {
+		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d profiles", len(ps)))
+	}
+	out.Sort()
+	return out, nil
+}
+
+func sameExecutable(a, b *Profile) bool {
+	if a.BuildID != "" || b.BuildID != "" {
+		return a.BuildID == b.BuildID
+	}
+	return a.Executable == b.Executable
+}
