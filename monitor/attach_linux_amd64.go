@@ -202,17 +202,10 @@ func (m *mon) detachAll() {
 	sig := map[int]int{}
 	// Handle what is queued: register new tasks, note signals and traps.
 	settle := func(ev event) {
-		if ev.ws.Exited() || ev.ws.Signaled() {
-			m.reap(ev)
+		t, was, ok := m.accept(ev)
+		if !ok {
 			return
 		}
-		t := m.threads[ev.tid]
-		if t == nil {
-			m.orphans[ev.tid] = ev
-			return
-		}
-		was := t.state
-		t.state = stopped
 		s := ev.ws.StopSignal()
 		switch cause := trapCause(ev.ws); cause {
 		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:

@@ -477,26 +477,37 @@ func (m *mon) resume(t *thread, sig int) {
 	}
 }
 
-func (m *mon) handle(ev event) {
-	if debug {
-		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
-	}
+// accept does what every event needs first: a death is accounted, the first
+// report of a task whose creation is not known yet is kept, and a stop marks
+// its thread stopped. It returns the stopped thread and its state before.
+func (m *mon) accept(ev event) (t *thread, was tstate, ok bool) {
 	if ev.ws.Exited() || ev.ws.Signaled() {
 		m.reap(ev)
-		return
+		return nil, 0, false
 	}
-	t := m.threads[ev.tid]
+	t = m.threads[ev.tid]
 	if t == nil {
 		// A new task can report its first stop before its parent reports
 		// creating it; keep the report until then.
 		m.orphans[ev.tid] = ev
-		return
+		return nil, 0, false
 	}
 	if !ev.ws.Stopped() {
+		return nil, 0, false
+	}
+	was = t.state
+	t.state = stopped
+	return t, was, true
+}
+
+func (m *mon) handle(ev event) {
+	if debug {
+		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
+	t, was, ok := m.accept(ev)
+	if !ok {
 		return
 	}
-	was := t.state
-	t.state = stopped
 	sig := ev.ws.StopSignal()
 	switch cause := trapCause(ev.ws); cause {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:

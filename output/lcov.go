@@ -107,26 +107,10 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		})
 		slices.SortStableFunc(f.funcs, func(a, b profile.Function) int {
 			return cmp.Or(cmp.Compare(a.Line, b.Line), strings.Compare(a.Name, b.Name),
-				compareHexAddress(a.Address, b.Address))
+				profile.CompareAddress(a.Address, b.Address))
 		})
 		files = append(files, f)
 	}
 	slices.SortFunc(files, func(a, b *exportFile) int { return strings.Compare(a.name, b.name) })
 	return files
-}
-
-// compareHexAddress orders hex addresses by value, as profile.Sort does;
-// addresses that do not parse sort after those that do, by text.
-func compareHexAddress(a, b string) int {
-	x, errx := profile.ParseAddress(a)
-	y, erry := profile.ParseAddress(b)
-	switch {
-	case errx == nil && erry == nil:
-		return cmp.Compare(x, y)
-	case errx == nil:
-		return -1
-	case erry == nil:
-		return 1
-	}
-	return strings.Compare(a, b)
 }

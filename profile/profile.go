@@ -151,20 +151,20 @@ func (p *Profile) Sort() {
 		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	slices.SortStableFunc(p.Functions, func(a, b Function) int {
-		return cmp.Or(compareAddress(a.Address, b.Address), strings.Compare(a.Name, b.Name))
+		return cmp.Or(CompareAddress(a.Address, b.Address), strings.Compare(a.Name, b.Name))
 	})
 	slices.SortStableFunc(p.Sites, func(a, b Site) int {
-		return compareAddress(a.Address, b.Address)
+		return CompareAddress(a.Address, b.Address)
 	})
 	slices.SortStableFunc(p.Dropped, func(a, b Dropped) int {
-		return cmp.Or(compareAddress(a.Address, b.Address),
+		return cmp.Or(CompareAddress(a.Address, b.Address),
 			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 }
 
-// compareAddress orders hex addresses by value; strings that do not parse
+// CompareAddress orders hex addresses by value (for Sort and the exporters); strings that do not parse
 // sort after all that do, among themselves by text, so the order is total.
-func compareAddress(a, b string) int {
+func CompareAddress(a, b string) int {
 	x, errx := ParseAddress(a)
 	y, erry := ParseAddress(b)
 	switch {
