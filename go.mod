@@ -9,4 +9,7 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
-require golang.org/x/telemetry v0.0.0-20241106142447-58a1122356f5 // indirect
+require (
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724 // indirect
+	golang.org/x/telemetry v0.0.0-20241106142447-58a1122356f5 // indirect
+)
