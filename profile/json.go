@@ -17,7 +17,7 @@ import (
 // It returns a *FormatError for the first problem found, or an error
 // wrapping ErrVersion.
 func (p *Profile) Validate() error {
-	if p.Version != Version {
+	if p.Version < oldestVersion || p.Version > Version {
 		return versionError(p.Version, "")
 	}
 	bad := func(field, format string, args ...any) error {
@@ -34,28 +34,60 @@ func (p *Profile) Validate() error {
 	if err := p.Exit.validate(); err != nil {
 		return err
 	}
+	modules := map[string]bool{"": true}
+	for i, m := range p.Modules {
+		field := "modules[" + strconv.Itoa(i) + "]"
+		if m.Path == "" {
+			return bad(field+".path", "empty")
+		}
+		if modules[m.Path] || m.Path == p.Executable {
+			return bad(field, "%s listed twice", m.Path)
+		}
+		modules[m.Path] = true
+		switch m.Kind {
+		case ModuleExecutable, ModuleLibrary:
+		default:
+			return bad(field+".kind", "%q: want %q or %q", m.Kind, ModuleExecutable, ModuleLibrary)
+		}
+	}
+	module := func(field, m string) error {
+		if !modules[m] {
+			return bad(field+".module", "%q is not in modules", m)
+		}
+		return nil
+	}
 	type fileLine struct {
-		file string
-		line int
+		module, file string
+		line         int
+	}
+	type modAddr struct {
+		module string
+		addr   uint64
 	}
 	lines := make(map[fileLine]bool, len(p.Lines))
 	for i, l := range p.Lines {
 		field := "lines[" + strconv.Itoa(i) + "]"
+		if err := module(field, l.Module); err != nil {
+			return err
+		}
 		if l.File == "" {
 			return bad(field+".file", "empty")
 		}
 		if l.Line < 1 {
 			return bad(field+".line", "%d: want >= 1", l.Line)
 		}
-		k := fileLine{l.File, l.Line}
+		k := fileLine{l.Module, l.File, l.Line}
 		if lines[k] {
 			return bad(field, "%s:%d listed twice", l.File, l.Line)
 		}
 		lines[k] = true
 	}
-	funcs := make(map[uint64]bool, len(p.Functions))
+	funcs := make(map[modAddr]bool, len(p.Functions))
 	for i, f := range p.Functions {
 		field := "functions[" + strconv.Itoa(i) + "]"
+		if err := module(field, f.Module); err != nil {
+			return err
+		}
 		if f.Name == "" {
 			return bad(field+".name", "empty")
 		}
@@ -66,22 +98,25 @@ func (p *Profile) Validate() error {
 		if err != nil {
 			return &FormatError{Field: field + ".address", Err: err}
 		}
-		if funcs[a] {
+		if funcs[modAddr{f.Module, a}] {
 			return bad(field, "address %s listed twice", f.Address)
 		}
-		funcs[a] = true
+		funcs[modAddr{f.Module, a}] = true
 	}
-	sites := make(map[uint64]bool, len(p.Sites))
+	sites := make(map[modAddr]bool, len(p.Sites))
 	for i, s := range p.Sites {
 		field := "sites[" + strconv.Itoa(i) + "]"
+		if err := module(field, s.Module); err != nil {
+			return err
+		}
 		a, err := ParseAddress(s.Address)
 		if err != nil {
 			return &FormatError{Field: field + ".address", Err: err}
 		}
-		if sites[a] {
+		if sites[modAddr{s.Module, a}] {
 			return bad(field, "address %s listed twice", s.Address)
 		}
-		sites[a] = true
+		sites[modAddr{s.Module, a}] = true
 		switch s.Kind {
 		case KindLine, KindFunc, KindLineFunc:
 		default:
@@ -90,6 +125,9 @@ func (p *Profile) Validate() error {
 	}
 	for i, d := range p.Dropped {
 		field := "dropped[" + strconv.Itoa(i) + "]"
+		if err := module(field, d.Module); err != nil {
+			return err
+		}
 		if _, err := ParseAddress(d.Address); err != nil {
 			return &FormatError{Field: field + ".address", Err: err}
 		}
@@ -132,7 +170,7 @@ func versionError(v int, path string) error {
 	if path != "" {
 		in = " in " + path
 	}
-	return fmt.Errorf("%w %d%s: this patchprof reads version %d only", ErrVersion, v, in, Version)
+	return fmt.Errorf("%w %d%s: this patchprof reads versions %d to %d", ErrVersion, v, in, oldestVersion, Version)
 }
 
 // wire is the JSON shape Decode reads: pointers tell a missing required
@@ -149,6 +187,7 @@ type wire struct {
 	Sites      *[]Site     `json:"sites"`
 	Dropped    []Dropped   `json:"dropped"`
 	Notes      []string    `json:"notes"`
+	Modules    []Module    `json:"modules"`
 }
 
 // Decode reads one profile in JSON from r and validates it. Bad JSON,
@@ -192,7 +231,7 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 	if err := json.Unmarshal(head.Version, &v); err != nil {
 		return nil, &FormatError{Field: "version", Msg: "want an integer", Err: err}
 	}
-	if v != Version {
+	if v < oldestVersion || v > Version {
 		return nil, versionError(v, path)
 	}
 
@@ -229,6 +268,7 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 		Sites:      *w.Sites,
 		Dropped:    w.Dropped,
 		Notes:      w.Notes,
+		Modules:    w.Modules,
 	}
 	p.normalize()
 	if err := p.Validate(); err != nil {
@@ -279,6 +319,9 @@ func (p *Profile) normalize() {
 	if len(p.Notes) == 0 {
 		p.Notes = nil
 	}
+	if len(p.Modules) == 0 {
+		p.Modules = nil
+	}
 }
 
 // Encode validates p, sorts it (see Sort) and writes it to w as indented
@@ -294,6 +337,9 @@ func (p *Profile) Encode(w io.Writer) error {
 
 func (p *Profile) marshal() ([]byte, error) {
 	p.normalize()
+	if p.Version >= oldestVersion && p.Version < Version {
+		p.Version = Version // a version-1 profile is a version-2 profile without modules
+	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("encode profile: %w", err)
 	}

@@ -25,13 +25,15 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		Lines: []Line{}, Functions: []Function{}, Sites: []Site{},
 	}
 	type lineKey struct {
-		file string
-		line int
+		module, file string
+		line         int
 	}
+	type addrKey struct{ module, addr string }
 	lines := map[lineKey]int{}
-	funcs := map[string]int{}
-	sites := map[string]int{}
-	dropped := map[string]bool{}
+	funcs := map[addrKey]int{}
+	sites := map[addrKey]int{}
+	dropped := map[addrKey]bool{}
+	modules := map[string]bool{}
 	notes := map[string]bool{}
 	hasLines, hasFuncs := false, false
 	for k, p := range ps {
@@ -42,7 +44,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		hasLines = hasLines || p.HasLines()
 		hasFuncs = hasFuncs || p.HasFuncs()
 		for _, l := range p.Lines {
-			key := lineKey{l.File, l.Line}
+			key := lineKey{l.Module, l.File, l.Line}
 			if i, ok := lines[key]; ok {
 				out.Lines[i].Count += l.Count
 				continue
@@ -51,28 +53,36 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			out.Lines = append(out.Lines, l)
 		}
 		for _, f := range p.Functions {
-			if i, ok := funcs[f.Address]; ok {
+			key := addrKey{f.Module, f.Address}
+			if i, ok := funcs[key]; ok {
 				out.Functions[i].Count += f.Count
 				continue
 			}
-			funcs[f.Address] = len(out.Functions)
+			funcs[key] = len(out.Functions)
 			out.Functions = append(out.Functions, f)
 		}
 		for _, s := range p.Sites {
-			if i, ok := sites[s.Address]; ok {
+			key := addrKey{s.Module, s.Address}
+			if i, ok := sites[key]; ok {
 				out.Sites[i].Count += s.Count
 				if !strings.Contains(out.Sites[i].Kind, s.Kind) {
 					out.Sites[i].Kind = KindLineFunc
 				}
 				continue
 			}
-			sites[s.Address] = len(out.Sites)
+			sites[key] = len(out.Sites)
 			out.Sites = append(out.Sites, s)
 		}
 		for _, d := range p.Dropped {
-			if !dropped[d.Address] {
-				dropped[d.Address] = true
+			if key := (addrKey{d.Module, d.Address}); !dropped[key] {
+				dropped[key] = true
 				out.Dropped = append(out.Dropped, d)
+			}
+		}
+		for _, m := range p.Modules {
+			if !modules[m.Path] {
+				modules[m.Path] = true
+				out.Modules = append(out.Modules, m)
 			}
 		}
 		for _, n := range p.Notes {

@@ -8,9 +8,19 @@ import (
 	"strings"
 )
 
-// Version is the profile format version this package writes and reads.
-// Load rejects any other version with an error wrapping ErrVersion.
-const Version = 1
+// Version is the profile format version this package writes. Load reads it
+// and version 1 (which had no modules: everything belonged to the
+// executable), and rejects any other with an error wrapping ErrVersion.
+const Version = 2
+
+// oldestVersion is the oldest format version Load still reads.
+const oldestVersion = 1
+
+// The values of Module.Kind.
+const (
+	ModuleExecutable = "executable" // a program some traced process exec'd
+	ModuleLibrary    = "library"    // a shared library loaded at start or by dlopen
+)
 
 // The values of Profile.Mode.
 const (
@@ -54,6 +64,21 @@ type Profile struct {
 	// Notes are remarks for the reader of the report, one sentence each,
 	// without the "note: " prefix.
 	Notes []string `json:"notes,omitempty"`
+	// Modules lists the other ELF files whose code was counted: shared
+	// libraries, and programs that traced processes exec'd. Lines,
+	// functions, sites and dropped rows name their module by path; an empty
+	// module is Executable.
+	Modules []Module `json:"modules,omitempty"`
+}
+
+// A Module is an ELF file other than the executable whose code was counted.
+type Module struct {
+	// Path is the absolute path of the file.
+	Path string `json:"path"`
+	// BuildID is its hex build ID ("" if it has none).
+	BuildID string `json:"build_id,omitempty"`
+	// Kind is ModuleExecutable or ModuleLibrary.
+	Kind string `json:"kind"`
 }
 
 // An Exit is how the target ended: either it exited with Code, or Signal
@@ -94,6 +119,9 @@ type Line struct {
 	// Count is how many times control entered the line (see
 	// docs/design.md, "Line counts").
 	Count uint64 `json:"count"`
+	// Module is the path of the module the entry belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
 }
 
 // A Function is the call count of one function.
@@ -109,6 +137,9 @@ type Function struct {
 	Line int `json:"line,omitempty"`
 	// Address is the link-time entry address in hex.
 	Address string `json:"address"`
+	// Module is the path of the module the entry belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
 }
 
 // A Site is one planted breakpoint address and its raw trap count.
@@ -119,6 +150,9 @@ type Site struct {
 	Count uint64 `json:"count"`
 	// Kind is KindLine, KindFunc or KindLineFunc.
 	Kind string `json:"kind"`
+	// Module is the path of the module the entry belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
 }
 
 // A Dropped is a line-table row that was not planted.
@@ -131,6 +165,9 @@ type Dropped struct {
 	Line int `json:"line"`
 	// Reason says why the row was not planted ("not an instruction start").
 	Reason string `json:"reason"`
+	// Module is the path of the module the entry belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
 }
 
 // HasLines reports whether p counted source lines.
@@ -143,23 +180,44 @@ func (p *Profile) HasFuncs() bool {
 	return p.Mode == ModeFuncs || p.Mode == ModeLinesFuncs
 }
 
-// Sort puts p in its canonical order: Lines by file then line, Functions,
-// Sites and Dropped by address (then name, file or line). Save sorts before
+// Sort puts p in its canonical order, module by module (the executable
+// first): Lines by file then line, Functions, Sites and Dropped by address
+// (then name, file or line); Modules by path. Save sorts before
 // writing, so saved profiles are deterministic.
 func (p *Profile) Sort() {
+	slices.SortStableFunc(p.Modules, func(a, b Module) int { return strings.Compare(a.Path, b.Path) })
 	slices.SortStableFunc(p.Lines, func(a, b Line) int {
-		return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	slices.SortStableFunc(p.Functions, func(a, b Function) int {
-		return cmp.Or(CompareAddress(a.Address, b.Address), strings.Compare(a.Name, b.Name))
+		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address), strings.Compare(a.Name, b.Name))
 	})
 	slices.SortStableFunc(p.Sites, func(a, b Site) int {
-		return CompareAddress(a.Address, b.Address)
+		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address))
 	})
 	slices.SortStableFunc(p.Dropped, func(a, b Dropped) int {
-		return cmp.Or(CompareAddress(a.Address, b.Address),
+		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address),
 			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
+}
+
+// ModulePaths returns the profile's modules in report order: the executable
+// (as "") first, then the others by path.
+func (p *Profile) ModulePaths() []string {
+	out := []string{""}
+	for _, m := range p.Modules {
+		out = append(out, m.Path)
+	}
+	slices.Sort(out[1:])
+	return out
+}
+
+// ModuleName returns the file a module path stands for: Executable for "".
+func (p *Profile) ModuleName(module string) string {
+	if module == "" {
+		return p.Executable
+	}
+	return module
 }
 
 // CompareAddress orders hex addresses by value (for Sort and the exporters); strings that do not parse
