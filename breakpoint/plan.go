@@ -31,6 +31,10 @@ type PlanOptions struct {
 	// (Go's ABI wrappers and package inits carry no file of the runtime's).
 	// Nil skips nothing.
 	SkipFunc func(name, file string) bool
+	// Notify lists link-time addresses of internal sites (see
+	// SiteSpec.Notify): the dynamic linker's notification point, planted in
+	// ld.so whether or not its code is profiled.
+	Notify []uint64
 }
 
 // A FuncInfo describes one function of the executable, index-aligned with
@@ -135,6 +139,9 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	}
 	if opt.Lines && lt != nil {
 		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue)...)
+	}
+	for _, a := range opt.Notify {
+		specs = append(specs, SiteSpec{Addr: a, Func: -1, Notify: true})
 	}
 	p.Table = NewTable(specs, len(p.Lines))
 	return p

@@ -48,6 +48,10 @@ const (
 	flagRep   = 1 << 4 // the instruction is a rep-prefixed string instruction
 	flagEntry = 1 << 5 // the site is its function's entry
 	flagArmed = 1 << 6 // planted by Plant, not yet removed by Restore
+	// flagNotify marks an internal site where the dynamic linker reports a
+	// change to its list of loaded objects (r_debug.r_brk, _dl_debug_state):
+	// the monitor re-reads the process's mappings after it.
+	flagNotify = 1 << 7
 	kindMask  = 0x0f
 )
 
@@ -60,6 +64,9 @@ type SiteSpec struct {
 	Lines []int32 // indexes of the source lines whose rows start here
 	Rep   bool    // the instruction at Addr is a rep-prefixed string instruction
 	Len   uint8   // length of the instruction at Addr (needed for Rep sites)
+	// Notify asks for an internal site (it may have Kind 0, counting nothing
+	// for the report): the dynamic linker's notification point.
+	Notify bool
 }
 
 // A Table holds the sites of one executable image, sorted by address. Sites are
@@ -104,6 +111,9 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 			}
 			if o.Rep {
 				flags |= flagRep
+			}
+			if o.Notify {
+				flags |= flagNotify
 			}
 			if fn < 0 {
 				fn = o.Func
@@ -162,6 +172,10 @@ func (t *Table) IsEntry(i int) bool { return t.flags[i]&flagEntry != 0 }
 // instruction, which stays at the same address for several single-steps.
 func (t *Table) IsRep(i int) bool { return t.flags[i]&flagRep != 0 }
 
+// IsNotify reports whether site i is the dynamic linker's notification point
+// (see SiteSpec.Notify).
+func (t *Table) IsNotify(i int) bool { return t.flags[i]&flagNotify != 0 }
+
 // InsnLen returns the length of the instruction at site i, when it was recorded
 // (rep sites), else 0.
 func (t *Table) InsnLen(i int) int { return int(t.insnLen[i]) }
@@ -182,6 +196,16 @@ func (t *Table) Bias() uint64 { return t.bias }
 // SetBias records where the image is loaded: runtime = link-time + bias. PIE
 // executables load at a random base; non-PIE ones have bias 0.
 func (t *Table) SetBias(bias uint64) { t.bias = bias }
+
+// At returns a view of t loaded at bias: it shares every site, count and
+// planted state with t and differs only in where runtime addresses are. One
+// image (a shared library, a program exec'd twice) is loaded at different
+// addresses in different processes, and its counts are summed over them.
+func (t *Table) At(bias uint64) *Table {
+	v := *t
+	v.bias = bias
+	return &v
+}
 
 // Lookup returns the site at runtime address pc.
 func (t *Table) Lookup(pc uint64) (int, bool) { return t.Index(pc - t.bias) }

@@ -393,6 +393,13 @@ type profile struct {
 	Sites      []siteEntry       `json:"sites"`
 	Dropped    []json.RawMessage `json:"dropped"`
 	Notes      []string          `json:"notes"`
+	Modules    []moduleEntry     `json:"modules"`
+}
+
+type moduleEntry struct {
+	Path    string `json:"path"`
+	BuildID string `json:"build_id"`
+	Kind    string `json:"kind"`
 }
 
 type exitInfo struct {
@@ -405,6 +412,7 @@ type exitInfo struct {
 	Function     string `json:"function"`
 	File         string `json:"file"`
 	Line         int    `json:"line"`
+	Module       string `json:"module"`
 }
 
 func (e exitInfo) String() string {
@@ -420,9 +428,10 @@ func (e exitInfo) String() string {
 }
 
 type lineEntry struct {
-	File  string `json:"file"`
-	Line  int    `json:"line"`
-	Count int64  `json:"count"`
+	File   string `json:"file"`
+	Line   int    `json:"line"`
+	Count  int64  `json:"count"`
+	Module string `json:"module"`
 }
 
 type funcEntry struct {
@@ -431,12 +440,14 @@ type funcEntry struct {
 	File    string `json:"file"`
 	Line    int    `json:"line"`
 	Address string `json:"address"`
+	Module  string `json:"module"`
 }
 
 type siteEntry struct {
 	Address string `json:"address"`
 	Count   int64  `json:"count"`
 	Kind    string `json:"kind"`
+	Module  string `json:"module"`
 }
 
 func readProfile(path string) (*profile, error) {
@@ -463,8 +474,8 @@ func readProfile(path string) (*profile, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w\n%s", path, err, tail(string(b)))
 	}
-	if p.Version != 1 {
-		return nil, fmt.Errorf("%s: version %d, want 1", path, p.Version)
+	if p.Version != 2 {
+		return nil, fmt.Errorf("%s: version %d, want 2", path, p.Version)
 	}
 	return &p, nil
 }

@@ -209,7 +209,7 @@ func (m *mon) detachAll() {
 		s := ev.ws.StopSignal()
 		switch cause := trapCause(ev.ws); cause {
 		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-			m.newTask(t, cause, -1)
+			m.newTask(t, cause, nil, -1)
 		case unix.PTRACE_EVENT_VFORK_DONE:
 			t.vforkWait = false
 		case unix.PTRACE_EVENT_EXEC:
@@ -219,7 +219,7 @@ func (m *mon) detachAll() {
 		case 0:
 			if s == unix.SIGTRAP && getSiginfo(t.tid, &m.si) == nil && m.si.Code == siKernel &&
 				unix.PtraceGetRegs(t.tid, &m.regs) == nil {
-				if i, ok := m.table.Lookup(m.regs.Rip - 1); ok && m.table.Armed(i) && m.table.OriginalByte(i) != breakpoint.Int3 {
+				if mp, i, ok := t.sp.lookup(m.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != breakpoint.Int3 {
 					m.regs.Rip--
 					unix.PtraceSetRegs(t.tid, &m.regs)
 					return
@@ -270,7 +270,9 @@ func (m *mon) detachAll() {
 	for _, t := range m.threads {
 		if !t.sp.dead && !done[t.sp] {
 			done[t.sp] = true
-			m.table.RestoreIn(t.sp.mem)
+			for _, mp := range t.sp.maps {
+				mp.tab.RestoreIn(t.sp.mem)
+			}
 		}
 	}
 	groupStopped := map[int]bool{}
@@ -301,7 +303,9 @@ func (m *mon) detachAll() {
 			settle(event{tid: t.tid, ws: ws})
 		}
 	}
-	m.table.Unplant()
+	for _, img := range m.imgs {
+		img.Table.Unplant()
+	}
 	tgids := map[int]bool{}
 	for _, t := range m.threads {
 		tgids[t.tgid] = true

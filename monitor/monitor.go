@@ -42,6 +42,36 @@ type Options struct {
 
 	// OnStart, if set, is called with the target's PID once it runs.
 	OnStart func(pid int)
+
+	// Images, if set, is asked about every other ELF file that a traced
+	// process maps executable: its shared libraries (those loaded at start
+	// and by dlopen, seen at the dynamic linker's notification point) and
+	// the programs traced processes exec. It returns what to plant there, or
+	// nil to leave the file alone; exe is true when the file is the
+	// process's program rather than a library. It is called once per path,
+	// on the tracer thread, and the answer is kept: an image is shared by
+	// every process that maps it, and its counts are summed over them.
+	Images func(path string, exe bool) *Image
+}
+
+// An Image is one ELF file to profile wherever it is mapped: its sites, and
+// how to find its load bias from a mapping of it.
+type Image struct {
+	Path  string            // absolute path, as /proc/PID/maps shows it
+	Table *breakpoint.Table // sites at link-time addresses; may hold Notify sites
+	// LinkAddr returns the link-time address of a file offset inside an
+	// executable segment (symtab.File.LinkAddr).
+	LinkAddr func(off uint64) (uint64, bool)
+
+	id int // index of the image in the monitor, for per-thread cursors
+}
+
+// A Mapped is one image mapped in a process, with its load bias and the
+// runtime range of its code.
+type Mapped struct {
+	Image  *Image
+	Bias   uint64
+	Lo, Hi uint64
 }
 
 // Result is what a run produced beside the counts in Options.Table.
@@ -78,6 +108,9 @@ type Fault struct {
 	PC     uint64 // runtime PC of the thread
 	SP     uint64
 	Stack  []byte // up to 16 KiB of the stack from SP, to find callers
+	// Maps are the profiled images mapped in the process at the fault, to
+	// tell which one PC and the return addresses on Stack belong to.
+	Maps []Mapped
 }
 
 // ErrPtraceNotPermitted is returned when the kernel refuses to let patchprof

@@ -50,16 +50,64 @@ type thread struct {
 	groupStop   bool // in a job-control stop
 	swallowCont bool // the SIGCONT patchprof sent at launch is still to come
 	release     bool // a forked child to let go at its first stop (--no-follow)
-	cursor      breakpoint.Cursor
+	cursors     []breakpoint.Cursor // line-entry position per image (Image.id)
+}
+
+// cursor returns t's line-entry cursor for img.
+func (t *thread) cursor(img *Image) *breakpoint.Cursor {
+	for len(t.cursors) <= img.id {
+		t.cursors = append(t.cursors, breakpoint.Cursor{})
+	}
+	return &t.cursors[img.id]
+}
+
+// cloneCursors copies a thread's cursors for a child that continues from its
+// parent's position.
+func cloneCursors(cs []breakpoint.Cursor) []breakpoint.Cursor {
+	out := make([]breakpoint.Cursor, len(cs))
+	for k := range cs {
+		out[k] = cs[k].Clone()
+	}
+	return out
 }
 
 // A space is one address space (mm): the threads of a process, plus any vfork
 // child sharing it until it execs. At most one site is disarmed in it at a time.
 type space struct {
 	mem      *procMem
+	tgid     int // a process using it, whose /proc/PID/maps describes it
 	threads  map[int]*thread
-	disarmed int // site whose original byte is in memory now, or -1
+	maps     []*mapping // profiled images mapped here
+	dis      *mapping   // mapping of the disarmed site, nil if none
+	disarmed int        // site whose original byte is in memory now
 	dead     bool
+}
+
+// A mapping is an image planted in one address space.
+type mapping struct {
+	Mapped
+	tab  *breakpoint.Table // Image.Table viewed at Bias
+	seen bool              // found again by the current scan
+}
+
+// lookup returns the mapping and site at runtime address pc.
+func (sp *space) lookup(pc uint64) (*mapping, int, bool) {
+	for _, mp := range sp.maps {
+		if pc >= mp.Lo && pc < mp.Hi {
+			i, ok := mp.tab.Lookup(pc)
+			return mp, i, ok
+		}
+	}
+	return nil, 0, false
+}
+
+// snapshot returns what is mapped, for a fault report.
+func (sp *space) snapshot() []Mapped {
+	out := make([]Mapped, len(sp.maps))
+	for k, mp := range sp.maps {
+		out[k] = mp.Mapped
+	}
+	return out
 }
 
 type event struct {
@@ -69,7 +117,9 @@ type event struct {
 
 type mon struct {
 	o        Options
-	table    *breakpoint.Table
+	rootImg  *Image
+	images   map[string]*Image // by path; nil: asked, not profiled
+	imgs     []*Image          // by id
 	root     int
 	threads  map[int]*thread
 	queue    []event
@@ -137,8 +187,9 @@ func dumpRing(m *mon) {
 // Preconditions: on the locked tracer thread.
 func run(o Options) (*Result, error) {
 	m := &mon{
-		o: o, table: o.Table,
+		o: o,
 		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
+		images: map[string]*Image{},
 	}
 	var (
 		pid     int
@@ -166,23 +217,31 @@ func run(o Options) (*Result, error) {
 		}
 		return nil, err
 	}
-	bias, err := loadBias(pid, o.Entry)
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
-		return abandon(err)
+		return abandon(fmt.Errorf("find the executable of %d: %w", pid, err))
 	}
-	m.table.SetBias(bias)
-	m.res.Bias = bias
+	tab := o.Table
+	if tab == nil {
+		tab = breakpoint.NewTable(nil, 0)
+	}
+	m.rootImg = m.addImage(&Image{Path: exe, Table: tab})
 	mem, err := openMem(pid)
 	if err != nil {
 		return abandon(err)
 	}
-	sp := &space{mem: mem, threads: map[int]*thread{}, disarmed: -1}
+	sp := &space{mem: mem, tgid: pid, threads: map[int]*thread{}}
 	for _, tid := range tids {
 		m.addThread(&thread{tid: tid, tgid: pid, sp: sp, state: stopped, swallowCont: o.Attach == 0})
 	}
 	m.res.Processes = 1
-	if err := m.table.Plant(mem); err != nil {
+	if err := m.scanMaps(sp); err != nil {
 		return abandon(fmt.Errorf("plant breakpoints: %w", err))
+	}
+	for _, mp := range sp.maps {
+		if mp.Image == m.rootImg {
+			m.res.Bias = mp.Bias
+		}
 	}
 	if o.OnStart != nil {
 		o.OnStart(pid)
@@ -511,13 +570,15 @@ func (m *mon) handle(ev event) {
 	sig := ev.ws.StopSignal()
 	switch cause := trapCause(ev.ws); cause {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-		m.newTask(t, cause, -1)
+		m.newTask(t, cause, nil, -1)
 		m.resume(t, 0)
 	case unix.PTRACE_EVENT_VFORK_DONE:
 		t.vforkWait = false
 		m.resume(t, 0)
 	case unix.PTRACE_EVENT_EXEC:
-		m.exec(t)
+		if m.exec(t) {
+			m.resume(t, 0)
+		}
 	case unix.PTRACE_EVENT_STOP:
 		if t.fresh && t.release {
 			m.release(t)
@@ -572,8 +633,8 @@ func (m *mon) trap(t *thread) {
 			return
 		}
 		pc := m.regs.Rip - 1
-		if i, ok := m.table.Lookup(pc); ok && m.table.Armed(i) && !t.sp.dead && t.sp.disarmed != i {
-			m.hit(t, i, pc)
+		if mp, i, ok := t.sp.lookup(pc); ok && mp.tab.Armed(i) && !t.sp.dead && !(t.sp.dis == mp && t.sp.disarmed == i) {
+			m.hit(t, mp, i, pc)
 			return
 		}
 	}
@@ -607,6 +668,7 @@ func (m *mon) noteFault(t *thread, sig syscall.Signal) {
 	}
 	if unix.PtraceGetRegs(t.tid, &m.regs) == nil {
 		f.PC, f.SP = m.regs.Rip, m.regs.Rsp
+		f.Maps = t.sp.snapshot()
 		if !t.sp.dead {
 			buf := make([]byte, 16<<10)
 			n, _ := t.sp.mem.ReadMemory(f.SP, buf)
@@ -623,9 +685,11 @@ func (m *mon) noteFault(t *thread, sig syscall.Signal) {
 // addr): count, put the original byte back, single-step, re-arm, continue.
 //
 // Preconditions: on the tracer thread; t is stopped just after the int3.
-func (m *mon) hit(t *thread, i int, addr uint64) {
-	undo := m.table.Hit(&t.cursor, i, m.regs.Rsp)
-	if m.table.OriginalByte(i) == breakpoint.Int3 {
+func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64) {
+	tab := mp.tab
+	cur := t.cursor(mp.Image)
+	undo := tab.Hit(cur, i, m.regs.Rsp)
+	if tab.OriginalByte(i) == breakpoint.Int3 {
 		// The program's own int3 is at the site: it has just executed, as
 		// it would have without us. Deliver its SIGTRAP (the stop's siginfo,
 		// SI_KERNEL, is the one the kernel made for it).
@@ -639,18 +703,24 @@ func (m *mon) hit(t *thread, i int, addr uint64) {
 		m.resumeOthers(sp, t)
 		return
 	}
-	if err := m.table.DisarmIn(sp.mem, i); err != nil {
+	if err := tab.DisarmIn(sp.mem, i); err != nil {
 		m.resumeOthers(sp, t)
 		return
 	}
-	sp.disarmed = i
-	executed := m.step(t, i, addr)
+	sp.dis, sp.disarmed = mp, i
+	executed := m.step(t, mp, i, addr)
 	if !sp.dead {
-		m.table.ArmIn(sp.mem, i)
-		sp.disarmed = -1
+		tab.ArmIn(sp.mem, i)
+		sp.dis = nil
+		if tab.IsNotify(i) && executed {
+			// The dynamic linker has changed its list of objects: plant in
+			// what it mapped, forget what it unmapped, with the other threads
+			// still held.
+			m.scanMaps(sp)
+		}
 	}
 	if !executed {
-		m.table.Unhit(&t.cursor, undo)
+		tab.Unhit(cur, undo)
 	}
 	if m.threads[t.tid] == t && t.state == stopped && t.held == 0 {
 		m.resume(t, 0)
@@ -662,7 +732,7 @@ func (m *mon) hit(t *thread, i int, addr uint64) {
 // whether the instruction ran: it did not when a signal handler was entered first
 // or a job-control stop intervened; then the thread will trap at the site again
 // and be counted then.
-func (m *mon) step(t *thread, i int, addr uint64) bool {
+func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 	sig := 0
 	handler := false
 	for {
@@ -691,7 +761,7 @@ func (m *mon) step(t *thread, i int, addr uint64) bool {
 			}
 			t.groupStop = false
 		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-			m.newTask(t, cause, i)
+			m.newTask(t, cause, mp, i)
 		case unix.PTRACE_EVENT_VFORK_DONE:
 			t.vforkWait = false
 		case unix.PTRACE_EVENT_EXEC:
@@ -711,9 +781,9 @@ func (m *mon) step(t *thread, i int, addr uint64) bool {
 				if handler {
 					return false // stopped on the handler's first instruction
 				}
-				if m.table.IsRep(i) {
+				if mp.tab.IsRep(i) {
 					if unix.PtraceGetRegs(t.tid, &m.regs) == nil && m.regs.Rip == addr {
-						m.finishRep(t, i, addr)
+						m.finishRep(t, mp, i, addr)
 					}
 				}
 				return true
@@ -729,15 +799,15 @@ func (m *mon) step(t *thread, i int, addr uint64) bool {
 // without a stop per iteration: with the site's byte still out and the other
 // threads still held, it plants a temporary int3 after the instruction and
 // continues t to it. One execution, one count.
-func (m *mon) finishRep(t *thread, i int, addr uint64) {
-	n := m.table.InsnLen(i)
+func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
+	n := mp.tab.InsnLen(i)
 	if n == 0 {
 		return
 	}
 	next := addr + uint64(n)
 	sp := t.sp
-	j, isSite := m.table.Lookup(next)
-	temp := !(isSite && m.table.Armed(j))
+	nmp, j, isSite := sp.lookup(next)
+	temp := !(isSite && nmp.tab.Armed(j))
 	var orig [1]byte
 	if temp {
 		if _, err := sp.mem.ReadMemory(next, orig[:]); err != nil {
@@ -780,7 +850,7 @@ func (m *mon) finishRep(t *thread, i int, addr uint64) {
 				return
 			}
 		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-			if c := m.newTask(t, cause, i); c != nil && temp && c != sp {
+			if c := m.newTask(t, cause, mp, i); c != nil && temp && c != sp {
 				c.mem.WriteMemory(next, orig[:])
 			}
 		case unix.PTRACE_EVENT_EXEC:
@@ -865,9 +935,9 @@ func (m *mon) resumeOthers(sp *space, t *thread) {
 }
 
 // newTask registers a task created by t (a thread, a fork or vfork child, or a
-// clone sharing memory) and returns its space. stepping is the site disarmed
-// in t's space, or -1: a fork child copied memory with that byte out.
-func (m *mon) newTask(t *thread, cause int, stepping int) *space {
+// clone sharing memory) and returns its space. stepping is the site of smp
+// disarmed in t's space, or -1: a fork child copied memory with that byte out.
+func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
 	msg, err := unix.PtraceGetEventMsg(t.tid)
 	if err != nil {
 		return nil
@@ -883,15 +953,15 @@ func (m *mon) newTask(t *thread, cause int, stepping int) *space {
 		} else {
 			same, err := kcmpVM(t.tid, tid)
 			share = err != nil || same
-			u.cursor = t.cursor.Clone()
+			u.cursors = cloneCursors(t.cursors)
 		}
 	case unix.PTRACE_EVENT_VFORK:
 		same, err := kcmpVM(t.tid, tid)
 		share = err != nil || same
 		t.vforkWait = true
-		u.cursor = t.cursor.Clone()
+		u.cursors = cloneCursors(t.cursors)
 	default: // fork
-		u.cursor = t.cursor.Clone()
+		u.cursors = cloneCursors(t.cursors)
 		u.release = m.o.NoFollow
 	}
 	if share {
@@ -904,9 +974,15 @@ func (m *mon) newTask(t *thread, cause int, stepping int) *space {
 			unix.Kill(tid, unix.SIGKILL)
 			return nil
 		}
-		u.sp = &space{mem: mem, threads: map[int]*thread{}, disarmed: -1}
-		if stepping >= 0 {
-			m.table.ArmIn(mem, stepping)
+		// The child's memory is a copy of the parent's: the same images at
+		// the same addresses, with our bytes in place.
+		u.sp = &space{mem: mem, tgid: tid, threads: map[int]*thread{}}
+		for _, mp := range t.sp.maps {
+			c := *mp
+			u.sp.maps = append(u.sp.maps, &c)
+		}
+		if smp != nil && stepping >= 0 {
+			smp.tab.ArmIn(mem, stepping)
 		}
 		m.res.Processes++
 	}
@@ -925,16 +1001,22 @@ func (m *mon) newTask(t *thread, cause int, stepping int) *space {
 // Preconditions: t is in its first ptrace-stop and alone in its space.
 func (m *mon) release(t *thread) {
 	if !t.sp.dead {
-		m.table.RestoreIn(t.sp.mem)
+		for _, mp := range t.sp.maps {
+			mp.tab.RestoreIn(t.sp.mem)
+		}
 	}
 	m.removeThread(t)
 	detach(t.tid, 0)
 }
 
-// exec releases a task that replaced its program: its new image has none of
-// our bytes, and this version does not profile exec'd programs, so it runs on
-// untraced. The other threads of its process are gone.
-func (m *mon) exec(t *thread) {
+// exec follows a task that replaced its program: its process has a new
+// address space with none of our bytes, and the other threads of its process
+// are gone. The new program and its libraries are planted as Options.Images
+// says; the task stays traced even when nothing in it is profiled, so the
+// programs it starts in turn are followed (sh -c './a | ./b'). With
+// --no-follow a child that execs is let go instead. exec reports whether t is
+// still traced; the caller resumes it.
+func (m *mon) exec(t *thread) bool {
 	if former, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(former) != t.tid {
 		// A non-leader thread exec'd; it now has the leader's TID.
 		if old := m.threads[int(former)]; old != nil {
@@ -946,6 +1028,173 @@ func (m *mon) exec(t *thread) {
 			m.removeThread(u)
 		}
 	}
-	m.removeThread(t)
-	detach(t.tid, 0)
+	if m.o.NoFollow && t.tgid != m.root {
+		m.removeThread(t)
+		detach(t.tid, 0)
+		return false
+	}
+	// Leave the old space (a vfork parent may still use it).
+	old := t.sp
+	delete(old.threads, t.tid)
+	if len(old.threads) == 0 && !old.dead {
+		old.dead = true
+		old.mem.Close()
+	}
+	mem, err := openMem(t.tgid)
+	if err != nil {
+		delete(m.threads, t.tid)
+		detach(t.tid, 0)
+		return false
+	}
+	sp := &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
+	t.sp = sp
+	t.cursors = nil
+	if err := m.scanMaps(sp); err != nil && debug {
+		dbg("exec %d: %v\n", t.tid, err)
+	}
+	return true
+}
+
+// addImage registers img under its path and gives it its id.
+func (m *mon) addImage(img *Image) *Image {
+	img.id = len(m.imgs)
+	m.imgs = append(m.imgs, img)
+	m.images[img.Path] = img
+	return img
+}
+
+// image returns the image to plant for the file at path, asking
+// Options.Images the first time.
+func (m *mon) image(path string, exe bool) *Image {
+	if img, ok := m.images[path]; ok {
+		return img
+	}
+	var img *Image
+	if m.o.Images != nil {
+		img = m.o.Images(path, exe)
+	}
+	if img == nil || img.Table == nil || img.Table.Len() == 0 {
+		m.images[path] = nil
+		return nil
+	}
+	img.Path = path
+	return m.addImage(img)
+}
+
+// A region is one executable file mapping read from /proc/PID/maps.
+type region struct {
+	lo, hi, off uint64
+	path        string
+}
+
+// readMaps returns the executable mappings of files in process pid.
+func readMaps(pid int) ([]region, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return nil, fmt.Errorf("read mappings: %w", err)
+	}
+	var out []region
+	for _, line := range strings.Split(string(b), "\n") {
+		// start-end perms offset dev inode path  (proc(5))
+		f := strings.Fields(line)
+		if len(f) < 6 || len(f[1]) < 3 || f[1][2] != 'x' || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		if len(f) > 6 {
+			continue // "(deleted)": the file is gone, nothing to analyse
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		r := region{path: f[5]}
+		var e1, e2, e3 error
+		r.lo, e1 = strconv.ParseUint(lo, 16, 64)
+		r.hi, e2 = strconv.ParseUint(hi, 16, 64)
+		r.off, e3 = strconv.ParseUint(f[2], 16, 64)
+		if e1 != nil || e2 != nil || e3 != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// scanMaps brings sp's mappings up to date with the process's: images newly
+// mapped are planted, images no longer mapped are forgotten (their code is
+// gone, with our bytes in it). It returns an error only when the root image
+// could not be planted.
+//
+// Preconditions: on the tracer thread; no thread of sp runs.
+func (m *mon) scanMaps(sp *space) error {
+	regions, err := readMaps(sp.tgid)
+	if err != nil {
+		return err
+	}
+	for _, mp := range sp.maps {
+		mp.seen = false
+	}
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(sp.tgid) + "/exe")
+	var rootErr error
+	for k := 0; k < len(regions); {
+		r := regions[k]
+		lo, hi := r.lo, r.hi
+		j := k + 1
+		for ; j < len(regions) && regions[j].path == r.path; j++ {
+			hi = max(hi, regions[j].hi)
+		}
+		k = j
+		var known *mapping
+		for _, mp := range sp.maps {
+			if mp.Image.Path == r.path && mp.Lo == lo {
+				known = mp
+			}
+		}
+		if known != nil {
+			known.seen = true
+			known.Hi = hi
+			continue
+		}
+		img := m.image(r.path, r.path == exe)
+		if img == nil {
+			continue
+		}
+		var bias uint64
+		if img.LinkAddr != nil {
+			link, ok := img.LinkAddr(r.off)
+			if !ok {
+				continue
+			}
+			bias = r.lo - link
+		} else {
+			// The root image without segment information: its bias from
+			// the entry point the kernel used.
+			if bias, err = loadBias(sp.tgid, m.o.Entry); err != nil {
+				if img == m.rootImg {
+					rootErr = err
+				}
+				continue
+			}
+		}
+		mp := &mapping{Mapped: Mapped{Image: img, Bias: bias, Lo: lo, Hi: hi}, tab: img.Table.At(bias), seen: true}
+		if err := mp.tab.Plant(sp.mem); err != nil {
+			if img == m.rootImg {
+				rootErr = err
+			}
+			if debug {
+				dbg("plant %s: %v\n", img.Path, err)
+			}
+			continue
+		}
+		sp.maps = append(sp.maps, mp)
+	}
+	kept := sp.maps[:0]
+	for _, mp := range sp.maps {
+		if mp.seen {
+			kept = append(kept, mp)
+		}
+	}
+	clear(sp.maps[len(kept):])
+	sp.maps = kept
+	return rootErr
 }

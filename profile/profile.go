@@ -108,6 +108,9 @@ type Exit struct {
 	File string `json:"file,omitempty"`
 	// Line is the source line of PC, if known.
 	Line int `json:"line,omitempty"`
+	// Module is the module Function, File and Line belong to, when that is
+	// not the executable; PC is then a link-time address of that module.
+	Module string `json:"module,omitempty"`
 }
 
 // A Line is the entry count of one source line.

@@ -337,3 +337,23 @@ func (f *File) Code(addr uint64, n int) ([]byte, bool) {
 	}
 	return s.data[off : off+uint64(n) : off+uint64(n)], true
 }
+
+// LinkAddr returns the link-time address of byte off of the file, when off
+// lies in an executable PT_LOAD segment. A mapping of the file seen in
+// /proc/PID/maps at runtime address start with file offset off then has load
+// bias start - LinkAddr(off): that is how a shared library's (or an exec'd
+// program's) sites are placed, whatever address the loader chose.
+// [ELF gABI, "Program Header": p_vaddr and p_offset are congruent modulo the
+// page size]
+func (f *File) LinkAddr(off uint64) (uint64, bool) {
+	for _, s := range f.segs {
+		lo := s.off &^ (pageSize - 1)
+		if off >= lo && off < s.off+s.filesz {
+			return s.vaddr - (s.off - off), true
+		}
+	}
+	return 0, false
+}
+
+// pageSize is the x86-64 Linux page size, the granularity of mappings.
+const pageSize = 4096

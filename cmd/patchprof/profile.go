@@ -6,32 +6,47 @@ import (
 	"sort"
 
 	"github.com/patchprof/patchprof/breakpoint"
-	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
-	"github.com/patchprof/patchprof/symtab"
 )
 
-// buildProfile resolves the monitor's counts to files, lines and functions.
-func buildProfile(sym *symtab.File, lt *lineinfo.Table, plan *breakpoint.Plan, res *monitor.Result, mode string, args []string) *profile.Profile {
-	t := plan.Table
+// buildProfile resolves the monitor's counts to files, lines and functions:
+// the executable's, then every other module that counted something.
+func buildProfile(root *module, sel *selection, res *monitor.Result, mode string, args []string) *profile.Profile {
 	p := &profile.Profile{
 		Version:    profile.Version,
-		Executable: sym.Path,
-		BuildID:    sym.BuildID,
+		Executable: root.sym.Path,
+		BuildID:    root.sym.BuildID,
 		Args:       args,
 		Mode:       mode,
 		Lines:      []profile.Line{},
 		Functions:  []profile.Function{},
 		Sites:      []profile.Site{},
 	}
+	addModule(p, root, "", mode)
+	for _, m := range sel.mods {
+		if !m.counted || m.path == root.sym.Path {
+			continue
+		}
+		p.Modules = append(p.Modules, profile.Module{Path: m.path, BuildID: m.sym.BuildID, Kind: m.kind})
+		addModule(p, m, m.path, mode)
+	}
+	p.Exit = exitOf(root, sel, res)
+	p.Sort()
+	return p
+}
+
+// addModule appends module m's counts to p under the module name name.
+func addModule(p *profile.Profile, m *module, name, mode string) {
+	plan := m.plan
+	t := plan.Table
 	if mode != profile.ModeFuncs {
 		for i, l := range plan.Lines {
-			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: t.LineEntries[i]})
+			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: t.LineEntries[i], Module: name})
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {
-			p.Dropped = append(p.Dropped, profile.Dropped{Address: profile.FormatAddress(d.Addr), File: d.File, Line: d.Line, Reason: d.Reason})
+			p.Dropped = append(p.Dropped, profile.Dropped{Address: profile.FormatAddress(d.Addr), File: d.File, Line: d.Line, Reason: d.Reason, Module: name})
 			reasons[d.Reason]++
 		}
 		var keys []string
@@ -39,8 +54,12 @@ func buildProfile(sym *symtab.File, lt *lineinfo.Table, plan *breakpoint.Plan, r
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		in := ""
+		if name != "" {
+			in = " in " + name
+		}
 		for _, k := range keys {
-			p.Notes = append(p.Notes, fmt.Sprintf("%d line-table rows not planted: %s", reasons[k], k))
+			p.Notes = append(p.Notes, fmt.Sprintf("%d line-table rows%s not planted: %s", reasons[k], in, k))
 		}
 	}
 	if mode != profile.ModeLines {
@@ -52,21 +71,48 @@ func buildProfile(sym *symtab.File, lt *lineinfo.Table, plan *breakpoint.Plan, r
 			if !ok {
 				continue
 			}
-			p.Functions = append(p.Functions, profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.FormatAddress(f.Addr)})
+			p.Functions = append(p.Functions, profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.FormatAddress(f.Addr), Module: name})
 		}
 	}
 	for i := 0; i < t.Len(); i++ {
-		p.Sites = append(p.Sites, profile.Site{Address: profile.FormatAddress(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String()})
+		if t.Kind(i) == 0 {
+			continue // the dynamic linker's notification point: ours, not the program's
+		}
+		p.Sites = append(p.Sites, profile.Site{Address: profile.FormatAddress(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
 	}
-	p.Exit = exitOf(sym, lt, res)
-	p.Sort()
-	return p
+}
+
+// placed is a module and the load bias it had in the faulting process.
+type placed struct {
+	m      *module
+	bias   uint64
+	lo, hi uint64
+}
+
+// placesOf resolves the images mapped at a fault to modules.
+func placesOf(root *module, sel *selection, res *monitor.Result) []placed {
+	byTable := map[*breakpoint.Table]*module{root.plan.Table: root}
+	for _, m := range sel.mods {
+		byTable[m.plan.Table] = m
+	}
+	var out []placed
+	if f := res.Exit.Fault; f != nil && f.Maps != nil {
+		for _, mp := range f.Maps {
+			if m := byTable[mp.Image.Table]; m != nil {
+				out = append(out, placed{m, mp.Bias, mp.Lo, mp.Hi})
+			}
+		}
+		return out
+	}
+	// No map of the process: the executable at the run's bias.
+	return []placed{{root, res.Bias, 0, ^uint64(0)}}
 }
 
 // exitOf describes how the target ended; for a death by signal, where: the
-// faulting thread's PC, or, when that lies outside the executable (in libc's
-// abort, say), the innermost return address on its stack that does.
-func exitOf(sym *symtab.File, lt *lineinfo.Table, res *monitor.Result) profile.Exit {
+// faulting thread's PC, or, when that lies outside every profiled module (in
+// libc's abort, say), the innermost return address on its stack that lies in
+// one.
+func exitOf(root *module, sel *selection, res *monitor.Result) profile.Exit {
 	e := res.Exit
 	if e.Detached {
 		return profile.Exit{Detached: true}
@@ -84,30 +130,47 @@ func exitOf(sym *symtab.File, lt *lineinfo.Table, res *monitor.Result) profile.E
 	case 11, 7, 4, 8: // SIGSEGV, SIGBUS, SIGILL, SIGFPE
 		x.FaultAddress = profile.FormatAddress(f.Addr)
 	}
-	bias := res.Bias
-	pc := f.PC - bias
-	where := uint64(0)
-	if _, ok := sym.FuncAt(pc); ok {
-		where = pc
-		x.PC = profile.FormatAddress(pc)
+	places := placesOf(root, sel, res)
+	// in returns the module whose code holds the runtime address pc.
+	in := func(pc uint64) (*module, uint64, bool) {
+		for _, pl := range places {
+			if pc < pl.lo || pc >= pl.hi {
+				continue
+			}
+			if _, ok := pl.m.sym.FuncAt(pc - pl.bias); ok {
+				return pl.m, pc - pl.bias, true
+			}
+		}
+		return nil, 0, false
+	}
+	var (
+		where uint64
+		wm    *module
+	)
+	if m, link, ok := in(f.PC); ok {
+		where, wm = link, m
+		x.PC = profile.FormatAddress(link)
 	} else {
 		x.PC = profile.FormatAddress(f.PC)
 		for k := 0; k+8 <= len(f.Stack); k += 8 {
-			ra := binary.LittleEndian.Uint64(f.Stack[k:]) - bias
-			if _, ok := sym.FuncAt(ra); ok && sym.IsReturnAddress(ra) {
-				where = ra - 1 // inside the call instruction, on its line
+			ra := binary.LittleEndian.Uint64(f.Stack[k:])
+			if m, link, ok := in(ra); ok && m.sym.IsReturnAddress(link) {
+				where, wm = link-1, m // inside the call instruction, on its line
 				break
 			}
 		}
 	}
-	if where == 0 {
+	if wm == nil {
 		return x
 	}
-	if i, ok := sym.FuncAt(where); ok {
-		x.Function = sym.Funcs[i].Name
+	if wm != root {
+		x.Module = wm.path
 	}
-	if lt != nil {
-		if file, line, ok := lt.Lookup(where); ok {
+	if i, ok := wm.sym.FuncAt(where); ok {
+		x.Function = wm.sym.Funcs[i].Name
+	}
+	if wm.lt != nil {
+		if file, line, ok := wm.lt.Lookup(where); ok {
 			x.File, x.Line = file, line
 		}
 	}
