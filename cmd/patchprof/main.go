@@ -13,6 +13,7 @@
 package main
 
 import (
+	"debug/elf"
 	"errors"
 	"flag"
 	"fmt"
@@ -153,6 +154,11 @@ func Main(args []string, stderr io.Writer) int {
 	if err := checkWritable("--save", save); err != nil {
 		return fail(stderr, err)
 	}
+	// A step that takes more than a second shows on a terminal's stderr;
+	// anything patchprof itself writes there ends the step first.
+	pr := newProgress(stderr)
+	defer pr.done()
+	stderr = pr
 	var (
 		prog, path string
 		targv      []string
@@ -178,6 +184,7 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	sel := &selection{lines: lines, funcs: funcs, std: std, funcFilter: funcFilter, fileFilter: fileFilter, libs: libs}
 	defer sel.close()
+	pr.step("reading " + prog)
 	sym, err := symtab.Open(path)
 	if err != nil {
 		return fail(stderr, describeELFError(prog, err))
@@ -209,7 +216,11 @@ func Main(args []string, stderr io.Writer) int {
 		popt = breakpoint.PlanOptions{}
 	}
 	plan := breakpoint.NewPlan(sym, lt, popt)
-	if plan.Table.Len() == 0 && !launcher {
+	// Nothing selected in a dynamically linked program may still select code
+	// in its libraries, loaded at start or later (like gdb's pending
+	// breakpoints); a static one has nowhere else to look.
+	pending := plan.Table.Len() == 0 && !launcher
+	if pending && !dynamic(path) {
 		return fail(stderr, &userError{fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", prog)})
 	}
 	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher}
@@ -288,6 +299,7 @@ func Main(args []string, stderr io.Writer) int {
 		}
 	}
 
+	pr.step(fmt.Sprintf("planting %d sites in %s", plan.Table.Len(), prog))
 	res, err := monitor.Run(monitor.Options{
 		SnapshotReq: snapReq,
 		Snapshot:    snapshot,
@@ -300,6 +312,7 @@ func Main(args []string, stderr io.Writer) int {
 		Entry:       sym.Entry,
 		Images:      sel.image,
 		OnStart: func(pid int) {
+			pr.done()
 			pidc <- pid
 			if attach > 0 {
 				// Operators (and tests) need to know when counting starts.
@@ -314,6 +327,11 @@ func Main(args []string, stderr io.Writer) int {
 	p := buildProfile(root, sel, res, mode, targv)
 	if launcher {
 		p.Notes = append(p.Notes, launcherNote(path))
+	}
+	if pending && len(p.Modules) == 0 {
+		msg := fmt.Sprintf("no code in %s or the libraries it loaded matched the selection (check --func, --file and --lib)", prog)
+		p.Notes = append(p.Notes, msg)
+		fmt.Fprintf(stderr, "patchprof: %s\n", msg)
 	}
 	if save != "" {
 		if err := p.Save(save); err != nil {
@@ -482,4 +500,20 @@ func (f *libFlag) Set(v string) error {
 	}
 	*f = append(*f, v)
 	return nil
+}
+
+// dynamic reports whether the program at path has a dynamic linker
+// (PT_INTERP), so libraries can bring more code.
+func dynamic(path string) bool {
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return true
+		}
+	}
+	return false
 }
