@@ -317,7 +317,7 @@ func Main(args []string, stderr io.Writer) int {
 			if attach > 0 {
 				// Operators (and tests) need to know when counting starts.
 				fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
-					pid, plan.Table.Len(), map[bool]string{true: " or --duration", false: ""}[duration > 0])
+					pid, sel.planted(plan), map[bool]string{true: " or --duration", false: ""}[duration > 0])
 			}
 		},
 	})

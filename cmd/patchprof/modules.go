@@ -141,6 +141,18 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	return m.img
 }
 
+// planted counts the sites planted so far: the executable's (plan) and
+// every counted module's.
+func (s *selection) planted(plan *breakpoint.Plan) int {
+	n := plan.Table.Len()
+	for _, m := range s.mods {
+		if m.counted && m.plan != plan {
+			n += m.plan.Table.Len()
+		}
+	}
+	return n
+}
+
 // close releases every module's file.
 func (s *selection) close() error {
 	var errs []error
