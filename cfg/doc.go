@@ -1,0 +1,36 @@
+// Package cfg builds the control-flow graph of one function from its
+// machine code: basic blocks, the edges between them, the call sites in
+// them, and the jump tables of compiled switch statements.
+//
+// cfg owns the answer to "where does a basic block start, and which way can
+// control leave it". Build takes a function's code bytes and link-time
+// address (the caller gets them from symtab) and returns a *Graph, or a
+// *Error saying why the flow of that function cannot be recovered: bytes
+// that do not decode, a branch into the middle of an instruction, a
+// function that ends mid-instruction or lets control fall off its end, an
+// indirect jump whose table cannot be found, or bytes no control flow
+// reaches that are neither padding nor code (data in the text, as Larus and
+// Ball describe in "Rewriting Executable Files to Measure Program
+// Behavior", 1994, section 3.4). It never guesses: a function it cannot
+// recover is reported as such, and the caller plants nothing in it.
+//
+// The graph is built the way qpt builds it: decode from the entry following
+// control flow (recursive descent, so data and padding between blocks are
+// never mistaken for code), mark leaders (the entry, every direct branch
+// target, every jump-table target, the instruction after a branch or a
+// return, the instruction after a call to a function that does not
+// return), then cut the decoded instructions into blocks and record their
+// edges. Calls do not end a block; they are kept apart as Call sites.
+//
+// Jump tables are read through an Image, the bytes of the whole executable
+// by link-time address (ELFImage is one over debug/elf), because gcc and Go
+// put them in .rodata, outside the function's code.
+//
+// cfg does not own the symbol table or function bounds (package symtab),
+// source lines (package lineinfo), planting breakpoints at block starts
+// (package breakpoint) or counting them in a running process (package
+// monitor). CheckFlow is the one place that looks at counts: it checks that
+// block and edge counts of one function agree with each other.
+//
+// cfg is pure Go, builds on every OS and never panics on bad input.
+package cfg

@@ -1,0 +1,200 @@
+package cfg
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// ErrNotMapped reports a read of an address that no loadable segment's
+// file contents cover.
+var ErrNotMapped = errors.New("address not in any loadable segment")
+
+// An ELFImage is the Image of an x86-64 ELF executable: the file contents
+// of its PT_LOAD segments, with R_X86_64_RELATIVE relocations applied (a
+// PIE's absolute jump tables, Go -buildmode=pie for one, hold zeros in the
+// file and their link-time values in .rela.dyn). It also names PLT stubs.
+type ELFImage struct {
+	r     io.ReaderAt
+	segs  []imageSeg
+	relas []relative // sorted by off
+	plt   map[uint64]string
+}
+
+type imageSeg struct {
+	vaddr, filesz, off uint64
+	exec               bool
+}
+
+type relative struct {
+	off, value uint64
+}
+
+// R_X86_64_RELATIVE (System V AMD64 ABI, 4.4 Relocation Types): B + A.
+const rX86_64Relative = 8
+
+// NewELFImage reads the program headers, relative relocations and PLT of
+// the ELF file r. r must stay readable while the image is used. It never
+// panics: debug/elf's panics on corrupt input become errors.
+func NewELFImage(r io.ReaderAt) (im *ELFImage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			im, err = nil, fmt.Errorf("cfg: corrupt ELF file: debug/elf panicked: %v", p)
+		}
+	}()
+	ef, err := elf.NewFile(r)
+	if err != nil {
+		return nil, fmt.Errorf("cfg: %w", err)
+	}
+	if ef.Class != elf.ELFCLASS64 || ef.Machine != elf.EM_X86_64 {
+		return nil, fmt.Errorf("cfg: not an x86-64 ELF file (%v %v)", ef.Class, ef.Machine)
+	}
+	im = &ELFImage{r: r}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Filesz > 0 {
+			im.segs = append(im.segs, imageSeg{vaddr: p.Vaddr, filesz: min(p.Filesz, p.Memsz), off: p.Off, exec: p.Flags&elf.PF_X != 0})
+		}
+	}
+	for _, s := range ef.Sections {
+		if s.Type != elf.SHT_RELA || s.Flags&elf.SHF_ALLOC == 0 || s.Entsize != 24 {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue // a corrupt relocation section only loses PIE tables
+		}
+		for i := 0; i+24 <= len(data); i += 24 {
+			if binary.LittleEndian.Uint64(data[i+8:])&0xffffffff == rX86_64Relative {
+				im.relas = append(im.relas, relative{
+					off:   binary.LittleEndian.Uint64(data[i:]),
+					value: binary.LittleEndian.Uint64(data[i+16:]),
+				})
+			}
+		}
+	}
+	sort.Slice(im.relas, func(i, j int) bool { return im.relas[i].off < im.relas[j].off })
+	im.plt = pltNames(ef)
+	return im, nil
+}
+
+// ReadImage implements Image.
+func (im *ELFImage) ReadImage(addr uint64, buf []byte) (int, error) {
+	for _, s := range im.segs {
+		if addr < s.vaddr || addr-s.vaddr >= s.filesz {
+			continue
+		}
+		off := addr - s.vaddr
+		if uint64(len(buf)) > s.filesz-off {
+			return 0, fmt.Errorf("cfg: read of %d bytes at %#x: %w", len(buf), addr, ErrNotMapped)
+		}
+		n, err := im.r.ReadAt(buf, int64(s.off+off))
+		if n < len(buf) {
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, fmt.Errorf("cfg: read at %#x: %w", addr, err)
+		}
+		im.relocate(addr, buf)
+		return n, nil
+	}
+	return 0, fmt.Errorf("cfg: read at %#x: %w", addr, ErrNotMapped)
+}
+
+// IsCode implements CodeImage: addr is in an executable segment.
+func (im *ELFImage) IsCode(addr uint64) bool {
+	for _, s := range im.segs {
+		if s.exec && addr >= s.vaddr && addr-s.vaddr < s.filesz {
+			return true
+		}
+	}
+	return false
+}
+
+// relocate writes the link-time value of every relative relocation that
+// lies wholly in buf (at addr).
+func (im *ELFImage) relocate(addr uint64, buf []byte) {
+	end := addr + uint64(len(buf))
+	i := sort.Search(len(im.relas), func(i int) bool { return im.relas[i].off >= addr })
+	for ; i < len(im.relas) && im.relas[i].off+8 <= end; i++ {
+		binary.LittleEndian.PutUint64(buf[im.relas[i].off-addr:], im.relas[i].value)
+	}
+}
+
+// PLTName returns the name of the library function a PLT stub at addr
+// jumps to ("exit" for exit@plt), or "".
+func (im *ELFImage) PLTName(addr uint64) string { return im.plt[addr] }
+
+// pltNames maps every PLT stub (in .plt, .plt.sec and .plt.got) to the
+// symbol of the GOT slot its indirect jump reads: JUMP_SLOT relocations in
+// .rela.plt, GLOB_DAT ones in .rela.dyn for .plt.got. Stubs are decoded
+// rather than counted, so lazy and -z now layouts, IBT stubs and
+// .plt.sec all work.
+func pltNames(ef *elf.File) map[uint64]string {
+	slots := map[uint64]string{}
+	syms, _ := ef.DynamicSymbols()
+	for _, s := range ef.Sections {
+		if s.Type != elf.SHT_RELA || s.Entsize != 24 || s.Link == 0 {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		for i := 0; i+24 <= len(data); i += 24 {
+			info := binary.LittleEndian.Uint64(data[i+8:])
+			typ, sym := elf.R_X86_64(info&0xffffffff), info>>32
+			if (typ != elf.R_X86_64_JMP_SLOT && typ != elf.R_X86_64_GLOB_DAT) || sym == 0 || int(sym) > len(syms) {
+				continue
+			}
+			slots[binary.LittleEndian.Uint64(data[i:])] = syms[sym-1].Name
+		}
+	}
+	names := map[uint64]string{}
+	if len(slots) == 0 {
+		return names
+	}
+	for _, s := range ef.Sections {
+		if s.Name != ".plt" && s.Name != ".plt.sec" && s.Name != ".plt.got" {
+			continue
+		}
+		code, err := s.Data()
+		if err != nil {
+			continue
+		}
+		stub := s.Addr // start of the stub being decoded
+		for off := 0; off < len(code); {
+			inst, n, err := decodeInst(code[off:])
+			if err != nil {
+				off++
+				stub = s.Addr + uint64(off)
+				continue
+			}
+			addr := s.Addr + uint64(off)
+			if inst.Op == x86asm.JMP {
+				if m, ok := inst.Args[0].(x86asm.Mem); ok && m.Base == x86asm.RIP {
+					if name, ok := slots[addr+uint64(n)+uint64(m.Disp)]; ok {
+						names[stub] = name
+						names[addr] = name
+					}
+				}
+			}
+			off += n
+			// A stub is sh_entsize (8 or 16) bytes; the next one starts
+			// on that boundary, after whatever follows this one's jump.
+			if inst.Op == x86asm.JMP {
+				stride := 16
+				if s.Entsize == 8 {
+					stride = 8
+				}
+				off = (off + stride - 1) &^ (stride - 1)
+				stub = s.Addr + uint64(off)
+			}
+		}
+	}
+	return names
+}
