@@ -21,15 +21,30 @@ package breakpoint
 // SP than an open activation's means that activation has returned. Where the
 // stack does not tell (an entry that is not planted, a Go goroutine switch),
 // the last trap in F by this thread stands in for the activation's.
+//
+// Block counting (Table.SetBlocks) rides on the same activations: each keeps
+// the last block it entered, and a trap at a block start counts the edge from
+// that block. In Go, the stack check before the entry site runs outside any
+// activation (and again after each stack growth); its blocks chain through
+// the cursor's pre-entry block instead.
 type Cursor struct {
 	stack []activation
 	last  map[int32]int32 // function index -> last line site, the fallback
+	blk   map[int32]int32 // function index -> last block, the fallback
+	pre   preBlock        // the last block of a Go stack check, before its entry site
 }
 
 type activation struct {
-	sp   uint64 // SP at the entry trap
-	fn   int32
-	last int32 // last line site in this activation, -1 if none
+	sp    uint64 // SP at the entry trap
+	fn    int32
+	last  int32 // last line site in this activation, -1 if none
+	block int32 // last table-wide block in this activation, -1 if none
+}
+
+// A preBlock is a block run before its function's activation opened.
+type preBlock struct {
+	fn    int32 // function index + 1; 0 when none
+	block int32
 }
 
 // maxDepth bounds the activation stack; deeper recursion falls back to the
@@ -39,9 +54,15 @@ const maxDepth = 1 << 14
 // Clone returns an independent copy, for a forked child that continues from its
 // parent's position.
 func (c *Cursor) Clone() Cursor {
-	n := Cursor{last: make(map[int32]int32, len(c.last))}
+	n := Cursor{last: make(map[int32]int32, len(c.last)), pre: c.pre}
 	for k, v := range c.last {
 		n.last[k] = v
+	}
+	if c.blk != nil {
+		n.blk = make(map[int32]int32, len(c.blk))
+		for k, v := range c.blk {
+			n.blk[k] = v
+		}
 	}
 	n.stack = append([]activation(nil), c.stack...)
 	return n
@@ -59,6 +80,18 @@ type Undo struct {
 	topPrev int32 // the top activation's last before the hit, when it was used
 	usedTop bool
 	entries uint64 // bit k set: Lines(site)[k] was counted as entered
+
+	blk            bool     // the site is a block start: hitBlock ran
+	edge           int32    // table-wide edge counted, plus one; 0 for an arrival
+	blkTop         int32    // the top activation's block before the hit, when used
+	blkUsedTop     bool     //
+	blkFallback    int32    // the cursor's fallback block of the function before the hit
+	blkHadFallback bool     //
+	pre            preBlock // the cursor's pre-entry block before the hit
+	// replaced is the activation a jump back to the entry closed (see
+	// Table.entryJump), reopened by Unhit.
+	replaced    activation
+	hadReplaced bool
 }
 
 // Hit counts one trap at site i by the thread whose cursor is c and whose stack
@@ -68,19 +101,29 @@ func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 	u := Undo{site: int32(i)}
 	fn := t.fn[i]
 	entry := t.flags[i]&flagEntry != 0
+	block := t.flags[i]&uint8(KindBlock) != 0 && t.blk != nil
+	jump := int32(-1)
 	if entry {
+		if block {
+			if jump = t.entryJump(c, fn, sp); jump >= 0 {
+				u.replaced, u.hadReplaced = c.stack[len(c.stack)-1], true
+			}
+		}
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1].sp <= sp {
 			c.stack = c.stack[:len(c.stack)-1]
 		}
 		if len(c.stack) >= maxDepth {
 			c.stack = append(c.stack[:0], c.stack[len(c.stack)/2:]...)
 		}
-		c.stack = append(c.stack, activation{sp: sp, fn: fn, last: -1})
+		c.stack = append(c.stack, activation{sp: sp, fn: fn, last: -1, block: -1})
 		u.pushed = true
 	} else {
 		for len(c.stack) > 0 && c.stack[len(c.stack)-1].sp < sp {
 			c.stack = c.stack[:len(c.stack)-1]
 		}
+	}
+	if block {
+		t.hitBlock(c, i, entry, jump, &u)
 	}
 	if t.flags[i]&uint8(KindLine) == 0 {
 		return u
@@ -117,6 +160,9 @@ func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 func (t *Table) Unhit(c *Cursor, u Undo) {
 	i := int(u.site)
 	t.Hits[i]--
+	if u.blk {
+		t.unhitBlock(c, u)
+	}
 	if u.line {
 		for k, l := range t.Lines(i) {
 			if k < 64 && u.entries&(1<<k) != 0 {
@@ -134,5 +180,8 @@ func (t *Table) Unhit(c *Cursor, u Undo) {
 	}
 	if u.pushed && len(c.stack) > 0 {
 		c.stack = c.stack[:len(c.stack)-1]
+		if u.hadReplaced {
+			c.stack = append(c.stack, u.replaced)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package breakpoint
 import (
 	"sort"
 
+	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/arch/x86/x86asm"
@@ -35,6 +36,18 @@ type PlanOptions struct {
 	// SiteSpec.Notify): the dynamic linker's notification point, planted in
 	// ld.so whether or not its code is profiled.
 	Notify []uint64
+
+	// Blocks plants at the start of every basic block of the kept
+	// functions (their flow graphs built with cfg), counting blocks and the
+	// edges between them (Table.SetBlocks). A function whose flow cannot be
+	// recovered gets a Plan.BlockErrors entry and no block sites.
+	Blocks bool
+	// CFGImage reads the jump tables of switch statements (cfg.Options.Image);
+	// nil makes every function with one unrecoverable.
+	CFGImage cfg.Image
+	// CalleeName names call targets for cfg (cfg.Options.CalleeName), so
+	// that calls to functions that do not return end their block.
+	CalleeName func(addr uint64) string
 }
 
 // A FuncInfo describes one function of the executable, index-aligned with
@@ -78,6 +91,12 @@ type Plan struct {
 	Funcs   []FuncInfo
 	Lines   []LineRef
 	Dropped []DroppedRow
+	// Graphs are the flow graphs of the block-counted functions (with
+	// PlanOptions.Blocks), as given to Table.SetBlocks.
+	Graphs []FuncGraph
+	// BlockErrors are the kept functions whose flow could not be
+	// recovered (with PlanOptions.Blocks).
+	BlockErrors []BlockError
 }
 
 // NewPlan chooses the sites for one executable. lt may be nil when only
@@ -137,6 +156,9 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 			p.Funcs[i].Site = entry
 		}
 	}
+	if opt.Blocks {
+		specs = append(specs, p.blockSpecs(sym, keepFunc, opt)...)
+	}
 	if opt.Lines && lt != nil {
 		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue)...)
 	}
@@ -144,6 +166,16 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		specs = append(specs, SiteSpec{Addr: a, Func: -1, Notify: true})
 	}
 	p.Table = NewTable(specs, len(p.Lines))
+	if len(p.Graphs) > 0 {
+		if err := p.Table.SetBlocks(p.Graphs); err != nil {
+			// blockSpecs numbers densely; a failure here is ours, and the
+			// run goes on counting lines and functions.
+			for _, g := range p.Graphs {
+				p.BlockErrors = append(p.BlockErrors, BlockError{Func: int(g.Func), Err: err})
+			}
+			p.Graphs = nil
+		}
+	}
 	return p
 }
 

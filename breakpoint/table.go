@@ -28,19 +28,29 @@ const (
 	KindLine Kind = 1 << iota
 	// KindFunc marks a site at a function entry.
 	KindFunc
+	// KindBlock marks a site at the start of a basic block (--blocks).
+	KindBlock
 )
 
-// String returns "line", "func" or "line,func".
+// String returns the kinds of k joined by commas, in the order line, func,
+// block: "line", "func", "line,func", "block", "line,block", ...
 func (k Kind) String() string {
-	switch k {
-	case KindLine:
-		return "line"
-	case KindFunc:
-		return "func"
-	case KindLine | KindFunc:
-		return "line,func"
+	if k == 0 || k&^(KindLine|KindFunc|KindBlock) != 0 {
+		return fmt.Sprintf("kind(%d)", uint8(k))
 	}
-	return fmt.Sprintf("kind(%d)", uint8(k))
+	s := ""
+	for _, n := range [...]struct {
+		k    Kind
+		name string
+	}{{KindLine, "line"}, {KindFunc, "func"}, {KindBlock, "block"}} {
+		if k&n.k != 0 {
+			if s != "" {
+				s += ","
+			}
+			s += n.name
+		}
+	}
+	return s
 }
 
 // flag bits kept per site beside the Kind.
@@ -52,7 +62,7 @@ const (
 	// change to its list of loaded objects (r_debug.r_brk, _dl_debug_state):
 	// the monitor re-reads the process's mappings after it.
 	flagNotify = 1 << 7
-	kindMask  = 0x0f
+	kindMask   = 0x0f
 )
 
 // A SiteSpec asks for one site; NewTable turns a list of them into a Table.
@@ -67,6 +77,9 @@ type SiteSpec struct {
 	// Notify asks for an internal site (it may have Kind 0, counting nothing
 	// for the report): the dynamic linker's notification point.
 	Notify bool
+	// Block is the table-wide index of the basic block starting at Addr
+	// (see Table.SetBlocks), meaningful when Kind has KindBlock.
+	Block int32
 }
 
 // A Table holds the sites of one executable image, sorted by address. Sites are
@@ -85,6 +98,16 @@ type Table struct {
 	// LineEntries counts, per source line index, how often control entered the
 	// line (see Cursor for the definition).
 	LineEntries []uint64
+	// EdgeCounts counts, per table-wide edge index, how often control went
+	// along the edge (see SetBlocks); nil without blocks.
+	EdgeCounts []uint64
+	// BlockArrivals counts, per table-wide block index, the arrivals at the
+	// block along none of its edges: for a function's first block, its
+	// entries; for any other, arrivals the cursor could not attribute.
+	BlockArrivals []uint64
+
+	siteBlock []int32     // per site: table-wide block index, -1; nil without blocks
+	blk       *blockGraph // the flow graphs of the block-counted functions
 
 	bias uint64 // runtime address = link-time address + bias
 }
@@ -102,6 +125,7 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 		var ls []int32
 		fn := s.Func
 		l := s.Len
+		blockIdx := int32(-1)
 		j := i
 		for ; j < len(sorted) && sorted[j].Addr == s.Addr; j++ {
 			o := sorted[j]
@@ -121,6 +145,9 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 			if o.Len > l {
 				l = o.Len
 			}
+			if o.Kind&KindBlock != 0 {
+				blockIdx = o.Block
+			}
 			for _, x := range o.Lines {
 				if !containsInt32(ls, x) {
 					ls = append(ls, x)
@@ -133,6 +160,15 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 		t.flags = append(t.flags, flags)
 		t.fn = append(t.fn, fn)
 		t.insnLen = append(t.insnLen, l)
+		if blockIdx >= 0 && t.siteBlock == nil {
+			t.siteBlock = make([]int32, len(t.addr)-1, len(sorted))
+			for k := range t.siteBlock {
+				t.siteBlock[k] = -1
+			}
+		}
+		if t.siteBlock != nil {
+			t.siteBlock = append(t.siteBlock, blockIdx)
+		}
 		i = j
 	}
 	t.lineStart = append(t.lineStart, uint32(len(t.lines)))
@@ -227,6 +263,6 @@ func (t *Table) BytesPerSite() float64 {
 		return 0
 	}
 	total := 8*cap(t.addr) + cap(t.orig) + cap(t.flags) + 4*cap(t.fn) + cap(t.insnLen) +
-		4*cap(t.lineStart) + 4*cap(t.lines) + 8*cap(t.Hits)
+		4*cap(t.lineStart) + 4*cap(t.lines) + 8*cap(t.Hits) + 4*cap(t.siteBlock)
 	return float64(total) / float64(n)
 }

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"compress/gzip"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -84,8 +86,185 @@ func TestMergeAndExports(t *testing.T) {
 			t.Errorf("calls.c.gcov does not count line %d 2000 times:\n%s", body, text)
 		}
 	})
+	t.Run("gcov-json", func(t *testing.T) {
+		gz := filepath.Join(dir, "m.gcov.json.gz")
+		if res := run(t, runOpts{args: []string{"report", "--format", "gcov-json", "-o", gz, merged}}); res.code != 0 {
+			t.Fatalf("report: %s", res)
+		}
+		doc := readGcovJSON(t, gz)
+		body := markerLine(t, "calls.c", "WORK_BODY")
+		f := doc.file(t, "calls.c")
+		if l, ok := f.line(body); !ok || l.Count != 2000 || l.FunctionName != "work" || l.UnexecutedBlock {
+			t.Errorf("calls.c:%d in the gcov JSON: %+v, want count 2000 in work", body, l)
+		}
+		if fn, ok := f.function("work"); !ok || fn.ExecutionCount != 2000 || fn.DemangledName != "work" {
+			t.Errorf("work in the gcov JSON: %+v, want execution_count 2000", fn)
+		}
+	})
+	t.Run("cobertura", func(t *testing.T) {
+		out := filepath.Join(dir, "m.xml")
+		if res := run(t, runOpts{args: []string{"report", "--format", "cobertura", "-o", out, merged}}); res.code != 0 {
+			t.Fatalf("report: %s", res)
+		}
+		body := markerLine(t, "calls.c", "WORK_BODY")
+		text := readFile(t, out)
+		if !strings.Contains(text, `<line number="`+itoa(body)+`" hits="2000" branch="false">`) {
+			t.Errorf("the Cobertura report does not give calls.c:%d 2000 hits:\n%s", body, text)
+		}
+	})
 	if _, err := os.Stat(merged); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gcovJSONDoc is gcov's JSON intermediate format (gcov --json-format).
+type gcovJSONDoc struct {
+	FormatVersion string         `json:"format_version"`
+	Files         []gcovJSONFile `json:"files"`
+}
+
+type gcovJSONFile struct {
+	File      string             `json:"file"`
+	Functions []gcovJSONFunction `json:"functions"`
+	Lines     []gcovJSONLine     `json:"lines"`
+}
+
+type gcovJSONFunction struct {
+	Name           string `json:"name"`
+	DemangledName  string `json:"demangled_name"`
+	StartLine      int    `json:"start_line"`
+	ExecutionCount int64  `json:"execution_count"`
+}
+
+type gcovJSONLine struct {
+	LineNumber      int    `json:"line_number"`
+	Count           int64  `json:"count"`
+	FunctionName    string `json:"function_name"`
+	UnexecutedBlock bool   `json:"unexecuted_block"`
+}
+
+func readGcovJSON(t *testing.T, path string) *gcovJSONDoc {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s is not gzip'd as gcov writes it: %v", path, err)
+	}
+	var doc gcovJSONDoc
+	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return &doc
+}
+
+func (d *gcovJSONDoc) file(t *testing.T, base string) *gcovJSONFile {
+	t.Helper()
+	for i := range d.Files {
+		if filepath.Base(d.Files[i].File) == base {
+			return &d.Files[i]
+		}
+	}
+	t.Fatalf("no file %s in the gcov JSON", base)
+	return nil
+}
+
+func (f *gcovJSONFile) line(n int) (gcovJSONLine, bool) {
+	for _, l := range f.Lines {
+		if l.LineNumber == n {
+			return l, true
+		}
+	}
+	return gcovJSONLine{}, false
+}
+
+func (f *gcovJSONFile) function(name string) (gcovJSONFunction, bool) {
+	for _, fn := range f.Functions {
+		if fn.Name == name {
+			return fn, true
+		}
+	}
+	return gcovJSONFunction{}, false
+}
+
+// TestGcovJSONMatchesGcov runs calls.c under patchprof writing gcov's
+// JSON intermediate format directly, and compares it with the JSON real
+// gcov writes for the same source built with --coverage: every line both
+// reports has the same count (after moving gcov's function entries to the
+// opening brace, where DWARF puts them), none of gcov's lines is missing,
+// and every function has the same execution count.
+func TestGcovJSONMatchesGcov(t *testing.T) {
+	needs(t)
+	mustHaveGcov(t)
+	exe := buildC(t, "calls.c", "-g", "-O0")
+	dir := t.TempDir()
+	gz := filepath.Join(dir, "p.gcov.json.gz")
+	if res := run(t, runOpts{args: []string{"--lines", "--funcs", "--format", "gcov-json", "-o", gz, exe}}); res.code != 0 {
+		t.Fatalf("run: %s", res)
+	}
+	got := readGcovJSON(t, gz).file(t, "calls.c")
+
+	// The oracle: gcov --json-format on a --coverage build.
+	work := t.TempDir()
+	src, err := os.ReadFile(filepath.Join(testdataDir, "calls.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "calls.c"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"gcc", "-c", "--coverage", "-O0", "-g", "-o", "calls.o", "calls.c"},
+		{"gcc", "--coverage", "-o", "calls", "calls.o"},
+		{"./calls"},
+		{"gcov", "--json-format", "calls.c"},
+	} {
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = work
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	want := readGcovJSON(t, filepath.Join(work, "calls.gcov.json.gz")).file(t, "calls.c")
+
+	// gcov counts a function's entry on the line naming it, gcc's line
+	// table on its opening brace: moveFunctionEntries reconciles the two,
+	// as for the text oracle.
+	wantLines, gotLines := map[int]int64{}, map[int]int64{}
+	for _, l := range want.Lines {
+		wantLines[l.LineNumber] = l.Count
+	}
+	for _, l := range got.Lines {
+		gotLines[l.LineNumber] = l.Count
+	}
+	moveFunctionEntries(wantLines, gotLines, sourceLines(t, filepath.Join(testdataDir, "calls.c")))
+	both := 0
+	for line, w := range wantLines {
+		g, ok := gotLines[line]
+		if !ok {
+			t.Logf("only gcov has calls.c:%d (count %d)", line, w)
+			continue
+		}
+		both++
+		if g != w {
+			t.Errorf("calls.c:%d: count %d, gcov %d", line, g, w)
+		}
+	}
+	if both < len(wantLines) {
+		t.Errorf("only %d of gcov's %d lines are in patchprof's gcov JSON", both, len(wantLines))
+	}
+	for _, w := range want.Functions {
+		g, ok := got.function(w.Name)
+		if !ok {
+			t.Errorf("function %s missing from patchprof's gcov JSON", w.Name)
+			continue
+		}
+		if g.ExecutionCount != w.ExecutionCount {
+			t.Errorf("function %s: execution_count %d, gcov %d", w.Name, g.ExecutionCount, w.ExecutionCount)
+		}
 	}
 }
 

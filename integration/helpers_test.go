@@ -281,7 +281,11 @@ func run(t testing.TB, o runOpts) result {
 		timeout = runTimeout
 	}
 	var stdout, stderr lockedBuffer
-	cmd := exec.Command(patchprofBin, o.args...)
+	args := o.args
+	if e := os.Getenv(engineEnv); e != "" && (len(args) == 0 || (args[0] != "report" && args[0] != "merge")) {
+		args = append([]string{"--engine=" + e}, args...)
+	}
+	cmd := exec.Command(patchprofBin, args...)
 	cmd.Stdin = strings.NewReader(o.stdin)
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr

@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -31,4 +32,28 @@ func TestThreadsLines(t *testing.T) {
 	g := gcovRun{src: "threads.c", flags: []string{"-pthread"}, args: []string{"5000"}}
 	p := compareGcov(t, g, []string{"-g", "-O0", "-pthread"})
 	wantLine(t, p, "threads.c", markerLine(t, "threads.c", "WORK_BODY"), 20000)
+}
+
+// TestThreadsStress drives the same three sites from 8 threads at once,
+// 5,000 iterations each: exact totals, and under the out-of-line engine no
+// thread is ever held because of another's hit.
+func TestThreadsStress(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "stress.c", "-g", "-O1", "-pthread")
+	res, p := runProfile(t, runOpts{args: []string{"--funcs", "--func", "^[abc]$", "--pin=false", exe}})
+	wantExitCode(t, res, p, 0)
+	if res.stdout != "sink 240000\n" {
+		t.Errorf("target's stdout %q, want \"sink 240000\\n\"", res.stdout)
+	}
+	for _, f := range []string{"a", "b", "c"} {
+		wantFunc(t, p, f, 40000)
+	}
+	if e := os.Getenv(engineEnv); e == "" || e == "xol" {
+		for _, n := range p.Notes {
+			if strings.Contains(n, "held") || strings.Contains(n, "classic cycle") {
+				t.Errorf("under xol: %q", n)
+			}
+		}
+	}
 }

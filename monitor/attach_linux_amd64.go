@@ -266,6 +266,19 @@ func (m *mon) detachAll() {
 			settle(ev)
 		}
 	}
+	// A thread in a slot of the out-of-line engine goes back to the
+	// equivalent original address (or steps out), before the regions go.
+	for _, t := range m.threads {
+		if t.state == stopped && !t.sp.dead {
+			if s := m.leaveScratch(t); s != 0 {
+				if sig[t.tid] == 0 {
+					sig[t.tid] = s
+				} else {
+					unix.Tgkill(t.tgid, t.tid, unix.Signal(s))
+				}
+			}
+		}
+	}
 	done := map[*space]bool{}
 	for _, t := range m.threads {
 		if !t.sp.dead && !done[t.sp] {
@@ -301,6 +314,13 @@ func (m *mon) detachAll() {
 			// settle rewinds a trap at one of our sites and records any
 			// other signal to hand back at the detach.
 			settle(event{tid: t.tid, ws: ws})
+		}
+	}
+	freed := map[*space]bool{}
+	for _, t := range m.threads {
+		if t.state == stopped && !t.inSyscall && !t.sp.dead && !freed[t.sp] {
+			freed[t.sp] = true
+			m.freeXOL(t.sp, t)
 		}
 	}
 	for _, img := range m.imgs {

@@ -17,8 +17,9 @@ import (
 )
 
 // The benchmarks measure, in one run on one machine, the floor of any ptrace
-// monitor (a bare int3 stop and continue), the classic engine's cost per hit,
-// and their ratio; and planting 100,000 sites through /proc/PID/mem.
+// monitor (a bare int3 stop and continue), each engine's cost per hit and
+// their ratios to the floor, the whole-run slowdown of a call-heavy program,
+// and planting 100,000 sites through /proc/PID/mem.
 //
 //	go test -run '^$' -bench . -benchtime 1x ./monitor/
 
@@ -62,10 +63,17 @@ func buildC(tb testing.TB, src string) string {
 // int3 in a loop, the tracer waits and continues without touching anything.
 //
 // Preconditions: on a locked OS thread.
-func floorPerStop(tb testing.TB, prog string, n int) time.Duration {
+func floorPerStop(tb testing.TB, prog string, n int, pin bool) time.Duration {
 	pid, err := launch(&Options{Path: prog, Args: []string{prog}})
 	if err != nil {
 		tb.Fatal(err)
+	}
+	if pin {
+		restore, err := pinTogether(pid)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		defer restore()
 	}
 	defer func() {
 		unix.Kill(pid, unix.SIGKILL)
@@ -91,7 +99,9 @@ func floorPerStop(tb testing.TB, prog string, n int) time.Duration {
 	return time.Since(start) / time.Duration(n)
 }
 
-func classicPerHit(tb testing.TB, prog string, n int) time.Duration {
+// perHit measures the cost per hit of an engine: a run of the calls target
+// with n hits of its one planted function, less the native run.
+func perHit(tb testing.TB, prog string, n int, engine string, pin bool) time.Duration {
 	sym, err := symtab.Open(prog)
 	if err != nil {
 		tb.Fatal(err)
@@ -108,33 +118,114 @@ func classicPerHit(tb testing.TB, prog string, n int) time.Duration {
 	}
 	native := time.Since(start)
 	start = time.Now()
-	res, err := Run(Options{Path: prog, Args: []string{prog, arg}, Table: plan.Table, Entry: sym.Entry})
+	res, err := Run(Options{Path: prog, Args: []string{prog, arg}, Table: plan.Table, Entry: sym.Entry, Engine: engine, Pin: pin})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	traced := time.Since(start)
+	if engine == EngineXOL && res.ClassicSites != 0 {
+		tb.Fatalf("xol served %d sites classically", res.ClassicSites)
+	}
 	if res.Exit.Code != 0 || plan.Table.Hits[0] != uint64(n) {
 		tb.Fatalf("exit %+v, hits %d, want 0 and %d", res.Exit, plan.Table.Hits[0], n)
 	}
 	return (traced - native) / time.Duration(n)
 }
 
-// BenchmarkClassicVsFloor reports the floor (ns/stop), the classic engine's
-// cost per hit (ns/hit) and their ratio, measured in the same run.
-func BenchmarkClassicVsFloor(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+// BenchmarkEngines reports, measured in the same run: the floor (ns/stop),
+// the classic engine's cost per hit, the out-of-line engine's, and their
+// ratios to the floor. Sub-benchmarks: the tracer and target pinned to one
+// CPU (the default, Options.Pin) or left to the scheduler.
+func BenchmarkEngines(b *testing.B) {
 	trap := buildC(b, trapLoopC)
 	calls := buildC(b, callsC)
 	const n = 20000
-	var floor, hit time.Duration
-	for i := 0; i < b.N; i++ {
-		floor += floorPerStop(b, trap, n)
-		hit += classicPerHit(b, calls, n)
+	for _, pin := range []bool{true, false} {
+		name := map[bool]string{true: "pinned", false: "unpinned"}[pin]
+		b.Run(name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var floor, classic, xol time.Duration
+			for i := 0; i < b.N; i++ {
+				floor += floorPerStop(b, trap, n, pin)
+				classic += perHit(b, calls, n, EngineClassic, pin)
+				xol += perHit(b, calls, n, EngineXOL, pin)
+			}
+			b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "ns/stop")
+			b.ReportMetric(float64(classic.Nanoseconds())/float64(b.N), "classic-ns/hit")
+			b.ReportMetric(float64(xol.Nanoseconds())/float64(b.N), "xol-ns/hit")
+			b.ReportMetric(float64(classic)/float64(floor), "classic/stop")
+			b.ReportMetric(float64(xol)/float64(floor), "xol/stop")
+		})
 	}
-	b.ReportMetric(float64(floor.Nanoseconds())/float64(b.N), "ns/stop")
-	b.ReportMetric(float64(hit.Nanoseconds())/float64(b.N), "ns/hit")
-	b.ReportMetric(float64(hit)/float64(floor), "hit/stop")
+}
+
+const fibC = `
+#include <stdio.h>
+#include <stdlib.h>
+__attribute__((noinline)) long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+int main(int argc, char **argv) {
+	printf("%ld\n", fib(atoi(argv[1])));
+	return 0;
+}
+`
+
+// BenchmarkFibSlowdown reports the whole-run slowdown of counting every
+// function of a call-heavy program (recursive fib(25): 242,785 calls) over
+// its native run, for each engine, pinned and not.
+func BenchmarkFibSlowdown(b *testing.B) {
+	prog := buildC(b, fibC)
+	sym, err := symtab.Open(prog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sym.Close()
+	const arg, calls = "25", 242785
+	for _, engine := range []string{EngineClassic, EngineXOL} {
+		for _, pin := range []bool{true, false} {
+			b.Run(engine+"/"+map[bool]string{true: "pinned", false: "unpinned"}[pin], func(b *testing.B) {
+				var native, traced time.Duration
+				for i := 0; i < b.N; i++ {
+					s := time.Now()
+					if err := exec.Command(prog, arg).Run(); err != nil {
+						b.Fatal(err)
+					}
+					native += time.Since(s)
+					plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true})
+					s = time.Now()
+					if _, err := Run(Options{Path: prog, Args: []string{prog, arg}, Table: plan.Table, Entry: sym.Entry, Engine: engine, Pin: pin, Stdout: devNull(b)}); err != nil {
+						b.Fatal(err)
+					}
+					traced += time.Since(s)
+					k, _ := plan.Table.Index(funcAddr(b, sym, "fib"))
+					if plan.Table.Hits[k] != calls {
+						b.Fatalf("fib counted %d, want %d", plan.Table.Hits[k], calls)
+					}
+				}
+				b.ReportMetric(float64(traced)/float64(native), "x-native")
+				b.ReportMetric(float64(traced.Milliseconds())/float64(b.N), "ms/run")
+			})
+		}
+	}
+}
+
+func funcAddr(tb testing.TB, sym *symtab.File, name string) uint64 {
+	for _, f := range sym.Funcs {
+		if f.Name == name {
+			return f.Addr
+		}
+	}
+	tb.Fatalf("no function %s", name)
+	return 0
+}
+
+func devNull(tb testing.TB) *os.File {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { f.Close() })
+	return f
 }
 
 // BenchmarkPlant100k plants and removes 100,000 int3s in a live, stopped
@@ -203,7 +294,7 @@ func BenchmarkPlant100k(b *testing.B) {
 
 // mallocsFor returns the heap allocations of one Run of the calls target with
 // n calls of the planted function.
-func mallocsFor(tb testing.TB, prog string, n int) uint64 {
+func mallocsFor(tb testing.TB, prog string, n int, engine string) uint64 {
 	sym, err := symtab.Open(prog)
 	if err != nil {
 		tb.Fatal(err)
@@ -213,7 +304,7 @@ func mallocsFor(tb testing.TB, prog string, n int) uint64 {
 	var a, b runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&a)
-	if _, err := Run(Options{Path: prog, Args: []string{prog, strconv.Itoa(n)}, Table: plan.Table, Entry: sym.Entry}); err != nil {
+	if _, err := Run(Options{Path: prog, Args: []string{prog, strconv.Itoa(n)}, Table: plan.Table, Entry: sym.Entry, Engine: engine}); err != nil {
 		tb.Fatal(err)
 	}
 	runtime.ReadMemStats(&b)
@@ -223,18 +314,22 @@ func mallocsFor(tb testing.TB, prog string, n int) uint64 {
 	return b.Mallocs - a.Mallocs
 }
 
-// BenchmarkHitAllocs reports the heap allocations per hit of the classic
-// cycle: the difference between runs of 20,000 and 2,000 hits, divided by
-// 18,000, so set-up costs cancel. The hit path is meant to allocate nothing.
+// BenchmarkHitAllocs reports the heap allocations per hit of each engine:
+// the difference between runs of 20,000 and 2,000 hits, divided by 18,000,
+// so set-up costs cancel. The hit path is meant to allocate nothing.
 func BenchmarkHitAllocs(b *testing.B) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	calls := buildC(b, callsC)
-	var per float64
-	for i := 0; i < b.N; i++ {
-		small := mallocsFor(b, calls, 2000)
-		large := mallocsFor(b, calls, 20000)
-		per += (float64(large) - float64(small)) / 18000
+	for _, engine := range []string{EngineClassic, EngineXOL} {
+		b.Run(engine, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			var per float64
+			for i := 0; i < b.N; i++ {
+				small := mallocsFor(b, calls, 2000, engine)
+				large := mallocsFor(b, calls, 20000, engine)
+				per += (float64(large) - float64(small)) / 18000
+			}
+			b.ReportMetric(per/float64(b.N), "allocs/hit")
+		})
 	}
-	b.ReportMetric(per/float64(b.N), "allocs/hit")
 }

@@ -52,7 +52,25 @@ type Options struct {
 	// on the tracer thread, and the answer is kept: an image is shared by
 	// every process that maps it, and its counts are summed over them.
 	Images func(path string, exe bool) *Image
+
+	// Engine is EngineXOL (the default, "") or EngineClassic.
+	Engine string
+
+	// Pin runs the tracer thread and a started target on one CPU (see
+	// pinTogether): every stop is then a same-CPU hand-over. Ignored with
+	// Attach: an operator's daemon keeps its CPU mask.
+	Pin bool
 }
+
+// The engines.
+const (
+	// EngineXOL executes each site's displaced instruction out of line, in
+	// a scratch region of the target: one stop per hit, no thread held.
+	EngineXOL = "xol"
+	// EngineClassic is Bishop's cycle: restore the byte, single-step with
+	// the other threads held, re-arm.
+	EngineClassic = "classic"
+)
 
 // An Image is one ELF file to profile wherever it is mapped: its sites, and
 // how to find its load bias from a mapping of it.
@@ -80,6 +98,12 @@ type Result struct {
 	Bias      uint64 // load bias of the executable
 	Threads   int    // threads seen, the first included
 	Processes int    // processes (address spaces) seen
+	// ClassicSites counts the sites the out-of-line engine could not
+	// relocate and served with the classic cycle.
+	ClassicSites int
+	// Holds counts the times running threads were stopped because a site's
+	// original byte had to be put back (the classic cycle, with threads).
+	Holds int
 }
 
 // Exit is how the target ended.

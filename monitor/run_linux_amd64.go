@@ -50,6 +50,11 @@ type thread struct {
 	groupStop   bool // in a job-control stop
 	swallowCont bool // the SIGCONT patchprof sent at launch is still to come
 	release     bool // a forked child to let go at its first stop (--no-follow)
+	// inSyscall is set while the thread is in an event stop inside a system
+	// call (clone, fork, vfork, exec): resumed, the kernel finishes that
+	// call and writes its result into rax, so no system call may be injected
+	// through it.
+	inSyscall bool
 	cursors     []breakpoint.Cursor // line-entry position per image (Image.id)
 }
 
@@ -88,6 +93,10 @@ type mapping struct {
 	Mapped
 	tab  *breakpoint.Table // Image.Table viewed at Bias
 	seen bool              // found again by the current scan
+	xol  *xolArea          // scratch region of the out-of-line engine, nil if none
+	// xolFailed: no scratch region could be mapped; the classic cycle
+	// serves the module in this process.
+	xolFailed bool
 }
 
 // lookup returns the mapping and site at runtime address pc.
@@ -117,6 +126,7 @@ type event struct {
 
 type mon struct {
 	o        Options
+	xolOn    bool // the out-of-line engine serves the sites it can relocate
 	rootImg  *Image
 	images   map[string]*Image // by path; nil: asked, not profiled
 	imgs     []*Image          // by id
@@ -187,7 +197,7 @@ func dumpRing(m *mon) {
 // Preconditions: on the locked tracer thread.
 func run(o Options) (*Result, error) {
 	m := &mon{
-		o: o,
+		o: o, xolOn: o.Engine != EngineClassic,
 		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
 		images: map[string]*Image{},
 	}
@@ -205,6 +215,12 @@ func run(o Options) (*Result, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if o.Pin && o.Attach == 0 {
+		// The tracer thread is discarded after the run: its mask goes with it.
+		if _, err := pinTogether(pid); err != nil && debug {
+			dbg("pin: %v\n", err)
+		}
 	}
 	m.root = pid
 	abandon := func(err error) (*Result, error) {
@@ -235,7 +251,7 @@ func run(o Options) (*Result, error) {
 		m.addThread(&thread{tid: tid, tgid: pid, sp: sp, state: stopped, swallowCont: o.Attach == 0})
 	}
 	m.res.Processes = 1
-	if err := m.scanMaps(sp); err != nil {
+	if err := m.scanMaps(sp, m.threads[tids[0]]); err != nil {
 		return abandon(fmt.Errorf("plant breakpoints: %w", err))
 	}
 	for _, mp := range sp.maps {
@@ -490,6 +506,7 @@ func (m *mon) deferEvent(ev event) {
 	}
 	was := u.state
 	u.state = stopped
+	u.inSyscall = syscallEvent(trapCause(ev.ws))
 	if u.sp == m.cur && ev.ws.Stopped() && trapCause(ev.ws) == unix.PTRACE_EVENT_STOP {
 		// Absorbed: the thread stays stopped until resumeOthers.
 		m.eventStop(u, was, ev.ws.StopSignal())
@@ -556,7 +573,19 @@ func (m *mon) accept(ev event) (t *thread, was tstate, ok bool) {
 	}
 	was = t.state
 	t.state = stopped
+	t.inSyscall = syscallEvent(trapCause(ev.ws))
 	return t, was, true
+}
+
+// syscallEvent reports whether a ptrace event stop happens inside a system
+// call that the kernel completes after it.
+func syscallEvent(cause int) bool {
+	switch cause {
+	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK,
+		unix.PTRACE_EVENT_VFORK_DONE, unix.PTRACE_EVENT_EXEC:
+		return true
+	}
+	return false
 }
 
 func (m *mon) handle(ev event) {
@@ -625,18 +654,28 @@ func isStopSignal(s syscall.Signal) bool {
 
 // trap handles a SIGTRAP stop outside a step: our int3, or the program's own.
 func (m *mon) trap(t *thread) {
-	if getSiginfo(t.tid, &m.si) != nil {
+	if err := unix.PtraceGetRegs(t.tid, &m.regs); err != nil {
 		return // killed meanwhile
 	}
-	if m.si.Code == siKernel {
-		if err := unix.PtraceGetRegs(t.tid, &m.regs); err != nil {
+	pc := m.regs.Rip - 1
+	mp, i, ok := t.sp.lookup(pc)
+	ours := ok && mp.tab.Armed(i) && !t.sp.dead && !(t.sp.dis == mp && t.sp.disarmed == i)
+	// A thread whose PC is just past our int3, inside an instruction longer
+	// than one byte, can only have got there by executing the int3: the
+	// siginfo need not be read (one system call less per hit).
+	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong {
+		m.hitXOL(t, mp, i)
+		return
+	}
+	if getSiginfo(t.tid, &m.si) != nil {
+		return
+	}
+	if m.si.Code == siKernel && ours {
+		if m.xolOn && m.hitXOL(t, mp, i) {
 			return
 		}
-		pc := m.regs.Rip - 1
-		if mp, i, ok := t.sp.lookup(pc); ok && mp.tab.Armed(i) && !t.sp.dead && !(t.sp.dis == mp && t.sp.disarmed == i) {
-			m.hit(t, mp, i, pc)
-			return
-		}
+		m.hit(t, mp, i, pc)
+		return
 	}
 	m.signal(t, unix.SIGTRAP)
 }
@@ -669,6 +708,14 @@ func (m *mon) noteFault(t *thread, sig syscall.Signal) {
 	if unix.PtraceGetRegs(t.tid, &m.regs) == nil {
 		f.PC, f.SP = m.regs.Rip, m.regs.Rsp
 		f.Maps = t.sp.snapshot()
+		for _, mp := range t.sp.maps {
+			if mp.xol != nil && mp.xol.contains(f.PC) {
+				// In a slot: report the site whose instruction it is.
+				if i := int((f.PC - mp.xol.base) / slotStride); i < mp.tab.Len() {
+					f.PC = mp.tab.RuntimeAddr(i)
+				}
+			}
+		}
 		if !t.sp.dead {
 			buf := make([]byte, 16<<10)
 			n, _ := t.sp.mem.ReadMemory(f.SP, buf)
@@ -697,7 +744,9 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64) {
 		return
 	}
 	sp := t.sp
-	m.stopOthers(sp, t)
+	if m.stopOthers(sp, t) {
+		m.res.Holds++
+	}
 	m.regs.Rip = addr
 	if err := unix.PtraceSetRegs(t.tid, &m.regs); err != nil {
 		m.resumeOthers(sp, t)
@@ -716,7 +765,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64) {
 			// The dynamic linker has changed its list of objects: plant in
 			// what it mapped, forget what it unmapped, with the other threads
 			// still held.
-			m.scanMaps(sp)
+			m.scanMaps(sp, t)
 		}
 	}
 	if !executed {
@@ -895,10 +944,11 @@ func caught(tid int, sig syscall.Signal) bool {
 }
 
 // stopOthers stops every running thread of sp except t (PTRACE_INTERRUPT) and
-// waits until they have all stopped, so none runs past a disarmed site.
+// waits until they have all stopped, so none runs past a disarmed site. It
+// reports whether any had to be stopped.
 //
 // Preconditions: on the tracer thread.
-func (m *mon) stopOthers(sp *space, t *thread) {
+func (m *mon) stopOthers(sp *space, t *thread) (held bool) {
 	m.cur = sp
 	waiting := 0
 	for _, u := range sp.threads {
@@ -908,10 +958,11 @@ func (m *mon) stopOthers(sp *space, t *thread) {
 			waiting++
 		}
 	}
+	held = waiting > 0
 	for waiting > 0 {
 		ev, err := m.wait()
 		if err != nil {
-			return
+			return held
 		}
 		m.deferEvent(ev)
 		waiting = 0
@@ -921,6 +972,7 @@ func (m *mon) stopOthers(sp *space, t *thread) {
 			}
 		}
 	}
+	return held
 }
 
 // resumeOthers restarts the threads stopOthers stopped, except those with
@@ -979,6 +1031,9 @@ func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
 		u.sp = &space{mem: mem, tgid: tid, threads: map[int]*thread{}}
 		for _, mp := range t.sp.maps {
 			c := *mp
+			if mp.xol != nil {
+				c.xol = mp.xol.clone()
+			}
 			u.sp.maps = append(u.sp.maps, &c)
 		}
 		if smp != nil && stepping >= 0 {
@@ -1001,9 +1056,14 @@ func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
 // Preconditions: t is in its first ptrace-stop and alone in its space.
 func (m *mon) release(t *thread) {
 	if !t.sp.dead {
+		// A child forked from a relocated syscall starts in its slot.
+		if s := m.leaveScratch(t); s != 0 {
+			unix.Tgkill(t.tgid, t.tid, unix.Signal(s))
+		}
 		for _, mp := range t.sp.maps {
 			mp.tab.RestoreIn(t.sp.mem)
 		}
+		m.freeXOL(t.sp, t)
 	}
 	m.removeThread(t)
 	detach(t.tid, 0)
@@ -1049,7 +1109,7 @@ func (m *mon) exec(t *thread) bool {
 	sp := &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
 	t.sp = sp
 	t.cursors = nil
-	if err := m.scanMaps(sp); err != nil && debug {
+	if err := m.scanMaps(sp, t); err != nil && debug {
 		dbg("exec %d: %v\n", t.tid, err)
 	}
 	return true
@@ -1125,8 +1185,11 @@ func readMaps(pid int) ([]region, error) {
 // gone, with our bytes in it). It returns an error only when the root image
 // could not be planted.
 //
+// With the out-of-line engine, each new module gets its scratch region, mapped
+// by a system call run in via, a stopped thread of sp.
+//
 // Preconditions: on the tracer thread; no thread of sp runs.
-func (m *mon) scanMaps(sp *space) error {
+func (m *mon) scanMaps(sp *space, via *thread) error {
 	regions, err := readMaps(sp.tgid)
 	if err != nil {
 		return err

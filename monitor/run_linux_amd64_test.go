@@ -14,8 +14,12 @@ func TestRunCountsCalls(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	calls := buildC(t, callsC)
-	classicPerHit(t, calls, 1000) // fails the test unless hits == 1000 and exit 0
-	if d := floorPerStop(t, buildC(t, trapLoopC), 100); d <= 0 {
+	for _, engine := range []string{EngineClassic, EngineXOL} {
+		for _, pin := range []bool{true, false} {
+			perHit(t, calls, 1000, engine, pin) // fails the test unless hits == 1000 and exit 0
+		}
+	}
+	if d := floorPerStop(t, buildC(t, trapLoopC), 100, true); d <= 0 {
 		t.Fatalf("floor %v", d)
 	}
 }

@@ -1,6 +1,9 @@
 // Package output renders a *profile.Profile as the report patchprof prints:
 // a header saying how the target ended, the annotated source listing, the
-// function table and closing notes. It owns the layout and the search for
+// function table and closing notes; and as the files other tools read:
+// lcov tracefiles (WriteLCOV), gcov text (WriteGcov) and JSON
+// (WriteGcovJSON), pprof protobufs (WritePprof), Cobertura XML
+// (WriteCobertura) and a self-contained HTML page (WriteHTML). It owns the layout and the search for
 // source files (Options.SourceDirs, Options.Subst); it does not own the
 // counts (package profile) or how they were gathered (package monitor).
 // The package is pure Go and builds on any OS.
@@ -75,6 +78,45 @@
 // COUNT right-aligned, the name, and FILE:LINE of its entry (shortened like
 // the listing) when known. Rows are sorted by count, highest first, then by
 // name and address. Functions never called show 0.
+//
+// Names are shown as their language writes them (DisplayName): C++ and
+// Rust symbols demangled, Go and C names as they are.
+//
+// # Modules
+//
+// A profile with Modules (shared libraries, exec'd programs) gets one
+// section per module that counted anything, in Profile.ModulePaths order
+// (the executable first): a title `MODULE PATH (KIND)` (the path shortened
+// like file names, KIND "executable" or "library"), then that module's
+// listing and function table. A profile without modules has no such
+// titles and renders as above. The file-based exports (lcov, gcov, gcov
+// JSON, Cobertura, HTML) have no notion of modules: they sum a source
+// file's counts over every module that contains it, by file and line.
+// pprof keeps the modules apart, one mapping each.
+//
+// # Colour
+//
+// With Options.Color, ANSI SGR sequences colour the report: titles and
+// column headers bold; each COUNT cell by heat, the logarithm of the count
+// against the highest count of the profile (of the table, for the function
+// table) on a scale of blue, cyan, green, yellow and bold red; "#####" (and
+// a 0 call count) bold white on red; the crash marker and signal bold
+// magenta. Padding stays outside the sequences, so columns line up.
+//
+// # Folding
+//
+// With Options.Fold, a run of more than 6 consecutive lines of one file
+// that did not run (no code, or a count of 0; never the crash line) keeps
+// its first and last 2 lines and shows the rest as one row
+// `FILE  ...  : ... N lines not executed ...`.
+//
+// # Hottest lines
+//
+// With Options.Top = N > 0, the listing is replaced by `HOTTEST LINES (K
+// of M lines with code)` and the K <= N lines with the highest nonzero
+// counts (ties in file and line order), in the listing's columns; the
+// function table keeps its N most called functions and says
+// `FUNCTION CALLS (N of M functions)` when it cut any.
 //
 // # Notes
 //

@@ -138,7 +138,7 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 	fmt.Fprintf(w, "%9s:%5d:Runs:1\n", "-", 0)
 	for line := 1; line <= n; line++ {
 		for _, fn := range funcs[line] { // already in line, name, address order
-			fmt.Fprintf(w, "function %s called %d returned 0%% blocks executed 0%%\n", fn.Name, fn.Count)
+			fmt.Fprintf(w, "function %s called %d returned 0%% blocks executed %s\n", fn.Name, fn.Count, gcovBlocksExecuted(fn))
 		}
 		count := "-"
 		if c, ok := counts[line]; ok {
@@ -152,6 +152,7 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 			s = src[line-1]
 		}
 		fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, s)
+		writeGcovBranches(w, branchesOn(f.branches, line)) // --blocks (branches.go)
 	}
 }
 

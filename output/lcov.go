@@ -63,6 +63,7 @@ func WriteLCOV(w io.Writer, p *profile.Profile) error {
 				}
 			}
 			fmt.Fprintf(bw, "LF:%d\nLH:%d\n", len(f.lines), hit)
+			writeLCOVBranches(bw, f.branches) // --blocks (branches.go)
 		}
 		fmt.Fprintf(bw, "end_of_record\n")
 	}
@@ -75,10 +76,17 @@ type exportFile struct {
 	name  string
 	lines []profile.Line
 	funcs []profile.Function
+	// branches are the file's branch outcomes (--blocks), by line and
+	// address (branches.go).
+	branches []profile.Branch
 }
 
 // exportFiles groups the lines and functions of p by file, in path order.
-// Functions without a file are left out. p is not modified.
+// Functions without a file are left out. The file-based exports know no
+// modules: when one source file was compiled into several modules (a
+// header's inline function, a file linked into both a program and its
+// library), its entries are summed by file and line, and its functions by
+// file, line and name, whichever module they came from. p is not modified.
 func exportFiles(p *profile.Profile) []*exportFile {
 	byName := make(map[string]*exportFile)
 	get := func(name string) *exportFile {
@@ -89,8 +97,25 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		}
 		return f
 	}
+	type lineKey struct {
+		file string
+		line int
+	}
+	type funcKey struct {
+		file, name string
+		line       int
+	}
+	lineAt := make(map[lineKey]int) // index in its file's lines
+	funcAt := make(map[funcKey]int)
 	for _, l := range p.Lines {
 		f := get(l.File)
+		k := lineKey{l.File, l.Line}
+		if i, ok := lineAt[k]; ok {
+			f.lines[i].Count += l.Count
+			continue
+		}
+		lineAt[k] = len(f.lines)
+		l.Module = ""
 		f.lines = append(f.lines, l)
 	}
 	for _, fn := range p.Functions {
@@ -98,8 +123,20 @@ func exportFiles(p *profile.Profile) []*exportFile {
 			continue
 		}
 		f := get(fn.File)
+		k := funcKey{fn.File, fn.Name, fn.Line}
+		if i, ok := funcAt[k]; ok {
+			g := &f.funcs[i]
+			g.Count += fn.Count
+			if profile.CompareAddress(fn.Address, g.Address) < 0 {
+				g.Address = fn.Address // keep the order independent of p's
+			}
+			continue
+		}
+		funcAt[k] = len(f.funcs)
+		fn.Module = ""
 		f.funcs = append(f.funcs, fn)
 	}
+	attachBranches(p, byName)
 	files := make([]*exportFile, 0, len(byName))
 	for _, f := range byName {
 		slices.SortStableFunc(f.lines, func(a, b profile.Line) int {

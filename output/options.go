@@ -91,6 +91,15 @@ type Options struct {
 	// Cwd is the directory file names are shown relative to; "" shows
 	// them as recorded (absolute).
 	Cwd string
+	// Color draws the counts in heat colours with ANSI escape sequences
+	// (for a terminal): see the package documentation, "Colour".
+	Color bool
+	// Fold folds long runs of lines that did not run: see the package
+	// documentation, "Folding".
+	Fold bool
+	// Top, when positive, replaces the listing with the Top hottest lines
+	// and cuts the function table to the Top most called functions.
+	Top int
 }
 
 const (

@@ -63,13 +63,19 @@ var ErrCountTooLarge = errors.New("count too large for a pprof sample")
 // The executable is one mapping spanning the whole address space at offset
 // 0, which pprof takes to mean the addresses are already link-time
 // addresses (as the profile's are) and need no load-base adjustment; it is
-// marked as fully symbolized, so pprof does not look for the binary. The
-// target's argv and the profile's notes become pprof comments (-comments).
+// marked as fully symbolized, so pprof does not look for the binary. Each
+// other module (p.Modules: shared libraries, exec'd programs) gets a
+// mapping of its own, alike but for its path and build ID, in
+// Profile.ModulePaths order after the executable's; every location belongs
+// to the mapping of its entry's module, so the same address or line in
+// two modules stays two locations (pprof still sums them per function,
+// file or line). The target's argv and the profile's notes become pprof
+// comments (-comments).
 //
 // DefaultSampleType is PprofCalls when functions were counted, so a bare
 // `go tool pprof -top` shows calls. The output is deterministic: functions
-// go in address order, lines in file then line order, whatever the order
-// in p, and p is not modified.
+// go module by module in address order, lines module by module in file
+// then line order, whatever the order in p, and p is not modified.
 func WritePprof(w io.Writer, p *profile.Profile) error {
 	if p == nil {
 		return ErrNilProfile
@@ -126,12 +132,43 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 		HasInlineFrames: false,
 	}
 	prof.Mapping = []*pprof.Mapping{exe}
+	mappings := map[string]*pprof.Mapping{"": exe}
+	// mapping returns the mapping of a module, made on first use for a
+	// module p.Modules does not list.
+	mapping := func(module string) *pprof.Mapping {
+		if m := mappings[module]; m != nil {
+			return m
+		}
+		m := &pprof.Mapping{
+			ID:    uint64(len(prof.Mapping) + 1),
+			Limit: math.MaxUint64,
+			File:  module,
+			// Addresses are the module's own link-time addresses, as
+			// for the executable.
+			HasFunctions:   true,
+			HasFilenames:   true,
+			HasLineNumbers: true,
+		}
+		for _, mod := range p.Modules {
+			if mod.Path == module {
+				m.BuildID = mod.BuildID
+			}
+		}
+		mappings[module] = m
+		prof.Mapping = append(prof.Mapping, m)
+		return m
+	}
+	rank := make(map[string]int) // module path -> position in ModulePaths
+	for i, m := range p.ModulePaths() {
+		rank[m] = i
+		mapping(m)
+	}
 
-	addSample := func(idx int, count uint64, loc *pprof.Location) {
+	addSample := func(idx int, count uint64, loc *pprof.Location, module string) {
 		v := make([]int64, len(prof.SampleType))
 		v[idx] = int64(count)
 		loc.ID = uint64(len(prof.Location) + 1)
-		loc.Mapping = exe
+		loc.Mapping = mapping(module)
 		prof.Location = append(prof.Location, loc)
 		prof.Sample = append(prof.Sample, &pprof.Sample{Location: []*pprof.Location{loc}, Value: v})
 	}
@@ -167,14 +204,15 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 			entries = append(entries, entry{f, addr})
 		}
 		slices.SortFunc(entries, func(a, b entry) int {
-			return cmp.Or(cmp.Compare(a.addr, b.addr), strings.Compare(a.fn.Name, b.fn.Name))
+			return cmp.Or(cmp.Compare(rank[a.fn.Module], rank[b.fn.Module]), strings.Compare(a.fn.Module, b.fn.Module),
+				cmp.Compare(a.addr, b.addr), strings.Compare(a.fn.Name, b.fn.Name))
 		})
 		for _, e := range entries {
 			fn := newFunction(e.fn.Name, e.fn.File, e.fn.Line)
 			addSample(callIdx, e.fn.Count, &pprof.Location{
 				Address: e.addr,
 				Line:    []pprof.Line{{Function: fn, Line: int64(e.fn.Line)}},
-			})
+			}, e.fn.Module)
 		}
 	}
 
@@ -190,16 +228,19 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 			lines = append(lines, l)
 		}
 		slices.SortFunc(lines, func(a, b profile.Line) int {
-			return cmp.Or(strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
+			return cmp.Or(cmp.Compare(rank[a.Module], rank[b.Module]), strings.Compare(a.Module, b.Module),
+				strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 		})
-		var file *pprof.Function // the pseudo-function of lines[i].File
+		files := make(map[string]*pprof.Function) // the pseudo-function of each file
 		for _, l := range lines {
-			if file == nil || file.Filename != l.File {
+			file := files[l.File]
+			if file == nil {
 				file = newFunction(l.File, l.File, 0)
+				files[l.File] = file
 			}
 			addSample(lineIdx, l.Count, &pprof.Location{
 				Line: []pprof.Line{{Function: file, Line: int64(l.Line)}},
-			})
+			}, l.Module)
 		}
 	}
 	return prof, nil

@@ -346,3 +346,73 @@ func pprofList(t *testing.T, goCmd string, args ...string) map[int]string {
 	}
 	return rows
 }
+
+// TestWritePprofModules checks that each module gets its own mapping with
+// its path and build ID, that every sample sits in the mapping of its
+// module, and that go tool pprof reads the result: the call counts of
+// unused in the library (2) and the executable (0, left out), and b.c's
+// entries summed over both modules per line.
+func TestWritePprofModules(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, twoModules()); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := pprof.Parse(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type mapping struct {
+		id            uint64
+		file, buildID string
+	}
+	var maps []mapping
+	for _, m := range prof.Mapping {
+		maps = append(maps, mapping{m.ID, m.File, m.BuildID})
+	}
+	if want := []mapping{{1, dir + "/a", "aaaa0001"}, {2, dir + "/libb.so", "bbbb0002"}}; !slices.Equal(maps, want) {
+		t.Errorf("mappings %v, want %v", maps, want)
+	}
+	type sample struct {
+		mapping uint64
+		name    string
+		line    int64
+		value   []int64
+	}
+	var got []sample
+	for _, s := range prof.Sample {
+		l := s.Location[0]
+		got = append(got, sample{l.Mapping.ID, l.Line[0].Function.Name, l.Line[0].Line, s.Value})
+	}
+	want := []sample{
+		{1, "sq", 3, []int64{5, 0}},
+		{1, "main", 8, []int64{1, 0}},
+		{2, "_init", 0, []int64{1, 0}},
+		{2, "unused", 1, []int64{2, 0}},
+		{1, dir + "/a.c", 3, []int64{0, 5}},
+		{1, dir + "/a.c", 5, []int64{0, 5}},
+		{1, dir + "/a.c", 8, []int64{0, 1}},
+		{1, dir + "/a.c", 10, []int64{0, 1}},
+		{2, dir + "/b.c", 1, []int64{0, 2}},
+		{2, dir + "/b.c", 3, []int64{0, 2}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("samples\n got %v\nwant %v", got, want)
+	}
+
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not in PATH: cannot run go tool pprof")
+	}
+	file := filepath.Join(t.TempDir(), "m.pb.gz")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	calls := pprofTop(t, goCmd, "-sample_index="+PprofCalls, "-nodefraction=0", "-top", file)
+	if want := map[string]int64{"sq": 5, "unused": 2, "main": 1, "_init": 1}; !reflect.DeepEqual(calls, want) {
+		t.Errorf("calls per function %v, want %v", calls, want)
+	}
+	lines := pprofTop(t, goCmd, "-sample_index="+PprofLineEntries, "-nodefraction=0", "-top", file)
+	if want := map[string]int64{dir + "/a.c": 12, dir + "/b.c": 4}; !reflect.DeepEqual(lines, want) {
+		t.Errorf("entries per file %v, want %v", lines, want)
+	}
+}

@@ -37,12 +37,14 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 		opt.ReadFile = os.ReadFile
 	}
 	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd)}
-	r.header()
-	if p.HasLines() {
-		r.listing()
+	for _, l := range p.Lines {
+		if l.Line >= 1 {
+			r.maxCount = max(r.maxCount, l.Count)
+		}
 	}
-	if p.HasFuncs() {
-		r.functions()
+	r.header()
+	if !r.modules() {
+		r.body(p.Lines, p.Functions)
 	}
 	r.notes()
 	if _, err := w.Write(r.buf.Bytes()); err != nil {
@@ -53,11 +55,75 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 
 // report accumulates the output and the notes found on the way.
 type report struct {
-	p     *profile.Profile
-	opt   *Options
-	cwd   string
-	buf   bytes.Buffer
-	extra []string // generated notes, printed after p.Notes
+	p        *profile.Profile
+	opt      *Options
+	cwd      string
+	maxCount uint64 // the highest line count of the whole profile
+	buf      bytes.Buffer
+	extra    []string // generated notes, printed after p.Notes
+}
+
+// body writes the listing (or the hottest lines) and the function table
+// of one module, or of the whole profile when it has no modules.
+func (r *report) body(lines []profile.Line, funcs []profile.Function) {
+	if r.p.HasLines() {
+		if r.opt.Top > 0 {
+			r.hottest(lines)
+		} else {
+			r.listing(lines)
+		}
+	}
+	if r.p.HasFuncs() {
+		r.functions(funcs)
+	}
+}
+
+// modules writes one section per module that has counts, in
+// Profile.ModulePaths order, and reports whether it wrote any: a profile
+// without modules, or whose modules counted nothing, is rendered as one
+// body as before modules existed.
+func (r *report) modules() bool {
+	p := r.p
+	if len(p.Modules) == 0 {
+		return false
+	}
+	kinds := map[string]string{"": profile.ModuleExecutable}
+	for _, m := range p.Modules {
+		kinds[m.Path] = m.Kind
+	}
+	lines := make(map[string][]profile.Line)
+	funcs := make(map[string][]profile.Function)
+	for _, l := range p.Lines {
+		lines[l.Module] = append(lines[l.Module], l)
+	}
+	for _, f := range p.Functions {
+		funcs[f.Module] = append(funcs[f.Module], f)
+	}
+	wrote := false
+	for _, m := range p.ModulePaths() {
+		ls, fs := lines[m], funcs[m]
+		if len(ls) == 0 && len(fs) == 0 {
+			continue
+		}
+		wrote = true
+		r.section()
+		title := "MODULE " + r.display(p.ModuleName(m))
+		if k := kinds[m]; k != "" {
+			title += " (" + k + ")"
+		}
+		r.line(r.paint(sgrBold, title))
+		if p.HasLines() && len(ls) > 0 {
+			if r.opt.Top > 0 {
+				r.hottest(ls)
+			} else {
+				r.listing(ls)
+			}
+		}
+		if p.HasFuncs() && len(fs) > 0 {
+			r.functions(fs)
+		}
+	}
+	return wrote
 }
 
 // line writes one output line, without trailing blanks.
@@ -125,7 +191,7 @@ func (r *report) header() {
 		}
 		if e.Function != "" {
 			b.WriteString(" in ")
-			b.WriteString(e.Function)
+			b.WriteString(DisplayName(e.Function))
 		}
 		if e.File != "" {
 			b.WriteString(" at ")
@@ -146,8 +212,10 @@ type row struct {
 	file   string // as displayed
 	line   int
 	count  string // the COUNT cell
+	n      uint64 // the count, when count is a number or bar
 	crash  bool
 	source string // tabs expanded
+	folded int    // > 0: the row stands for this many folded lines
 }
 
 // fileCounts is the counted lines of one source file.
@@ -185,17 +253,12 @@ func byFile(lines []profile.Line) []fileCounts {
 	return files
 }
 
-func (r *report) listing() {
-	files := byFile(r.p.Lines)
+func (r *report) listing(lines []profile.Line) {
+	files := byFile(lines)
+	branches := branchIndex(r.p, lines) // --blocks: outcomes beside the source (branches.go)
 	if len(files) == 0 {
 		r.extra = append(r.extra, "the profile has no line counts")
 		return
-	}
-	var maxCount uint64
-	for _, f := range files {
-		for _, c := range f.counts {
-			maxCount = max(maxCount, c)
-		}
 	}
 	var rows []row
 	crashShown := false
@@ -205,11 +268,13 @@ func (r *report) listing() {
 		isCrash := func(line int) bool {
 			return r.p.Exit.Signal != "" && r.p.Exit.File == f.path && r.p.Exit.Line == line
 		}
+		first := len(rows)
 		add := func(line int, text string) {
 			c, has := f.counts[line]
-			rw := row{file: name, line: line, source: text, crash: isCrash(line)}
+			rw := row{file: name, line: line, source: text + branchSuffix(branches, f.path, line), crash: isCrash(line)}
 			if has {
-				rw.count = r.countCell(c, maxCount)
+				rw.count = r.countCell(c, r.maxCount)
+				rw.n = c
 			}
 			crashShown = crashShown || rw.crash
 			rows = append(rows, rw)
@@ -232,8 +297,48 @@ func (r *report) listing() {
 			}
 			r.extra = append(r.extra, fmt.Sprintf("%s has %d lines but the profile counts line %d: the source has changed since the build", f.path, len(src), last))
 		}
+		if r.opt.Fold {
+			rows = append(rows[:first], fold(rows[first:])...)
+		}
 	}
+	r.table("", rows, crashShown)
+}
 
+// The folding rule (package documentation, "Folding"): a run of more than
+// foldRun consecutive lines that did not run is cut to its first and last
+// foldContext lines around one "... N lines not executed ..." row.
+const (
+	foldRun     = 6
+	foldContext = 2
+)
+
+// fold folds the long runs of rows of one file that did not run.
+func fold(rows []row) []row {
+	idle := func(rw row) bool { return !rw.crash && rw.n == 0 }
+	var out []row
+	for i := 0; i < len(rows); {
+		j := i
+		for j < len(rows) && idle(rows[j]) {
+			j++
+		}
+		if j-i > foldRun {
+			out = append(out, rows[i:i+foldContext]...)
+			out = append(out, row{file: rows[i].file, folded: j - i - 2*foldContext})
+			out = append(out, rows[j-foldContext:j]...)
+		} else {
+			out = append(out, rows[i:j]...)
+		}
+		if j < len(rows) {
+			out = append(out, rows[j])
+		}
+		i = j + 1
+	}
+	return out
+}
+
+// table lays out rows under the column header, after title when it is
+// not empty; crashShown adds the crash marker column.
+func (r *report) table(title string, rows []row, crashShown bool) {
 	bars := r.opt.Style != Counts
 	fw, lw, cw := len("FILE"), len("LINE"), len("COUNT")
 	if !bars {
@@ -253,21 +358,88 @@ func (r *report) listing() {
 		case !crashShown:
 			return ""
 		case crash:
-			return ">>> "
+			return r.paint(sgrCrash, ">>>") + " "
 		}
 		return "    "
 	}
 
 	r.section()
-	r.line(padRight("FILE", fw) + "  " + padLeft("LINE", lw) + "  " + alignCount("COUNT", cw) + "  " + marker(false) + "SOURCE")
+	if title != "" {
+		r.line(r.paint(sgrBold, title))
+	}
+	r.line(r.paint(sgrBold, padRight("FILE", fw)+"  "+padLeft("LINE", lw)+"  "+alignCount("COUNT", cw)+"  "+marker(false)+"SOURCE"))
 	for _, rw := range rows {
+		if rw.folded > 0 {
+			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + ": " + marker(false) +
+				r.paint(sgrDim, fmt.Sprintf("... %d lines not executed ...", rw.folded)))
+			continue
+		}
+		cell := alignCount(rw.count, cw)
+		if rw.count != "" {
+			cell = r.paintCell(heat(rw.n, r.maxCount), cell)
+		}
 		s := padRight(rw.file, fw) + "  " + padLeft(strconv.Itoa(rw.line), lw) + "  " +
-			alignCount(rw.count, cw) + ": " + marker(rw.crash) + rw.source
+			cell + ": " + marker(rw.crash) + rw.source
 		if rw.crash {
-			s = strings.TrimRight(s, " \t") + "  <<< " + r.p.Exit.Signal
+			s = strings.TrimRight(s, " \t") + "  " + r.paint(sgrCrash, "<<< "+r.p.Exit.Signal)
 		}
 		r.line(s)
 	}
+}
+
+// hottest writes the Options.Top lines with the highest counts (ties by
+// file and line), with their source text.
+func (r *report) hottest(lines []profile.Line) {
+	files := byFile(lines)
+	type hot struct {
+		file  *fileCounts
+		line  int
+		count uint64
+	}
+	var all []hot
+	total := 0
+	for i := range files {
+		f := &files[i]
+		for _, l := range f.lines {
+			total++
+			if c := f.counts[l]; c > 0 {
+				all = append(all, hot{f, l, c})
+			}
+		}
+	}
+	if total == 0 {
+		r.extra = append(r.extra, "the profile has no line counts")
+		return
+	}
+	slices.SortStableFunc(all, func(a, b hot) int {
+		return cmp.Or(cmp.Compare(b.count, a.count), strings.Compare(a.file.path, b.file.path), cmp.Compare(a.line, b.line))
+	})
+	if len(all) > r.opt.Top {
+		all = all[:r.opt.Top]
+	}
+	sources := make(map[string][]string)
+	var rows []row
+	crashShown := false
+	for _, h := range all {
+		src, ok := sources[h.file.path]
+		if !ok {
+			var found bool
+			src, found = r.source(h.file.path)
+			sources[h.file.path] = src
+			if !found {
+				r.extra = append(r.extra, fmt.Sprintf("source not found: %s (use --source-dir DIR or --subst-path FROM=TO)", h.file.path))
+			}
+		}
+		text := ""
+		if h.line <= len(src) {
+			text = src[h.line-1]
+		}
+		crash := r.p.Exit.Signal != "" && r.p.Exit.File == h.file.path && r.p.Exit.Line == h.line
+		crashShown = crashShown || crash
+		rows = append(rows, row{file: r.display(h.file.path), line: h.line, count: r.countCell(h.count, r.maxCount),
+			n: h.count, crash: crash, source: text})
+	}
+	r.table(fmt.Sprintf("HOTTEST LINES (%d of %d lines with code)", len(rows), total), rows, crashShown)
 }
 
 // countCell is the COUNT cell of a line with code that ran count times;
@@ -398,27 +570,40 @@ func padRight(s string, w int) string {
 	return s
 }
 
-func (r *report) functions() {
-	funcs := slices.Clone(r.p.Functions)
+func (r *report) functions(list []profile.Function) {
+	funcs := slices.Clone(list)
 	if len(funcs) == 0 {
 		r.extra = append(r.extra, "the profile has no function counts")
 		return
 	}
+	names := make(map[string]string, len(funcs)) // symbol -> display name
+	for _, f := range funcs {
+		names[f.Name] = DisplayName(f.Name)
+	}
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Name, b.Name),
-			strings.Compare(a.Address, b.Address))
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(names[a.Name], names[b.Name]),
+			strings.Compare(a.Name, b.Name), strings.Compare(a.Address, b.Address))
 	})
+	title := "FUNCTION CALLS"
+	if r.opt.Top > 0 && len(funcs) > r.opt.Top {
+		title = fmt.Sprintf("FUNCTION CALLS (%d of %d functions)", r.opt.Top, len(funcs))
+		funcs = funcs[:r.opt.Top]
+	}
 	cw, nw := len("COUNT"), len("FUNCTION")
 	limit := r.opt.maxNameColumn()
 	for _, f := range funcs {
 		cw = max(cw, len(strconv.FormatUint(f.Count, 10)))
-		if n := utf8.RuneCountInString(f.Name); n <= limit {
+		if n := utf8.RuneCountInString(names[f.Name]); n <= limit {
 			nw = max(nw, n)
 		}
 	}
+	var maxCalls uint64
+	for _, f := range funcs {
+		maxCalls = max(maxCalls, f.Count)
+	}
 	r.section()
-	r.line("FUNCTION CALLS")
-	r.line(padLeft("COUNT", cw) + "  " + padRight("FUNCTION", nw) + "  LOCATION")
+	r.line(r.paint(sgrBold, title))
+	r.line(r.paint(sgrBold, padLeft("COUNT", cw)+"  "+padRight("FUNCTION", nw)+"  LOCATION"))
 	for _, f := range funcs {
 		loc := ""
 		if f.File != "" {
@@ -427,7 +612,8 @@ func (r *report) functions() {
 				loc += ":" + strconv.Itoa(f.Line)
 			}
 		}
-		r.line(padLeft(strconv.FormatUint(f.Count, 10), cw) + "  " + padRight(f.Name, nw) + "  " + loc)
+		count := r.paintCell(heat(f.Count, maxCalls), padLeft(strconv.FormatUint(f.Count, 10), cw))
+		r.line(count + "  " + padRight(names[f.Name], nw) + "  " + loc + blockSummary(f))
 	}
 }
 

@@ -117,10 +117,8 @@ func (p *Profile) Validate() error {
 			return bad(field, "address %s listed twice", s.Address)
 		}
 		sites[modAddr{s.Module, a}] = true
-		switch s.Kind {
-		case KindLine, KindFunc, KindLineFunc:
-		default:
-			return bad(field+".kind", "%q: want %q, %q or %q", s.Kind, KindLine, KindFunc, KindLineFunc)
+		if !validKind(s.Kind) {
+			return bad(field+".kind", "%q: want %q, %q or %q, or a list with %q", s.Kind, KindLine, KindFunc, KindLineFunc, KindBlock)
 		}
 	}
 	for i, d := range p.Dropped {
@@ -135,7 +133,7 @@ func (p *Profile) Validate() error {
 			return bad(field+".reason", "empty")
 		}
 	}
-	return nil
+	return p.validateBlocks(modules)
 }
 
 func (e *Exit) validate() error {
@@ -188,6 +186,9 @@ type wire struct {
 	Dropped    []Dropped   `json:"dropped"`
 	Notes      []string    `json:"notes"`
 	Modules    []Module    `json:"modules"`
+	Blocks     []Block     `json:"blocks"`
+	Edges      []Edge      `json:"edges"`
+	Branches   []Branch    `json:"branches"`
 }
 
 // Decode reads one profile in JSON from r and validates it. Bad JSON,
@@ -269,6 +270,9 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 		Dropped:    w.Dropped,
 		Notes:      w.Notes,
 		Modules:    w.Modules,
+		Blocks:     w.Blocks,
+		Edges:      w.Edges,
+		Branches:   w.Branches,
 	}
 	p.normalize()
 	if err := p.Validate(); err != nil {
@@ -321,6 +325,15 @@ func (p *Profile) normalize() {
 	}
 	if len(p.Modules) == 0 {
 		p.Modules = nil
+	}
+	if len(p.Blocks) == 0 {
+		p.Blocks = nil
+	}
+	if len(p.Edges) == 0 {
+		p.Edges = nil
+	}
+	if len(p.Branches) == 0 {
+		p.Branches = nil
 	}
 }
 

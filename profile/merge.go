@@ -3,7 +3,6 @@ package profile
 import (
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // ErrMismatch is returned by Merge for profiles of different executables.
@@ -36,6 +35,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 	modules := map[string]bool{}
 	notes := map[string]bool{}
 	hasLines, hasFuncs := false, false
+	var bm blockMerger
 	for k, p := range ps {
 		if !force && !sameExecutable(first, p) {
 			return nil, fmt.Errorf("%w: %s (build ID %q) and %s (build ID %q): use --force to merge anyway",
@@ -56,6 +56,8 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			key := addrKey{f.Module, f.Address}
 			if i, ok := funcs[key]; ok {
 				out.Functions[i].Count += f.Count
+				out.Functions[i].Blocks = max(out.Functions[i].Blocks, f.Blocks)
+				out.Functions[i].Edges = max(out.Functions[i].Edges, f.Edges)
 				continue
 			}
 			funcs[key] = len(out.Functions)
@@ -65,14 +67,13 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			key := addrKey{s.Module, s.Address}
 			if i, ok := sites[key]; ok {
 				out.Sites[i].Count += s.Count
-				if !strings.Contains(out.Sites[i].Kind, s.Kind) {
-					out.Sites[i].Kind = KindLineFunc
-				}
+				out.Sites[i].Kind = UnionKind(out.Sites[i].Kind, s.Kind)
 				continue
 			}
 			sites[key] = len(out.Sites)
 			out.Sites = append(out.Sites, s)
 		}
+		bm.add(out, p)
 		for _, d := range p.Dropped {
 			if key := (addrKey{d.Module, d.Address}); !dropped[key] {
 				dropped[key] = true
@@ -103,6 +104,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 	default:
 		out.Mode = ModeLines
 	}
+	bm.finish(out)
 	if len(ps) > 1 {
 		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d profiles", len(ps)))
 	}

@@ -69,6 +69,16 @@ type Profile struct {
 	// functions, sites and dropped rows name their module by path; an empty
 	// module is Executable.
 	Modules []Module `json:"modules,omitempty"`
+	// Blocks holds every basic block of the block-counted functions
+	// (--blocks), with count 0 for blocks that never ran.
+	Blocks []Block `json:"blocks,omitempty"`
+	// Edges holds every edge between those blocks, with how often it was
+	// taken.
+	Edges []Edge `json:"edges,omitempty"`
+	// Branches holds the outcomes of every conditional branch of the
+	// block-counted functions whose jump is on a counted source line, as
+	// gcov -b reports them per line.
+	Branches []Branch `json:"branches,omitempty"`
 }
 
 // A Module is an ELF file other than the executable whose code was counted.
@@ -143,6 +153,13 @@ type Function struct {
 	// Module is the path of the module the entry belongs to; "" is the
 	// profile's executable.
 	Module string `json:"module,omitempty"`
+	// Blocks is the number of basic blocks of the function when its
+	// blocks were counted (--blocks); 0 otherwise.
+	Blocks int `json:"blocks,omitempty"`
+	// BlocksExecuted is how many of them ran at least once.
+	BlocksExecuted int `json:"blocks_executed,omitempty"`
+	// Edges is the number of edges between its blocks (and out of it).
+	Edges int `json:"edges,omitempty"`
 }
 
 // A Site is one planted breakpoint address and its raw trap count.
@@ -151,7 +168,8 @@ type Site struct {
 	Address string `json:"address"`
 	// Count is the number of traps taken at Address.
 	Count uint64 `json:"count"`
-	// Kind is KindLine, KindFunc or KindLineFunc.
+	// Kind is KindLine, KindFunc or KindLineFunc, or a list with
+	// KindBlock (see KindBlock).
 	Kind string `json:"kind"`
 	// Module is the path of the module the entry belongs to; "" is the
 	// profile's executable.
@@ -202,6 +220,7 @@ func (p *Profile) Sort() {
 		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address),
 			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
+	p.sortBlocks()
 }
 
 // ModulePaths returns the profile's modules in report order: the executable

@@ -207,7 +207,7 @@ func TestLoadErrors(t *testing.T) {
 		{name: "function no name", data: edit(`"functions":[]`, `"functions":[{"count":1,"address":"0x10"}]`), field: "functions[0].name"},
 		{name: "function bad address", data: edit(`"functions":[]`, `"functions":[{"name":"f","count":1,"address":"0xzz"}]`), field: "functions[0].address"},
 		{name: "duplicate site", data: edit(`"sites":[]`, `"sites":[{"address":"0x10","count":1,"kind":"line"},{"address":"0x010","count":1,"kind":"line"}]`), field: "sites[1]"},
-		{name: "site kind", data: edit(`"sites":[]`, `"sites":[{"address":"0x10","count":1,"kind":"block"}]`), field: "sites[0].kind"},
+		{name: "site kind", data: edit(`"sites":[]`, `"sites":[{"address":"0x10","count":1,"kind":"func,line"}]`), field: "sites[0].kind"},
 		{name: "dropped no reason", data: edit(`"sites":[]`, `"sites":[],"dropped":[{"address":"0x10","file":"/a.c","line":1}]`), field: "dropped[0].reason"},
 	}
 	dir := t.TempDir()

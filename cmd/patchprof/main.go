@@ -83,6 +83,8 @@ func Main(args []string, stderr io.Writer) int {
 		interval          time.Duration
 		noFollow          bool
 		libs              libFlag
+		engine            string
+		pin               bool
 		rf                reportFlags
 	)
 	fs.BoolVar(&lines, "lines", false, "count source lines (needs DWARF line info); the default")
@@ -92,11 +94,14 @@ func Main(args []string, stderr io.Writer) int {
 	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
 	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
 	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
+	fs.StringVar(&engine, "engine", monitor.EngineXOL, "how a hit is served: `xol` (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
+	fs.BoolVar(&pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over (--pin=false for a CPU-bound multi-threaded target, which then keeps all CPUs; ignored with -p)")
 	fs.Var(&libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
 	fs.BoolVar(&noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
 	fs.DurationVar(&interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
 	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
 	rf.register(fs)
+	bf := registerBlockFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
@@ -111,12 +116,17 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(stderr, &userError{"-p PID attaches to a running process: give either -p or a program to run, not both"})
 	case attach == 0 && fs.NArg() == 0:
 		return fail(stderr, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"})
+	case engine != monitor.EngineXOL && engine != monitor.EngineClassic:
+		return fail(stderr, &userError{fmt.Sprintf("--engine %q: want xol or classic", engine)})
 	case interval < 0:
 		return fail(stderr, &userError{fmt.Sprintf("--interval %v: give a positive duration", interval)})
 	case duration < 0:
 		return fail(stderr, &userError{fmt.Sprintf("--duration %v: give a positive duration", duration)})
 	case duration > 0 && attach == 0:
 		return fail(stderr, &userError{"--duration only applies with -p PID (a started program is profiled to its end)"})
+	}
+	if err := bf.apply(&lines, &funcs); err != nil {
+		return fail(stderr, err)
 	}
 	if !lines && !funcs {
 		lines = true
@@ -183,6 +193,7 @@ func Main(args []string, stderr io.Writer) int {
 		}
 	}
 	sel := &selection{lines: lines, funcs: funcs, std: std, funcFilter: funcFilter, fileFilter: fileFilter, libs: libs}
+	sel.blocks = bf.blocks
 	defer sel.close()
 	pr.step("reading " + prog)
 	sym, err := symtab.Open(path)
@@ -311,6 +322,8 @@ func Main(args []string, stderr io.Writer) int {
 		Table:       plan.Table,
 		Entry:       sym.Entry,
 		Images:      sel.image,
+		Engine:      engine,
+		Pin:         pin,
 		OnStart: func(pid int) {
 			pr.done()
 			pidc <- pid
@@ -325,6 +338,12 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	p := buildProfile(root, sel, res, mode, targv)
+	if res.Holds > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("other threads were held %d times while a site's original byte was in place (classic cycle)", res.Holds))
+	}
+	if res.ClassicSites > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d sites could not be relocated out of line and used the classic cycle", res.ClassicSites))
+	}
 	if launcher {
 		p.Notes = append(p.Notes, launcherNote(path))
 	}
@@ -339,6 +358,9 @@ func Main(args []string, stderr io.Writer) int {
 		}
 	}
 	if err := rf.write(p, opt, stderr); err != nil {
+		fmt.Fprintf(stderr, "patchprof: %v\n", err)
+	}
+	if err := bf.writeDisasm(stderr, root, sel, opt); err != nil {
 		fmt.Fprintf(stderr, "patchprof: %v\n", err)
 	}
 	return res.Exit.ShellStatus()

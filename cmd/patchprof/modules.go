@@ -30,6 +30,7 @@ type module struct {
 // monitor's Options.Images.
 type selection struct {
 	lines, funcs, std      bool
+	blocks                 bool // --blocks: block and edge counts (blocks.go)
 	funcFilter, fileFilter func(string) bool
 	// libs are the --lib patterns: when set, exactly the libraries whose
 	// path or base name matches one of them are profiled (system libraries
@@ -51,6 +52,9 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		}
 	}
 	popt.GoPrologue = isGo(sym)
+	if s.blocks {
+		addCFG(&popt, sym)
+	}
 	return popt
 }
 

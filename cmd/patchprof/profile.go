@@ -80,6 +80,7 @@ func addModule(p *profile.Profile, m *module, name, mode string) {
 		}
 		p.Sites = append(p.Sites, profile.Site{Address: profile.FormatAddress(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
 	}
+	addBlocks(p, m, name)
 }
 
 // placed is a module and the load bias it had in the faulting process.

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
+	"time"
 
 	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
@@ -16,13 +19,21 @@ type listFlag []string
 func (l *listFlag) String() string     { return fmt.Sprint([]string(*l)) }
 func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
-// formats are the report formats --format accepts.
-var formats = map[string]bool{"listing": true, "lcov": true, "gcov": true, "pprof": true}
+// formats are the report formats --format accepts, in the order the
+// messages list them.
+var formats = []string{"listing", "gcov", "gcov-json", "lcov", "pprof", "cobertura", "html"}
+
+// binaryFormats are the formats that are never written to a terminal:
+// they need -o.
+var binaryFormats = map[string]bool{"pprof": true, "gcov-json": true}
 
 type reportFlags struct {
 	out        string
 	print      string
 	format     string
+	color      string
+	fold       string
+	top        int
 	sourceDirs listFlag
 	substs     listFlag
 }
@@ -30,20 +41,31 @@ type reportFlags struct {
 func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr (a directory for --format gcov)")
 	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
-	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, lcov (tracefile), gcov (.gcov files), pprof (protobuf)")
+	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
+	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
+	fs.StringVar(&r.fold, "fold", "auto", "fold runs of more than 6 lines that did not run, keeping 2 lines each side: `WHEN` is auto (on a terminal), always or never")
+	fs.IntVar(&r.top, "top", 0, "list only the `N` hottest lines and most called functions")
 	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
 }
 
 func (r *reportFlags) options() (output.Options, error) {
-	if !formats[r.format] {
-		return output.Options{}, &userError{fmt.Sprintf("--format %q: use listing, lcov, gcov or pprof", r.format)}
+	if !slices.Contains(formats, r.format) {
+		return output.Options{}, &userError{fmt.Sprintf("--format %q: use %s", r.format, strings.Join(formats, ", "))}
+	}
+	for _, f := range []struct{ name, value string }{{"--color", r.color}, {"--fold", r.fold}} {
+		if f.value != "auto" && f.value != "always" && f.value != "never" {
+			return output.Options{}, &userError{fmt.Sprintf("%s %q: use auto, always or never", f.name, f.value)}
+		}
+	}
+	if r.top < 0 {
+		return output.Options{}, &userError{fmt.Sprintf("--top %d: give a positive number of lines", r.top)}
 	}
 	style, err := output.ParseStyle(r.print)
 	if err != nil {
 		return output.Options{}, &userError{fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
 	}
-	opt := output.Options{Style: style, SourceDirs: r.sourceDirs}
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top}
 	for _, s := range r.substs {
 		sub, err := output.ParseSubst(s)
 		if err != nil {
@@ -60,8 +82,8 @@ func (r *reportFlags) options() (output.Options, error) {
 // write renders p in the chosen format: the listing to -o FILE or to stderr;
 // exports to -o PATH or, for text exports from `patchprof report`, stdout.
 func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
-	switch r.format {
-	case "gcov":
+	switch {
+	case r.format == "gcov":
 		dir := r.out
 		if dir == "" {
 			dir = "."
@@ -71,10 +93,8 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 		}
 		_, err := output.WriteGcov(dir, p, nil)
 		return err
-	case "pprof":
-		if r.out == "" {
-			return &userError{"--format pprof writes a binary profile: give -o FILE"}
-		}
+	case binaryFormats[r.format] && r.out == "":
+		return &userError{fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
 	}
 	var w io.Writer = stderr
 	if r.format != "listing" {
@@ -94,7 +114,19 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 		err = output.WriteLCOV(w, p)
 	case "pprof":
 		err = output.WritePprof(w, p)
+	case "gcov-json":
+		err = output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: opt.Cwd})
+	case "cobertura":
+		err = output.WriteCobertura(w, p, output.CoberturaOptions{Root: opt.Cwd, Timestamp: time.Now().Unix()})
+	case "html":
+		err = output.WriteHTML(w, p, opt)
 	default:
+		t := terminalOf(w)
+		opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
+		opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
+		if opt.Width == 0 {
+			opt.Width = t.width
+		}
 		err = output.Write(w, p, opt)
 	}
 	if f != nil {

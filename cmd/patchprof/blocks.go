@@ -1,0 +1,266 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profile"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// blockFlags are --blocks and --disasm.
+type blockFlags struct {
+	blocks bool
+	disasm string
+	re     *regexp.Regexp
+}
+
+func registerBlockFlags(fs *flag.FlagSet) *blockFlags {
+	b := &blockFlags{}
+	fs.BoolVar(&b.blocks, "blocks", false, "count basic blocks and the edges between them (implies --funcs): blocks per function and each conditional branch's outcomes, like gcov -b")
+	fs.StringVar(&b.disasm, "disasm", "", "after the report, print an annotated disassembly of the functions whose name matches `REGEXP` (implies --blocks)")
+	return b
+}
+
+// apply checks the flags and adds what they imply: --disasm needs block
+// counts, and block counts need function entries (an activation opens at
+// each); lines stay the default.
+func (b *blockFlags) apply(lines, funcs *bool) error {
+	if b.disasm != "" {
+		re, err := regexp.Compile(b.disasm)
+		if err != nil {
+			return &userError{fmt.Sprintf("--disasm %q is not a valid regular expression: %v", b.disasm, err)}
+		}
+		b.re = re
+		b.blocks = true
+	}
+	if b.blocks {
+		if !*lines && !*funcs {
+			*lines = true
+		}
+		*funcs = true
+	}
+	return nil
+}
+
+// addCFG sets the plan options for block counting in the module sym: jump
+// tables are read from the file's loadable segments, calls named from its
+// symbols and PLT. A file that cannot be read for that gets no block sites
+// (every function would be refused anyway) and a note through the plan.
+func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
+	popt.Blocks = true
+	data, err := os.ReadFile(sym.Path)
+	if err != nil {
+		popt.CalleeName = cfg.CalleeNames(sym, nil)
+		return
+	}
+	im, err := cfg.NewELFImage(bytes.NewReader(data))
+	if err != nil {
+		popt.CalleeName = cfg.CalleeNames(sym, nil)
+		return
+	}
+	popt.CFGImage = im
+	popt.CalleeName = cfg.CalleeNames(sym, im)
+}
+
+// addBlocks appends module m's block and edge counts to p: the blocks and
+// edges lists, each function's block totals and each line's branch outcomes.
+// Functions whose flow could not be recovered get a note each.
+func addBlocks(p *profile.Profile, m *module, name string) {
+	plan := m.plan
+	t := plan.Table
+	in := ""
+	if name != "" {
+		in = " in " + name
+	}
+	if n := len(plan.BlockErrors); n > 0 {
+		const shown = 10
+		for k, be := range plan.BlockErrors {
+			if k == shown {
+				p.Notes = append(p.Notes, fmt.Sprintf("%d more functions%s without block counts (control flow not recoverable)", n-shown, in))
+				break
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("no block counts for %s%s: %v; its lines and calls are counted", plan.Funcs[be.Func].Name, in, be.Err))
+		}
+	}
+	if len(plan.Graphs) == 0 {
+		return
+	}
+	funcAt := map[string]int{}
+	for i, f := range p.Functions {
+		if f.Module == name {
+			funcAt[f.Address] = i
+		}
+	}
+	type fileLine struct {
+		file string
+		line int
+	}
+	lineAt := map[fileLine]int{}
+	for i, l := range p.Lines {
+		if l.Module == name {
+			lineAt[fileLine{l.File, l.Line}] = i
+		}
+	}
+	for _, fg := range plan.Graphs {
+		g := fg.Graph
+		fn := plan.Funcs[fg.Func]
+		fnAddr := profile.FormatAddress(fn.Addr)
+		counts := make([]uint64, len(g.Blocks))
+		executed := 0
+		for k, b := range g.Blocks {
+			if i, ok := t.Index(b.Start); ok {
+				counts[k] = t.Hits[i]
+			}
+			if counts[k] > 0 {
+				executed++
+			}
+			p.Blocks = append(p.Blocks, profile.Block{
+				Address: profile.FormatAddress(b.Start), End: profile.FormatAddress(b.End), Function: fnAddr,
+				Count: counts[k], Entries: t.BlockArrivals[int(fg.FirstBlock)+k], Module: name,
+			})
+		}
+		edgeCount := func(k int) uint64 { return t.EdgeCounts[int(fg.FirstEdge)+k] }
+		for k, e := range g.Edges {
+			pe := profile.Edge{From: profile.FormatAddress(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: edgeCount(k), Module: name}
+			if e.To == cfg.Outside {
+				// Nothing in this function traps where the jump lands: its
+				// count is what left the block by no other edge.
+				pe.To, pe.Exits = profile.FormatAddress(e.Target), true
+				pe.Count = counts[e.From]
+				first := g.SuccIndex(e.From)
+				for j, o := range g.Succs(e.From) {
+					if o.To != cfg.Outside {
+						pe.Count -= min(pe.Count, edgeCount(first+j))
+					}
+				}
+			} else {
+				pe.To = profile.FormatAddress(g.Blocks[e.To].Start)
+			}
+			p.Edges = append(p.Edges, pe)
+		}
+		if i, ok := funcAt[fnAddr]; ok {
+			f := &p.Functions[i]
+			f.Blocks, f.BlocksExecuted, f.Edges = len(g.Blocks), executed, len(g.Edges)
+		}
+		if m.lt == nil {
+			continue
+		}
+		for k, b := range g.Blocks {
+			succ := g.Succs(k)
+			if b.Term != cfg.TermCond || len(succ) != 2 {
+				continue
+			}
+			file, line, ok := m.lt.Lookup(b.Last)
+			if !ok {
+				continue
+			}
+			if _, ok := lineAt[fileLine{file, line}]; !ok {
+				continue
+			}
+			first := g.SuccIndex(k)
+			taken, fall := edgeCount(first), edgeCount(first+1)
+			if succ[0].To == cfg.Outside {
+				taken = counts[k] - min(counts[k], fall)
+			}
+			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.FormatAddress(b.Last), Taken: taken, NotTaken: fall, Module: name})
+		}
+	}
+}
+
+// writeDisasm writes the annotated disassembly of the block-counted
+// functions matching --disasm, in every counted module, to w.
+func (b *blockFlags) writeDisasm(w io.Writer, root *module, sel *selection, opt output.Options) error {
+	if b.re == nil {
+		return nil
+	}
+	mods := []*module{root}
+	for _, m := range sel.mods {
+		if m.counted && m.path != root.sym.Path {
+			mods = append(mods, m)
+		}
+	}
+	var fns []output.DisasmFunc
+	for _, m := range mods {
+		name := m.path
+		if m == root {
+			name = ""
+		}
+		for _, fg := range m.plan.Graphs {
+			f := m.plan.Funcs[fg.Func]
+			if !b.re.MatchString(f.Name) && !slices.ContainsFunc(f.Aliases, b.re.MatchString) {
+				continue
+			}
+			fns = append(fns, disasmOf(m, name, fg))
+		}
+	}
+	if len(fns) == 0 {
+		return &userError{fmt.Sprintf("--disasm %q matches no function whose blocks were counted", b.disasm)}
+	}
+	return output.WriteDisasm(w, fns, opt)
+}
+
+// disasmOf decodes one block-counted function of m for WriteDisasm.
+func disasmOf(m *module, name string, fg breakpoint.FuncGraph) output.DisasmFunc {
+	t := m.plan.Table
+	g := fg.Graph
+	f := m.plan.Funcs[fg.Func]
+	df := output.DisasmFunc{Name: f.Name, Module: name}
+	if i, ok := t.Index(f.Site); ok && f.Planted {
+		df.Calls = t.Hits[i]
+	}
+	symname := func(addr uint64) (string, uint64) {
+		if i, ok := m.sym.FuncAt(addr); ok {
+			return m.sym.Funcs[i].Name, m.sym.Funcs[i].Addr
+		}
+		return "", 0
+	}
+	for k, bl := range g.Blocks {
+		code, ok := m.sym.Code(bl.Start, int(bl.End-bl.Start))
+		if !ok {
+			continue
+		}
+		for off := 0; off < len(code); {
+			pc := bl.Start + uint64(off)
+			in := output.DisasmInst{Addr: pc}
+			inst, err := x86asm.Decode(code[off:], 64)
+			if err != nil || inst.Len == 0 {
+				in.Text = fmt.Sprintf("(bad) %x", code[off:])
+				off = len(code)
+			} else {
+				in.Text = x86asm.GNUSyntax(inst, pc, symname)
+				off += inst.Len
+			}
+			if m.lt != nil {
+				in.File, in.Line, _ = m.lt.Lookup(pc)
+			}
+			if pc == bl.Start {
+				in.Block = true
+				if i, ok := t.Index(pc); ok {
+					in.Count = t.Hits[i]
+				}
+			}
+			if pc == bl.Last {
+				first := g.SuccIndex(k)
+				for j, e := range g.Succs(k) {
+					to := e.Target
+					if e.To != cfg.Outside {
+						to = g.Blocks[e.To].Start
+					}
+					in.Out = append(in.Out, output.DisasmEdge{Kind: e.Kind.String(), To: to, Count: t.EdgeCounts[int(fg.FirstEdge)+first+j]})
+				}
+			}
+			df.Insts = append(df.Insts, in)
+		}
+	}
+	return df
+}

@@ -1,0 +1,195 @@
+package output
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// Branch outcomes (--blocks): each conditional branch whose jump is on a
+// line gives two outcomes, numbered on that line in address order as gcov -b
+// numbers its arcs: branch 2k is the k-th jump taken, branch 2k+1 the same
+// jump falling through. A percentage is of the times the jump ran.
+
+// branchKey names a line of one module's listing.
+type branchKey struct {
+	file string
+	line int
+}
+
+// branchIndex returns the branches of p in the module of lines (one
+// module's listing) by file and line, in address order.
+func branchIndex(p *profile.Profile, lines []profile.Line) map[branchKey][]profile.Branch {
+	if len(p.Branches) == 0 || len(lines) == 0 {
+		return nil
+	}
+	module := lines[0].Module
+	idx := make(map[branchKey][]profile.Branch)
+	for _, b := range sortedBranches(p.Branches) {
+		if b.Module == module {
+			k := branchKey{b.File, b.Line}
+			idx[k] = append(idx[k], b)
+		}
+	}
+	return idx
+}
+
+// sortedBranches returns bs by module, file, line and address, leaving bs
+// untouched.
+func sortedBranches(bs []profile.Branch) []profile.Branch {
+	out := slices.Clone(bs)
+	slices.SortStableFunc(out, func(a, b profile.Branch) int {
+		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line), profile.CompareAddress(a.Address, b.Address))
+	})
+	return out
+}
+
+// attachBranches gives each export file its branches, summed by file, line
+// and address over the modules (exportFiles sums lines the same way).
+func attachBranches(p *profile.Profile, files map[string]*exportFile) {
+	type key struct {
+		line int
+		addr string
+	}
+	at := map[string]map[key]int{}
+	for _, b := range sortedBranches(p.Branches) {
+		f := files[b.File]
+		if f == nil {
+			continue
+		}
+		if at[b.File] == nil {
+			at[b.File] = map[key]int{}
+		}
+		k := key{b.Line, b.Address}
+		if i, ok := at[b.File][k]; ok {
+			f.branches[i].Taken += b.Taken
+			f.branches[i].NotTaken += b.NotTaken
+			continue
+		}
+		at[b.File][k] = len(f.branches)
+		b.Module = ""
+		f.branches = append(f.branches, b)
+	}
+	for _, f := range files {
+		slices.SortStableFunc(f.branches, func(a, b profile.Branch) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), profile.CompareAddress(a.Address, b.Address))
+		})
+	}
+}
+
+// branchOutcomes returns the outcomes of bs as gcov -b words them: "taken
+// 90%" (of the jump's executions), or "never executed".
+func branchOutcomes(bs []profile.Branch) []string {
+	var out []string
+	for _, b := range bs {
+		total := b.Taken + b.NotTaken
+		for _, n := range [2]uint64{b.Taken, b.NotTaken} {
+			if total == 0 {
+				out = append(out, "never executed")
+				continue
+			}
+			out = append(out, "taken "+percent(n, total))
+		}
+	}
+	return out
+}
+
+// percent formats n/total as gcov does: rounded to a whole percent, but
+// never 0% for a count above 0 nor 100% for one below total.
+func percent(n, total uint64) string {
+	p := (n*200 + total) / (2 * total)
+	switch {
+	case n > 0 && p == 0:
+		p = 1
+	case n < total && p == 100:
+		p = 99
+	}
+	return strconv.FormatUint(p, 10) + "%"
+}
+
+// branchSuffix is what the listing prints after a line's source text: its
+// branch outcomes, "  [branch 0 taken 90%, branch 1 taken 10%]".
+func branchSuffix(idx map[branchKey][]profile.Branch, file string, line int) string {
+	bs := idx[branchKey{file, line}]
+	if len(bs) == 0 {
+		return ""
+	}
+	var parts []string
+	for k, o := range branchOutcomes(bs) {
+		parts = append(parts, fmt.Sprintf("branch %d %s", k, o))
+	}
+	return "  [" + strings.Join(parts, ", ") + "]"
+}
+
+// blockSummary is what the function table prints after a function's
+// location when its blocks were counted: "  blocks 12/13, 20 edges".
+func blockSummary(f profile.Function) string {
+	if f.Blocks == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  blocks %d/%d, %d edges", f.BlocksExecuted, f.Blocks, f.Edges)
+}
+
+// gcovBlocksExecuted is the "blocks executed" percentage of gcov's
+// function summary line: 0% when blocks were not counted.
+func gcovBlocksExecuted(f profile.Function) string {
+	if f.Blocks == 0 {
+		return "0%"
+	}
+	return strconv.Itoa(f.BlocksExecuted*100/f.Blocks) + "%"
+}
+
+// writeGcovBranches writes a line's branches in gcov -b's text form, after
+// the line: "branch  0 taken 90%", "branch  1 never executed".
+func writeGcovBranches(w io.Writer, bs []profile.Branch) {
+	for k, o := range branchOutcomes(bs) {
+		fmt.Fprintf(w, "branch %2d %s\n", k, o)
+	}
+}
+
+// writeLCOVBranches writes a file's branch records: one BRDA per outcome
+// (BRDA:<line>,<jump on the line>,<0 taken | 1 not taken>,<count>, "-"
+// when the jump never ran), then BRF and BRH (outcomes found and taken at
+// least once), as geninfo writes them. Nothing for a file without branches.
+// bs are sorted by line and address.
+func writeLCOVBranches(w io.Writer, bs []profile.Branch) {
+	found, hit := 0, 0
+	for k, b := range bs {
+		jump := 0
+		for j := k - 1; j >= 0 && bs[j].Line == b.Line; j-- {
+			jump++
+		}
+		for o, n := range [2]uint64{b.Taken, b.NotTaken} {
+			c := strconv.FormatUint(n, 10)
+			if b.Taken+b.NotTaken == 0 {
+				c = "-"
+			}
+			fmt.Fprintf(w, "BRDA:%d,%d,%d,%s\n", b.Line, jump, o, c)
+			found++
+			if n > 0 {
+				hit++
+			}
+		}
+	}
+	if found > 0 {
+		fmt.Fprintf(w, "BRF:%d\nBRH:%d\n", found, hit)
+	}
+}
+
+// branchesOn returns the branches of line in bs, which are sorted by line,
+// by binary search.
+func branchesOn(bs []profile.Branch, line int) []profile.Branch {
+	i := sort.Search(len(bs), func(k int) bool { return bs[k].Line >= line })
+	j := i
+	for j < len(bs) && bs[j].Line == line {
+		j++
+	}
+	return bs[i:j]
+}

@@ -1,0 +1,233 @@
+package output
+
+import (
+	"bufio"
+	"encoding/xml"
+	"fmt"
+	"io"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// CoberturaOptions control WriteCobertura.
+type CoberturaOptions struct {
+	// Root is the source root, written as the one <source>; file names
+	// under it are written relative to it. "" means "/".
+	Root string
+	// Timestamp is the report's timestamp attribute, in seconds since
+	// 1970 as gcovr writes it; the caller supplies it so the output is a
+	// function of its inputs.
+	Timestamp int64
+}
+
+// The elements of Cobertura's coverage-04.dtd that WriteCobertura writes.
+type (
+	cobCoverage struct {
+		XMLName         xml.Name     `xml:"coverage"`
+		LineRate        string       `xml:"line-rate,attr"`
+		BranchRate      string       `xml:"branch-rate,attr"`
+		LinesCovered    int          `xml:"lines-covered,attr"`
+		LinesValid      int          `xml:"lines-valid,attr"`
+		BranchesCovered int          `xml:"branches-covered,attr"`
+		BranchesValid   int          `xml:"branches-valid,attr"`
+		Complexity      string       `xml:"complexity,attr"`
+		Version         string       `xml:"version,attr"`
+		Timestamp       int64        `xml:"timestamp,attr"`
+		Sources         []string     `xml:"sources>source"`
+		Packages        []cobPackage `xml:"packages>package"`
+	}
+	cobPackage struct {
+		Name       string     `xml:"name,attr"`
+		LineRate   string     `xml:"line-rate,attr"`
+		BranchRate string     `xml:"branch-rate,attr"`
+		Complexity string     `xml:"complexity,attr"`
+		Classes    []cobClass `xml:"classes>class"`
+	}
+	cobClass struct {
+		Name       string      `xml:"name,attr"`
+		Filename   string      `xml:"filename,attr"`
+		LineRate   string      `xml:"line-rate,attr"`
+		BranchRate string      `xml:"branch-rate,attr"`
+		Complexity string      `xml:"complexity,attr"`
+		Methods    cobMethods  `xml:"methods"`
+		Lines      cobLineList `xml:"lines"`
+	}
+	cobMethods struct {
+		Method []cobMethod `xml:"method"`
+	}
+	cobMethod struct {
+		Name       string      `xml:"name,attr"`
+		Signature  string      `xml:"signature,attr"`
+		LineRate   string      `xml:"line-rate,attr"`
+		BranchRate string      `xml:"branch-rate,attr"`
+		Complexity string      `xml:"complexity,attr"`
+		Lines      cobLineList `xml:"lines"`
+	}
+	cobLineList struct {
+		Line []cobLine `xml:"line"`
+	}
+	cobLine struct {
+		Number int    `xml:"number,attr"`
+		Hits   uint64 `xml:"hits,attr"`
+		Branch string `xml:"branch,attr"`
+	}
+)
+
+// coberturaDoctype is the document type declaration Cobertura and gcovr
+// write.
+const coberturaDoctype = `<!DOCTYPE coverage SYSTEM "http://cobertura.sourceforge.net/xml/coverage-04.dtd">`
+
+// WriteCobertura writes p to w as a Cobertura XML report (coverage-04.dtd),
+// the coverage format most CI systems read (GitLab, Jenkins, Azure
+// DevOps), laid out as gcovr --xml lays out C sources:
+//
+//   - one <source>, opt.Root; a file under it is named relative to it,
+//     any other by its absolute path;
+//   - one <package> per directory of those names, named after the
+//     directory with '/' replaced by '.' ("" for the root itself), in
+//     name order;
+//   - one <class> per source file, named after its base name, in file
+//     name order;
+//   - in each class, one <method> per function whose entry is in the file
+//     (named by DisplayName, with an empty signature), holding the file's
+//     counted lines from its entry line up to the next function's entry,
+//     then the class's <lines>: every counted line with its hits.
+//
+// line-rate is covered lines over counted lines (0 when there are none),
+// at every level; lines-covered and lines-valid give the totals. patchprof
+// counts no branches, so branch rates, branches-covered and
+// branches-valid are 0 and every line has branch="false"; complexity is 0.
+// version is "patchprof". Files come from p.Lines and p.Functions as in
+// WriteLCOV, entries of one file from several modules summed (see
+// exportFiles). The output depends only on p and opt.
+func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error {
+	if p == nil {
+		return ErrNilProfile
+	}
+	root := cleanDir(opt.Root)
+	if root == "" {
+		root = "/"
+	}
+	doc := cobCoverage{
+		BranchRate: "0",
+		Complexity: "0",
+		Version:    "patchprof",
+		Timestamp:  opt.Timestamp,
+		Sources:    []string{root},
+	}
+	pkgs := make(map[string]*cobPackage)
+	type tally struct{ hit, all int }
+	pkgTally := make(map[string]*tally)
+	var total tally
+	for _, f := range exportFiles(p) {
+		name := f.name
+		if root == "/" {
+			name = strings.TrimPrefix(name, "/")
+		} else if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
+			name = rest
+		}
+		dir := path.Dir(name)
+		pkgName := strings.ReplaceAll(strings.Trim(dir, "/"), "/", ".")
+		if dir == "." {
+			pkgName = ""
+		}
+		pkg := pkgs[pkgName]
+		if pkg == nil {
+			pkg = &cobPackage{Name: pkgName, BranchRate: "0", Complexity: "0"}
+			pkgs[pkgName] = pkg
+			pkgTally[pkgName] = &tally{}
+		}
+		c := cobClass{Name: path.Base(name), Filename: name, BranchRate: "0", Complexity: "0"}
+		var ft tally
+		for _, l := range f.lines {
+			c.Lines.Line = append(c.Lines.Line, cobLine{Number: l.Line, Hits: l.Count, Branch: "false"})
+			ft.all++
+			if l.Count > 0 {
+				ft.hit++
+			}
+		}
+		c.LineRate = rate(ft.hit, ft.all)
+		for i, fn := range f.funcs {
+			m := cobMethod{Name: DisplayName(fn.Name), BranchRate: "0", Complexity: "0"}
+			var mt tally
+			for _, l := range functionLines(f, i) {
+				m.Lines.Line = append(m.Lines.Line, cobLine{Number: l.Line, Hits: l.Count, Branch: "false"})
+				mt.all++
+				if l.Count > 0 {
+					mt.hit++
+				}
+			}
+			m.LineRate = rate(mt.hit, mt.all)
+			c.Methods.Method = append(c.Methods.Method, m)
+		}
+		pkg.Classes = append(pkg.Classes, c)
+		pkgTally[pkgName].hit += ft.hit
+		pkgTally[pkgName].all += ft.all
+		total.hit += ft.hit
+		total.all += ft.all
+	}
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		pkg := pkgs[n]
+		sort.SliceStable(pkg.Classes, func(i, j int) bool { return pkg.Classes[i].Filename < pkg.Classes[j].Filename })
+		pkg.LineRate = rate(pkgTally[n].hit, pkgTally[n].all)
+		doc.Packages = append(doc.Packages, *pkg)
+	}
+	doc.LineRate = rate(total.hit, total.all)
+	doc.LinesCovered, doc.LinesValid = total.hit, total.all
+
+	bw := bufio.NewWriter(w)
+	bw.WriteString(xml.Header)
+	bw.WriteString(coberturaDoctype + "\n")
+	enc := xml.NewEncoder(bw)
+	enc.Indent("", "  ")
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("cobertura export: %w", err)
+	}
+	bw.WriteString("\n")
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("cobertura export: %w", err)
+	}
+	return nil
+}
+
+// functionLines returns the counted lines of f that belong to its i-th
+// function by position: from its entry line up to, not including, the
+// next entry line below it. A function without an entry line has none.
+func functionLines(f *exportFile, i int) []profile.Line {
+	start := f.funcs[i].Line
+	if start < 1 {
+		return nil
+	}
+	next := -1
+	for _, g := range f.funcs {
+		if g.Line > start {
+			next = g.Line
+			break
+		}
+	}
+	var out []profile.Line
+	for _, l := range f.lines {
+		if l.Line >= start && (next < 0 || l.Line < next) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// rate formats hit/all in the shortest form that reads back exactly (as
+// Python's repr, which gcovr uses), 0 when all is 0.
+func rate(hit, all int) string {
+	if all == 0 {
+		return "0"
+	}
+	return strconv.FormatFloat(float64(hit)/float64(all), 'g', -1, 64)
+}

@@ -1,0 +1,163 @@
+package output
+
+import (
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// GcovJSONFormatVersion is the format_version WriteGcovJSON writes: that of
+// the intermediate format of gcov --json-format in GCC 9 to 13.
+const GcovJSONFormatVersion = "1"
+
+// gcovJSON is gcov's JSON intermediate format (gcov(1), "-j,
+// --json-format"; GCC 12 gcov.cc, output_json_intermediate_file).
+type gcovJSON struct {
+	FormatVersion string         `json:"format_version"`
+	GCCVersion    string         `json:"gcc_version"`
+	Cwd           string         `json:"current_working_directory"`
+	DataFile      string         `json:"data_file"`
+	Files         []gcovJSONFile `json:"files"`
+}
+
+type gcovJSONFile struct {
+	File      string             `json:"file"`
+	Functions []gcovJSONFunction `json:"functions"`
+	Lines     []gcovJSONLine     `json:"lines"`
+}
+
+type gcovJSONFunction struct {
+	Name           string `json:"name"`
+	DemangledName  string `json:"demangled_name"`
+	StartLine      int    `json:"start_line"`
+	StartColumn    int    `json:"start_column"`
+	EndLine        int    `json:"end_line"`
+	EndColumn      int    `json:"end_column"`
+	Blocks         int    `json:"blocks"`
+	BlocksExecuted int    `json:"blocks_executed"`
+	ExecutionCount uint64 `json:"execution_count"`
+}
+
+type gcovJSONLine struct {
+	LineNumber      int      `json:"line_number"`
+	FunctionName    string   `json:"function_name,omitempty"`
+	Count           uint64   `json:"count"`
+	UnexecutedBlock bool     `json:"unexecuted_block"`
+	Branches        []string `json:"branches"` // always empty: no branches are counted
+}
+
+// GcovJSONOptions control WriteGcovJSON.
+type GcovJSONOptions struct {
+	// Cwd is written as current_working_directory.
+	Cwd string
+}
+
+// WriteGcovJSON writes p to w in gcov's JSON intermediate format, gzipped,
+// as `gcov --json-format` writes a .gcov.json.gz file (GCC 9 to 13,
+// format_version "1"). The document is one object:
+//
+//	{"format_version": "1", "gcc_version": "", "current_working_directory": CWD,
+//	 "data_file": EXECUTABLE, "files": [{"file": PATH,
+//	   "functions": [{"name", "demangled_name", "start_line", "start_column",
+//	                  "end_line", "end_column", "blocks", "blocks_executed",
+//	                  "execution_count"}],
+//	   "lines": [{"line_number", "function_name", "count",
+//	              "unexecuted_block", "branches": []}]}]}
+//
+// gcov writes one document per object file, naming its .gcda in data_file;
+// here one document holds every source file of the profile, in path order,
+// and data_file is the profiled executable. gcc_version is empty: no
+// compiler wrote the counts. A file gets an entry when p.Lines or
+// p.Functions names it, as in WriteLCOV; entries of one file from several
+// modules are summed (see exportFiles).
+//
+// Lines are those with a count, in line order; unexecuted_block is true
+// exactly when the count is 0 (patchprof counts line entries, not basic
+// blocks, so a line that ran is never known to hold a block that did not),
+// and function_name is the function whose entry line is the closest at or
+// above the line in the same file, left out when no function is known.
+// Functions are sorted by entry line, then name: start_line is the entry
+// line, end_line the last counted line before the next function's entry
+// (the entry line when there is none), columns are 0 (unknown; gcov's are
+// 1-based), and blocks and blocks_executed are 0 since blocks are not
+// counted. demangled_name is DisplayName of the name. branches is always
+// empty.
+func WriteGcovJSON(w io.Writer, p *profile.Profile, opt GcovJSONOptions) error {
+	if p == nil {
+		return ErrNilProfile
+	}
+	doc := gcovJSON{
+		FormatVersion: GcovJSONFormatVersion,
+		Cwd:           opt.Cwd,
+		DataFile:      p.Executable,
+		Files:         []gcovJSONFile{},
+	}
+	for _, f := range exportFiles(p) {
+		doc.Files = append(doc.Files, gcovJSONFileOf(f))
+	}
+	zw := gzip.NewWriter(w)
+	enc := json.NewEncoder(zw)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(&doc); err != nil {
+		return fmt.Errorf("gcov JSON export: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return fmt.Errorf("gcov JSON export: %w", err)
+	}
+	return nil
+}
+
+// gcovJSONFileOf builds the entry of one source file.
+func gcovJSONFileOf(f *exportFile) gcovJSONFile {
+	out := gcovJSONFile{File: f.name, Functions: []gcovJSONFunction{}, Lines: []gcovJSONLine{}}
+	var entries []profile.Function // with a line, in line order
+	for _, fn := range f.funcs {
+		if fn.Line >= 1 {
+			entries = append(entries, fn)
+		}
+	}
+	// owner returns the function whose entry is closest at or above line.
+	owner := func(line int) string {
+		i := sort.Search(len(entries), func(i int) bool { return entries[i].Line > line })
+		if i == 0 {
+			return ""
+		}
+		return entries[i-1].Name
+	}
+	for _, fn := range f.funcs {
+		end := fn.Line
+		next := -1 // entry line of the next function below, if any
+		for _, g := range entries {
+			if g.Line > fn.Line {
+				next = g.Line
+				break
+			}
+		}
+		for _, l := range f.lines {
+			if l.Line >= fn.Line && (next < 0 || l.Line < next) {
+				end = max(end, l.Line)
+			}
+		}
+		out.Functions = append(out.Functions, gcovJSONFunction{
+			Name:           fn.Name,
+			DemangledName:  DisplayName(fn.Name),
+			StartLine:      fn.Line,
+			EndLine:        end,
+			ExecutionCount: fn.Count,
+		})
+	}
+	for _, l := range f.lines {
+		out.Lines = append(out.Lines, gcovJSONLine{
+			LineNumber:      l.Line,
+			FunctionName:    owner(l.Line),
+			Count:           l.Count,
+			UnexecutedBlock: l.Count == 0,
+			Branches:        []string{},
+		})
+	}
+	return out
+}

@@ -1,0 +1,278 @@
+package output
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// WriteHTML writes p to w as one self-contained HTML page: no scripts,
+// styles or images are fetched, so the file can be mailed or archived as
+// it is. The page has, in order:
+//
+//   - the report header (as Write prints it) and, when a signal killed the
+//     target at a known line, a link to that line;
+//   - a file table (id "files"): per source file its lines with code,
+//     lines run, and lines never run, linking to the file's listing;
+//   - the function table (id "functions"), when p counted functions:
+//     count, name (DisplayName), entry FILE:LINE and, when p has modules,
+//     the module; sorted by count, highest first. Clicking a column
+//     header sorts by that column (a few lines of inline JavaScript); the
+//     page opened with the fragment #sort=COLUMN (count, function,
+//     location or module) starts sorted by it;
+//   - per source file, in path order, the annotated source (a section
+//     with id "file-N", N counting from 1): a row per line (id
+//     "file-N-L"), with the count cell empty for a line without code,
+//     "#####" for a line with code that never ran, else the count. Rows
+//     of lines that ran are shaded by heat (the logarithm of the count
+//     against the page's highest count, from pale blue to orange), rows
+//     that never ran are red with a red bar in the margin, so they stand
+//     out at a glance. The crash line has class "crash" and a marker
+//     naming the signal.
+//
+// Files are grouped as in the file exports: entries of one source file
+// from several modules are summed (see exportFiles). Sources are found as
+// for Write (opt.SourceDirs, opt.Subst, opt.ReadFile); a source that
+// cannot be read is listed by its counted lines only, with a note. File
+// names are shown relative to opt.Cwd. Style, Width, Color, Fold and Top
+// do not apply. The output depends only on p, opt and the sources.
+func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
+	if p == nil {
+		return ErrNilProfile
+	}
+	if opt.ReadFile == nil {
+		opt.ReadFile = os.ReadFile
+	}
+	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd)}
+	r.header()
+	page := htmlPage{
+		Title:   strings.TrimSuffix(r.buf.String(), "\n"),
+		Modules: len(p.Modules) > 0,
+		Notes:   p.Notes,
+		Funcs:   p.HasFuncs(),
+	}
+	files := exportFiles(p)
+	var maxCount uint64
+	for _, f := range files {
+		for _, l := range f.lines {
+			maxCount = max(maxCount, l.Count)
+		}
+	}
+	for i, f := range files {
+		hf := htmlFile{ID: "file-" + strconv.Itoa(i+1), Name: r.display(f.name)}
+		counts := make(map[int]uint64, len(f.lines))
+		n := 0
+		for _, l := range f.lines {
+			counts[l.Line] = l.Count
+			n = max(n, l.Line)
+			hf.Lines++
+			if l.Count > 0 {
+				hf.Run++
+			} else {
+				hf.Never++
+			}
+		}
+		src, found := r.source(f.name)
+		if !found {
+			page.Notes = append(page.Notes, fmt.Sprintf("source not found: %s (use --source-dir DIR or --subst-path FROM=TO)", f.name))
+		} else {
+			n = max(n, len(src))
+		}
+		for line := 1; line <= n; line++ {
+			if _, counted := counts[line]; !found && !counted {
+				continue
+			}
+			row := htmlRow{ID: hf.ID + "-" + strconv.Itoa(line), Line: line}
+			if line <= len(src) {
+				row.Text = src[line-1]
+			}
+			if c, ok := counts[line]; ok {
+				switch {
+				case c == 0:
+					row.Class, row.Count = "never", "#####"
+				default:
+					row.Class, row.Count = "run", strconv.FormatUint(c, 10)
+					row.Style = template.CSS(htmlHeat(c, maxCount))
+				}
+			}
+			if p.Exit.Signal != "" && p.Exit.File == f.name && p.Exit.Line == line {
+				row.Class += " crash"
+				row.Crash = p.Exit.Signal
+				page.Crash = "#" + row.ID
+			}
+			hf.Rows = append(hf.Rows, row)
+		}
+		page.Files = append(page.Files, hf)
+	}
+	if page.Crash != "" {
+		page.CrashText = "crash site: " + r.display(p.Exit.File) + ":" + strconv.Itoa(p.Exit.Line)
+	}
+
+	funcs := slices.Clone(p.Functions)
+	slices.SortFunc(funcs, func(a, b profile.Function) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(DisplayName(a.Name), DisplayName(b.Name)),
+			strings.Compare(a.Module, b.Module), profile.CompareAddress(a.Address, b.Address))
+	})
+	for _, f := range funcs {
+		hf := htmlFunc{Count: f.Count, Name: DisplayName(f.Name)}
+		if f.File != "" {
+			hf.Location = r.display(f.File)
+			if f.Line > 0 {
+				hf.Location += ":" + strconv.Itoa(f.Line)
+			}
+		}
+		if page.Modules {
+			hf.Module = r.display(p.ModuleName(f.Module))
+		}
+		page.Functions = append(page.Functions, hf)
+	}
+
+	bw := bufio.NewWriter(w)
+	if err := htmlTemplate.Execute(bw, &page); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// htmlHeat is the background of a row that ran count times: a hue from
+// pale blue (cold) to orange (hot) by the logarithm of count against the
+// highest count.
+func htmlHeat(count, maxCount uint64) string {
+	f := 1.0
+	if maxCount > 1 && count < maxCount {
+		f = math.Log(float64(count)) / math.Log(float64(maxCount))
+	}
+	hue := 200 - int(math.Round(f*170)) // 200 (blue) .. 30 (orange)
+	light := 92 - int(math.Round(f*22)) // 92% .. 70%
+	return fmt.Sprintf("background:hsl(%d,90%%,%d%%)", hue, light)
+}
+
+type htmlPage struct {
+	Title     string
+	Crash     string // the fragment of the crash line, if listed
+	CrashText string
+	Modules   bool
+	Funcs     bool
+	Files     []htmlFile
+	Functions []htmlFunc
+	Notes     []string
+}
+
+type htmlFile struct {
+	ID, Name          string
+	Lines, Run, Never int
+	Rows              []htmlRow
+}
+
+type htmlRow struct {
+	ID          string
+	Line        int
+	Count, Text string
+	Class       string
+	Style       template.CSS
+	Crash       string
+}
+
+type htmlFunc struct {
+	Count                  uint64
+	Name, Location, Module string
+}
+
+var htmlTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+body { font-family: sans-serif; margin: 1em 2em; color: #222; }
+h1 { font-size: 1.2em; font-family: monospace; }
+h2 { font-size: 1.05em; font-family: monospace; margin-top: 2em; }
+table { border-collapse: collapse; }
+#files td, #files th, #functions td, #functions th { padding: 2px 10px; border-bottom: 1px solid #ddd; }
+#functions th { cursor: pointer; user-select: none; }
+#functions th:hover { background: #eee; }
+td.num { text-align: right; font-family: monospace; }
+td.name { font-family: monospace; }
+td.neverfn { background: #ffb3b3; }
+table.src { font-family: monospace; font-size: 13px; width: 100%; }
+table.src td { padding: 0 6px; white-space: pre; tab-size: 8; }
+table.src td.ln { text-align: right; color: #888; border-right: 1px solid #ccc; }
+table.src td.count { text-align: right; min-width: 5em; border-right: 1px solid #ccc; }
+tr.never td { background: #ffb3b3; }
+tr.never td.ln { border-left: 6px solid #c00000; }
+tr.run td.ln { border-left: 6px solid transparent; }
+tr.crash td { outline: 2px solid #8000a0; }
+span.crash { color: #fff; background: #8000a0; font-weight: bold; padding: 0 4px; margin-left: 1em; }
+p.crash a { color: #8000a0; font-weight: bold; }
+.note { color: #555; }
+</style>
+</head>
+<body>
+<h1 id="header">{{.Title}}</h1>
+{{if .Crash}}<p class="crash"><a href="{{.Crash}}">{{.CrashText}}</a></p>
+{{end}}<table id="files">
+<thead><tr><th>file</th><th>lines with code</th><th>run</th><th>never run</th></tr></thead>
+<tbody>
+{{range .Files}}<tr><td class="name"><a href="#{{.ID}}">{{.Name}}</a></td><td class="num">{{.Lines}}</td><td class="num">{{.Run}}</td><td class="num{{if .Never}} neverfn{{end}}">{{.Never}}</td></tr>
+{{end}}</tbody>
+</table>
+{{if .Funcs}}<h2>functions</h2>
+<table id="functions">
+<thead><tr><th data-key="count" data-num="1">count</th><th data-key="function">function</th><th data-key="location">location</th>{{if .Modules}}<th data-key="module">module</th>{{end}}</tr></thead>
+<tbody>
+{{range .Functions}}<tr><td class="num{{if not .Count}} neverfn{{end}}">{{.Count}}</td><td class="name">{{.Name}}</td><td class="name">{{.Location}}</td>{{if $.Modules}}<td class="name">{{.Module}}</td>{{end}}</tr>
+{{end}}</tbody>
+</table>
+{{end}}{{range .Files}}<section class="file" id="{{.ID}}">
+<h2>{{.Name}}</h2>
+<table class="src">
+{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count">{{.Count}}</td><td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
+{{end}}</table>
+</section>
+{{end}}{{range .Notes}}<p class="note">note: {{.}}</p>
+{{end}}<script>
+(function () {
+	var table = document.getElementById("functions");
+	if (!table) return;
+	var heads = table.tHead.rows[0].cells;
+	function sortBy(col, desc) {
+		var num = heads[col].dataset.num === "1";
+		var body = table.tBodies[0];
+		var rows = Array.prototype.slice.call(body.rows);
+		rows.sort(function (a, b) {
+			var x = a.cells[col].textContent, y = b.cells[col].textContent;
+			var c = num ? Number(x) - Number(y) : (x < y ? -1 : x > y ? 1 : 0);
+			return desc ? -c : c;
+		});
+		rows.forEach(function (r) { body.appendChild(r); });
+		table.dataset.sorted = heads[col].dataset.key + (desc ? "-desc" : "");
+	}
+	Array.prototype.forEach.call(heads, function (th, col) {
+		th.addEventListener("click", function () {
+			var key = th.dataset.key;
+			sortBy(col, table.dataset.sorted === key ? true : table.dataset.sorted === key + "-desc" ? false : th.dataset.num === "1");
+		});
+	});
+	var m = /sort=(\w+)/.exec(location.hash);
+	if (m) {
+		Array.prototype.forEach.call(heads, function (th, col) {
+			if (th.dataset.key === m[1]) sortBy(col, th.dataset.num === "1");
+		});
+	}
+})();
+</script>
+</body>
+</html>
+`))

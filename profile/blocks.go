@@ -1,0 +1,298 @@
+package profile
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// KindBlock is the Site.Kind part of a site at the start of a basic block
+// (--blocks). A site's kind lists what it counts, comma-separated, in the
+// order line, func, block: "block", "line,block", "func,block",
+// "line,func,block", besides KindLine, KindFunc and KindLineFunc.
+const KindBlock = "block"
+
+// siteKinds are the parts of Site.Kind, in canonical order.
+var siteKinds = [...]string{KindLine, KindFunc, KindBlock}
+
+// validKind reports whether k is a non-empty, canonical list of site kinds.
+func validKind(k string) bool {
+	next := 0
+	for _, part := range strings.Split(k, ",") {
+		i := slices.Index(siteKinds[:], part)
+		if i < next {
+			return false
+		}
+		next = i + 1
+	}
+	return true
+}
+
+// UnionKind returns the canonical kind of a site that counts what a and b
+// count (Merge of sites that were planted for different things).
+func UnionKind(a, b string) string {
+	has := strings.Split(a, ",")
+	has = append(has, strings.Split(b, ",")...)
+	var out []string
+	for _, k := range siteKinds {
+		if slices.Contains(has, k) {
+			out = append(out, k)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// The values of Edge.Kind: how control takes the edge (package cfg).
+const (
+	EdgeFallthrough = "fallthrough" // to the next instruction in address order
+	EdgeTaken       = "taken"       // a direct jump, or a conditional branch taken
+	EdgeJumpTable   = "jumptable"   // an indirect jump through a switch's jump table
+)
+
+// A Block is one basic block of a block-counted function (--blocks): straight
+// line code entered only at its first instruction.
+type Block struct {
+	// Address is the link-time address of the block's first instruction.
+	Address string `json:"address"`
+	// End is the link-time address just past its last instruction.
+	End string `json:"end"`
+	// Function is the link-time entry address of the function holding it.
+	Function string `json:"function"`
+	// Count is how many times the block ran (traps at Address).
+	Count uint64 `json:"count"`
+	// Entries is how many of those arrivals came along none of the
+	// function's edges: for the function's first block, its entries
+	// (calls, tail calls); for another block, arrivals the monitor could
+	// not attribute to an edge (Go's deferreturn landing pad, a longjmp).
+	Entries uint64 `json:"entries,omitempty"`
+	// Module is the path of the module the block belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
+}
+
+// An Edge is one possible transfer of control from the end of one block of a
+// function to the start of another (or out of the function), with how often
+// it was taken. For every block, Count equals the sum of the counts of the
+// edges entering it plus its Entries (flow conservation).
+type Edge struct {
+	// From is the Address of the block the edge leaves.
+	From string `json:"from"`
+	// To is the Address of the block it enters; with Exits, the address
+	// outside the function it jumps to (a tail call).
+	To string `json:"to"`
+	// Kind is EdgeFallthrough, EdgeTaken or EdgeJumpTable.
+	Kind string `json:"kind"`
+	// Exits is true for a jump that leaves the function. Its count is not
+	// measured (nothing traps at its target in this function) and stays 0.
+	Exits bool `json:"exits,omitempty"`
+	// Count is how many times control went along the edge.
+	Count uint64 `json:"count"`
+	// Module is the path of the module the edge belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
+}
+
+// A Branch is the outcomes of one conditional branch instruction, filed
+// under the source line of its jump, as gcov -b reports them per line.
+type Branch struct {
+	// File and Line are the source line of the jump instruction.
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Address is the link-time address of the conditional jump.
+	Address string `json:"address"`
+	// Taken is how many times the jump was taken.
+	Taken uint64 `json:"taken"`
+	// NotTaken is how many times it fell through.
+	NotTaken uint64 `json:"not_taken"`
+	// Module is the path of the module the branch belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
+}
+
+// HasBlocks reports whether p counted basic blocks.
+func (p *Profile) HasBlocks() bool { return len(p.Blocks) > 0 }
+
+// validateBlocks checks the block, edge and branch fields (see
+// docs/profile-format.md, "blocks").
+func (p *Profile) validateBlocks(modules map[string]bool) error {
+	type modAddr struct {
+		module string
+		addr   uint64
+	}
+	addr := func(field, s string) (uint64, error) {
+		a, err := ParseAddress(s)
+		if err != nil {
+			return 0, &FormatError{Field: field, Err: err}
+		}
+		return a, nil
+	}
+	bad := func(field, msg string) error { return &FormatError{Field: field, Msg: msg} }
+	blocks := make(map[modAddr]bool, len(p.Blocks))
+	for i, b := range p.Blocks {
+		field := "blocks[" + strconv.Itoa(i) + "]"
+		if !modules[b.Module] {
+			return bad(field+".module", strconv.Quote(b.Module)+" is not in modules")
+		}
+		a, err := addr(field+".address", b.Address)
+		if err != nil {
+			return err
+		}
+		end, err := addr(field+".end", b.End)
+		if err != nil {
+			return err
+		}
+		fn, err := addr(field+".function", b.Function)
+		if err != nil {
+			return err
+		}
+		if end <= a {
+			return bad(field+".end", b.End+": want an address after "+b.Address)
+		}
+		if fn > a {
+			return bad(field+".function", b.Function+": want the entry of the function holding "+b.Address)
+		}
+		if b.Entries > b.Count {
+			return bad(field+".entries", "more entries than the block's count")
+		}
+		if blocks[modAddr{b.Module, a}] {
+			return bad(field, "address "+b.Address+" listed twice")
+		}
+		blocks[modAddr{b.Module, a}] = true
+	}
+	type edgeKey struct {
+		module   string
+		from, to uint64
+	}
+	edges := make(map[edgeKey]bool, len(p.Edges))
+	for i, e := range p.Edges {
+		field := "edges[" + strconv.Itoa(i) + "]"
+		if !modules[e.Module] {
+			return bad(field+".module", strconv.Quote(e.Module)+" is not in modules")
+		}
+		from, err := addr(field+".from", e.From)
+		if err != nil {
+			return err
+		}
+		to, err := addr(field+".to", e.To)
+		if err != nil {
+			return err
+		}
+		if !blocks[modAddr{e.Module, from}] {
+			return bad(field+".from", e.From+" is not a block")
+		}
+		if !e.Exits && !blocks[modAddr{e.Module, to}] {
+			return bad(field+".to", e.To+" is not a block (and the edge does not exit)")
+		}
+		switch e.Kind {
+		case EdgeFallthrough, EdgeTaken, EdgeJumpTable:
+		default:
+			return bad(field+".kind", strconv.Quote(e.Kind)+": want "+EdgeFallthrough+", "+EdgeTaken+" or "+EdgeJumpTable)
+		}
+		k := edgeKey{e.Module, from, to}
+		if edges[k] {
+			return bad(field, "edge "+e.From+" -> "+e.To+" listed twice")
+		}
+		edges[k] = true
+	}
+	branches := make(map[modAddr]bool, len(p.Branches))
+	for i, br := range p.Branches {
+		field := "branches[" + strconv.Itoa(i) + "]"
+		if !modules[br.Module] {
+			return bad(field+".module", strconv.Quote(br.Module)+" is not in modules")
+		}
+		if br.File == "" {
+			return bad(field+".file", "empty")
+		}
+		if br.Line < 1 {
+			return bad(field+".line", strconv.Itoa(br.Line)+": want >= 1")
+		}
+		a, err := addr(field+".address", br.Address)
+		if err != nil {
+			return err
+		}
+		if branches[modAddr{br.Module, a}] {
+			return bad(field, "address "+br.Address+" listed twice")
+		}
+		branches[modAddr{br.Module, a}] = true
+	}
+	return nil
+}
+
+// sortBlocks puts blocks, edges and branches in canonical order: by module,
+// then address (edges by source then target; branches by file, line, then
+// address).
+func (p *Profile) sortBlocks() {
+	slices.SortStableFunc(p.Blocks, func(a, b Block) int {
+		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address))
+	})
+	slices.SortStableFunc(p.Edges, func(a, b Edge) int {
+		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.From, b.From), CompareAddress(a.To, b.To))
+	})
+	slices.SortStableFunc(p.Branches, func(a, b Branch) int {
+		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), CompareAddress(a.Address, b.Address))
+	})
+}
+
+// blockMerger sums the block, edge and branch counts of several profiles.
+type blockMerger struct {
+	blocks   map[[2]string]int
+	edges    map[[3]string]int
+	branches map[[2]string]int
+}
+
+func (m *blockMerger) add(out, p *Profile) {
+	if m.blocks == nil {
+		m.blocks = map[[2]string]int{}
+		m.edges = map[[3]string]int{}
+		m.branches = map[[2]string]int{}
+	}
+	for _, b := range p.Blocks {
+		k := [2]string{b.Module, b.Address}
+		if i, ok := m.blocks[k]; ok {
+			out.Blocks[i].Count += b.Count
+			out.Blocks[i].Entries += b.Entries
+			continue
+		}
+		m.blocks[k] = len(out.Blocks)
+		out.Blocks = append(out.Blocks, b)
+	}
+	for _, e := range p.Edges {
+		k := [3]string{e.Module, e.From, e.To}
+		if i, ok := m.edges[k]; ok {
+			out.Edges[i].Count += e.Count
+			continue
+		}
+		m.edges[k] = len(out.Edges)
+		out.Edges = append(out.Edges, e)
+	}
+	for _, b := range p.Branches {
+		k := [2]string{b.Module, b.Address}
+		if i, ok := m.branches[k]; ok {
+			out.Branches[i].Taken += b.Taken
+			out.Branches[i].NotTaken += b.NotTaken
+			continue
+		}
+		m.branches[k] = len(out.Branches)
+		out.Branches = append(out.Branches, b)
+	}
+}
+
+// finish recomputes each function's executed blocks from the merged blocks.
+func (m *blockMerger) finish(out *Profile) {
+	if len(out.Blocks) == 0 {
+		return
+	}
+	executed := map[[2]string]int{}
+	for _, b := range out.Blocks {
+		if b.Count > 0 {
+			executed[[2]string{b.Module, b.Function}]++
+		}
+	}
+	for i := range out.Functions {
+		f := &out.Functions[i]
+		if f.Blocks > 0 {
+			f.BlocksExecuted = executed[[2]string{f.Module, f.Address}]
+		}
+	}
+}
