@@ -22,10 +22,10 @@ import (
 // other than RSP (and RIP) is ever changed.
 
 // MaxSlot is the most bytes one relocated instruction needs in scratch: an
-// emulated call through memory addressed off RSP (three stores and a lea, 21
-// bytes, then the jmp through memory, at most 15 bytes plus one for a
-// displacement that grows from none to 8 bits). Callers lay slots out at
-// 16-byte alignment.
+// emulated call through memory addressed off RSP (two stores and a lea, 21
+// bytes, then the jmp through memory: at most 15 bytes, plus one for a
+// displacement that grows from none to 8 bits, 37 in all). Callers lay slots
+// out at 16-byte alignment.
 const MaxSlot = 48
 
 // ErrNotRelocatable is wrapped by every *RelocateError: the instruction cannot
@@ -130,6 +130,15 @@ type resumePoint struct {
 // stores: under a CET shadow stack (x86_Thread_features: shstk in
 // /proc/PID/status) the callee's ret would fault, so such sites must keep the
 // classic cycle.
+//
+// A signal delivered while a thread is in a slot saves the slot's PC in the
+// signal frame, and the handler returns there: the slot must outlive every
+// such handler, so a scratch region is best left mapped at detach (its code
+// stays correct: every way out of a slot leads to original code). A fault in
+// a slot (a Go nil check, a stack overflow) should be delivered with the PC
+// moved to Resume's address first, as a handler that inspects or unwinds
+// from the PC (Go's sigpanic, which throws on a PC outside Go code) expects
+// the original.
 type Displaced struct {
 	Addr, Slot uint64 // runtime addresses of the original and of its copy
 	Code       []byte // bytes to write at Slot, at most MaxSlot
@@ -145,8 +154,10 @@ type Displaced struct {
 // Resume maps a PC inside Code, at an instruction boundary of Code, to the
 // original address a thread stopped there is equivalent to, for detach: Slot
 // maps to Addr; the address right after the copied instruction (before the jmp
-// back) maps to Addr+Len; an emulated call's jmp maps to the call's target when
-// it is direct. ok is false for other PCs, in the middle of a sequence whose
+// back) maps to Addr+Len; in an emulated call, the second store and the lea
+// map to Addr (the stores go below RSP, where the call itself would write,
+// and RSP has not moved) and the jmp maps to the call's target when it is
+// direct; in a loop, each jmp maps to where it goes. ok is false for other PCs, in the middle of a sequence whose
 // state has no original equivalent (an emulated indirect call about to jump):
 // the caller single-steps the thread out of the slot instead.
 //
@@ -190,11 +201,14 @@ func (d *Displaced) Write(mem Memory) error {
 // RIP-relative displacement rewritten, then a jmp back), endbr64/endbr32,
 // syscall, jmp and jcc rel8/rel32, loop/loope/loopne/jrcxz, call rel32, call
 // through a register or memory (emulated, pushing the original return
-// address), ret, ret imm16, jmp through a register or memory. Refused: int3,
-// int n, int1, ud0/ud1/ud2, hlt, far and privilege-changing transfers, xbegin,
-// branches with operand-size or other unusual prefixes, call rsp, eip-relative
-// operands, anything the decoder does not know or on which it disagrees with
-// this file's own reading of the encoding, and targets beyond ±2 GiB of slot.
+// address), ret, ret imm16, jmp through a register or memory, vzeroupper and
+// vzeroall. Refused: int3, int n, int1, ud0/ud1/ud2, hlt, far and
+// privilege-changing transfers, xbegin, popf, mov ss, branches with
+// operand-size, REX or other unusual prefixes, call rsp, call with a 67
+// prefix, eip-relative operands, anything the decoder does not know, decodes
+// differently depending on the bytes that follow, or reads differently from
+// this file's own reading of the prefixes and ModRM byte, and targets or
+// operands beyond ±2 GiB of the slot.
 func Relocate(code []byte, addr, slot uint64) (*Displaced, error) {
 	if isEndbr(code) {
 		// Intel SDM vol. 2, ENDBR64: a NOP unless indirect-branch tracking is

@@ -87,3 +87,20 @@ func TestGoStd(t *testing.T) {
 		t.Errorf("%s: runtime.main planted without --std", res.cmdline)
 	}
 }
+
+// TestGoRecoveredFault dereferences nil 1000 times under recover, and a valid
+// pointer 1000 times: the faulting load is a line site, so the fault must
+// reach Go's runtime with the program's own PC (the out-of-line engine moves
+// it out of the slot), and each entry counts once, as gcov counts it: 2000.
+func TestGoRecoveredFault(t *testing.T) {
+	needs(t)
+	mustHaveGo(t)
+	t.Parallel()
+	exe := buildGo(t, "gorecover")
+	res, p := runProfile(t, runOpts{args: []string{"--lines", exe}})
+	wantExitCode(t, res, p, 0)
+	if res.stdout != "recovered 1000 sum 7000\n" {
+		t.Errorf("target's stdout %q, want \"recovered 1000 sum 7000\\n\"", res.stdout)
+	}
+	wantLine(t, p, "main.go", markerLineIn(t, filepath.Join(testdataDir, "gorecover", "main.go"), "DEREF"), 2000)
+}

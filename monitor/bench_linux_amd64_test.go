@@ -333,3 +333,55 @@ func BenchmarkHitAllocs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRegisterAccess compares what a hit needs from the registers (read
+// RIP and RSP, write RIP) done with the full register set (PTRACE_GETREGS +
+// PTRACE_SETREGS, what the engines do) against word by word
+// (PTRACE_PEEKUSER twice + PTRACE_POKEUSER), on a stopped target.
+func BenchmarkRegisterAccess(b *testing.B) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	prog := buildC(b, trapLoopC)
+	pid, err := launch(&Options{Path: prog, Args: []string{prog}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		waitPid(pid, &ws, unix.WALL)
+	}()
+	// The SIGCONT of the hand-over to PTRACE_SEIZE stops it: the target is
+	// then in a ptrace-stop for the whole benchmark.
+	var ws unix.WaitStatus
+	if err := waitPid(pid, &ws, unix.WALL); err != nil || !ws.Stopped() {
+		b.Fatalf("target did not stop: %v %#x", err, uint32(ws))
+	}
+	// Offsets in struct user_regs_struct (sys/user.h).
+	const offRip, offRsp = 16 * 8, 19 * 8
+	b.Run("getregs-setregs", func(b *testing.B) {
+		var regs unix.PtraceRegs
+		for i := 0; i < b.N; i++ {
+			if err := unix.PtraceGetRegs(pid, &regs); err != nil {
+				b.Fatal(err)
+			}
+			if err := unix.PtraceSetRegs(pid, &regs); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("peek-peek-poke", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			rip, err := peekUser(pid, offRip)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := peekUser(pid, offRsp); err != nil {
+				b.Fatal(err)
+			}
+			if err := pokeUser(pid, offRip, rip); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -55,3 +55,15 @@ func kcmpVM(pid1, pid2 int) (bool, error) {
 	}
 	return r == 0, nil
 }
+
+// peekUser reads one word of the tracee's USER area (its registers).
+func peekUser(tid int, off uintptr) (uint64, error) {
+	var v uint64
+	err := ptrace(unix.PTRACE_PEEKUSR, tid, off, uintptr(unsafe.Pointer(&v)))
+	return v, err
+}
+
+// pokeUser writes one word of the tracee's USER area.
+func pokeUser(tid int, off uintptr, v uint64) error {
+	return ptrace(unix.PTRACE_POKEUSR, tid, off, uintptr(v))
+}

@@ -55,6 +55,11 @@ type thread struct {
 	// call and writes its result into rax, so no system call may be injected
 	// through it.
 	inSyscall bool
+	// The thread's last out-of-line hit, to undo when a signal takes it out
+	// of the slot before the displaced instruction ran.
+	xolMap  *mapping
+	xolSite int
+	xolUndo breakpoint.Undo
 	cursors     []breakpoint.Cursor // line-entry position per image (Image.id)
 }
 
@@ -689,6 +694,9 @@ func (m *mon) signal(t *thread, sig syscall.Signal) {
 		return
 	}
 	m.noteFault(t, sig)
+	if m.xolOn {
+		m.outOfSlot(t, syncFault(sig, m.si.Code))
+	}
 	m.resume(t, int(sig))
 }
 
@@ -839,9 +847,22 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 			}
 			m.noteFault(t, s)
 			sig = int(s)
-			handler = handler || caught(t.tid, s)
+			// A fault of the instruction itself counts its entry, whatever
+			// the handler then does (Go's recover, longjmp, a crash), as
+			// gcov does; only a signal that came before it is undone.
+			handler = handler || (!syncFault(s, m.si.Code) && caught(t.tid, s))
 		}
 	}
+}
+
+// syncFault reports whether a signal is a fault of the instruction the thread
+// was executing, raised by the CPU (si_code > 0: not sent by a process).
+func syncFault(sig syscall.Signal, code int32) bool {
+	switch sig {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL:
+		return code > 0
+	}
+	return false
 }
 
 // finishRep lets a rep-prefixed string instruction run its remaining iterations

@@ -5,7 +5,10 @@ package monitor
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
@@ -35,6 +38,9 @@ const (
 type xolArea struct {
 	base, size uint64
 	state      []uint8 // per site
+	// noCalls: the process runs with a CET shadow stack, which would not
+	// hold the return address an emulated call pushes: calls stay classic.
+	noCalls bool
 }
 
 // slot returns the runtime address of site i's slot.
@@ -104,7 +110,7 @@ func (m *mon) allocXOL(sp *space, via *thread, mp *mapping, at uint64) error {
 			m.syscallIn(via, at, sysMunmap, r, size)
 			continue
 		}
-		mp.xol = &xolArea{base: r, size: size, state: make([]uint8, n)}
+		mp.xol = &xolArea{base: r, size: size, state: make([]uint8, n), noCalls: shadowStack(sp.tgid)}
 		return nil
 	}
 	return errors.New("no free address range within 2 GiB of the code")
@@ -160,6 +166,9 @@ func (m *mon) prepareSlot(sp *space, mp *mapping, i int) uint8 {
 		}
 		return slotClassic
 	}
+	if d.Form == breakpoint.FormCall && mp.xol.noCalls {
+		return slotClassic
+	}
 	if d.Write(sp.mem) != nil {
 		return slotClassic
 	}
@@ -212,7 +221,8 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int) bool {
 			return false
 		}
 	}
-	mp.tab.Hit(t.cursor(mp.Image), i, m.regs.Rsp)
+	t.xolUndo = mp.tab.Hit(t.cursor(mp.Image), i, m.regs.Rsp)
+	t.xolMap, t.xolSite = mp, i
 	m.regs.Rip = x.slot(i)
 	if unix.PtraceSetRegs(t.tid, &m.regs) != nil {
 		return true // killed meanwhile
@@ -334,4 +344,80 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 		unix.Tgkill(t.tgid, t.tid, unix.Signal(s))
 	}
 	return result, err
+}
+
+// outOfSlot moves a thread that is about to receive a signal out of the slot
+// its PC is in, to the equivalent original address, so that the handler sees
+// (and unwinds from, and returns to) the program's own code: Go's sigpanic
+// throws on a PC outside Go code, and a signal frame must never point into a
+// region unmapped at detach. When a signal came before the displaced
+// instruction ran, the thread returns to the site and traps again: its hit is
+// undone, as the classic cycle does for a handler entered before the
+// instruction. A fault of the instruction itself (fault) keeps its count, as
+// in the classic cycle: the line was entered.
+//
+// Preconditions: on the tracer thread; t is stopped; m.si holds the signal's
+// siginfo.
+func (m *mon) outOfSlot(t *thread, fault bool) {
+	if t.sp.dead {
+		return
+	}
+	any := false
+	for _, c := range t.sp.maps {
+		any = any || c.xol != nil
+	}
+	if !any {
+		return
+	}
+	var regs unix.PtraceRegs
+	if unix.PtraceGetRegs(t.tid, &regs) != nil {
+		return
+	}
+	var mp *mapping
+	for _, c := range t.sp.maps {
+		if c.xol != nil && c.xol.contains(regs.Rip) {
+			mp = c
+		}
+	}
+	if mp == nil {
+		return
+	}
+	i := int((regs.Rip - mp.xol.base) / slotStride)
+	if i >= mp.tab.Len() {
+		return
+	}
+	d, err := m.displaced(t.sp, mp, i)
+	if err != nil {
+		return
+	}
+	to, ok := d.Resume(regs.Rip)
+	if !ok {
+		// An emulated indirect call about to jump: its return address is
+		// pushed; the original call has not happened.
+		to = d.Addr
+		regs.Rsp += 8
+	}
+	regs.Rip = to
+	if unix.PtraceSetRegs(t.tid, &regs) != nil {
+		return
+	}
+	if to == d.Addr && !fault && t.xolMap == mp && t.xolSite == i {
+		mp.tab.Unhit(t.cursor(mp.Image), t.xolUndo)
+		t.xolMap = nil
+	}
+}
+
+// shadowStack reports whether process pid runs with a CET shadow stack
+// (proc(5): x86_Thread_features in /proc/PID/status).
+func shadowStack(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "x86_Thread_features:"); ok {
+			return strings.Contains(v, "shstk")
+		}
+	}
+	return false
 }
