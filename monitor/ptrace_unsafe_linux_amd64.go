@@ -56,6 +56,13 @@ func kcmpVM(pid1, pid2 int) (bool, error) {
 	return r == 0, nil
 }
 
+// Offsets of registers in the USER area: struct user_regs_struct
+// (sys/user.h) is at its start.
+const (
+	offRip = 16 * 8
+	offRsp = 19 * 8
+)
+
 // peekUser reads one word of the tracee's USER area (its registers).
 func peekUser(tid int, off uintptr) (uint64, error) {
 	var v uint64
