@@ -2,6 +2,7 @@ package breakpoint
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/lineinfo"
@@ -161,6 +162,15 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	}
 	if opt.Lines && lt != nil {
 		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue)...)
+	}
+	if opt.GoPrologue {
+		// Functions compiled from Go source (not cgo's C, not assembly)
+		// run with the goroutine in R14.
+		for k := range specs {
+			if f := specs[k].Func; f >= 0 && strings.HasSuffix(p.Funcs[f].File, ".go") {
+				specs[k].Go = true
+			}
+		}
 	}
 	for _, a := range opt.Notify {
 		specs = append(specs, SiteSpec{Addr: a, Func: -1, Notify: true})

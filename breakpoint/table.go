@@ -62,7 +62,11 @@ const (
 	// change to its list of loaded objects (r_debug.r_brk, _dl_debug_state):
 	// the monitor re-reads the process's mappings after it.
 	flagNotify = 1 << 7
-	kindMask   = 0x0f
+	// flagGo marks a site in Go code compiled with the register ABI, where
+	// R14 holds the running goroutine: its line-entry position belongs to
+	// the goroutine, which can move between OS threads.
+	flagGo   = 1 << 3
+	kindMask = 0x07
 )
 
 // A SiteSpec asks for one site; NewTable turns a list of them into a Table.
@@ -80,6 +84,8 @@ type SiteSpec struct {
 	// Block is the table-wide index of the basic block starting at Addr
 	// (see Table.SetBlocks), meaningful when Kind has KindBlock.
 	Block int32
+	// Go marks a site in Go code (see Table.IsGo).
+	Go bool
 }
 
 // A Table holds the sites of one executable image, sorted by address. Sites are
@@ -138,6 +144,9 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 			}
 			if o.Notify {
 				flags |= flagNotify
+			}
+			if o.Go {
+				flags |= flagGo
 			}
 			if fn < 0 {
 				fn = o.Func
@@ -207,6 +216,12 @@ func (t *Table) IsEntry(i int) bool { return t.flags[i]&flagEntry != 0 }
 // IsRep reports whether the instruction at site i is a rep-prefixed string
 // instruction, which stays at the same address for several single-steps.
 func (t *Table) IsRep(i int) bool { return t.flags[i]&flagRep != 0 }
+
+// IsGo reports whether site i is in Go code, where R14 holds the running
+// goroutine (Go's register ABI, ABIInternal): the monitor keys the site's
+// line-entry cursor by goroutine rather than by OS thread, since goroutines
+// migrate between threads and an activation must follow its goroutine.
+func (t *Table) IsGo(i int) bool { return t.flags[i]&flagGo != 0 }
 
 // IsNotify reports whether site i is the dynamic linker's notification point
 // (see SiteSpec.Notify).

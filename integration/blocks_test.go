@@ -136,13 +136,14 @@ func TestBlocksFlow(t *testing.T) {
 			checkFlow(t, src+" "+opt, p)
 		}
 	}
-	// One goroutine only: a cursor belongs to an OS thread, and a goroutine
-	// that parks and resumes on another thread mid-function leaves its
-	// activation behind (docs/design.md, "Go programs"), so the multi-
-	// goroutine programs do not conserve flow exactly.
-	res, p := runBlocks(t, buildGo(t, "goswitch"))
-	wantExitCode(t, res, nil, 0)
-	checkFlow(t, "goswitch", p)
+	// Go: one goroutine, and 8 goroutines that the scheduler moves between
+	// OS threads: a Go activation follows its goroutine (R14), not the
+	// thread it happens to run on.
+	for _, prog := range []string{"goswitch", "goroutines"} {
+		res, p := runBlocks(t, buildGo(t, prog))
+		wantExitCode(t, res, nil, 0)
+		checkFlow(t, prog, p)
+	}
 }
 
 // gcovBranches builds a --coverage copy of testdata/src with opt, runs it

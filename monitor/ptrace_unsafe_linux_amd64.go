@@ -59,6 +59,7 @@ func kcmpVM(pid1, pid2 int) (bool, error) {
 // Offsets of registers in the USER area: struct user_regs_struct
 // (sys/user.h) is at its start.
 const (
+	offR14 = 1 * 8
 	offRip = 16 * 8
 	offRsp = 19 * 8
 )

@@ -60,7 +60,8 @@ type thread struct {
 	xolMap  *mapping
 	xolSite int
 	xolUndo breakpoint.Undo
-	cursors     []breakpoint.Cursor // line-entry position per image (Image.id)
+	xolCur  *breakpoint.Cursor
+	cursors []breakpoint.Cursor // line-entry position per image (Image.id)
 }
 
 // cursor returns t's line-entry cursor for img.
@@ -69,6 +70,32 @@ func (t *thread) cursor(img *Image) *breakpoint.Cursor {
 		t.cursors = append(t.cursors, breakpoint.Cursor{})
 	}
 	return &t.cursors[img.id]
+}
+
+// A gkey names one goroutine of one process in one image: the g pointer Go's
+// register ABI keeps in R14.
+type gkey struct {
+	img  int
+	tgid int
+	g    uint64
+}
+
+// cursorOf returns the line-entry cursor for a hit of thread t at site i of
+// mp: per goroutine in Go code, where an activation must follow its goroutine
+// from one OS thread to another; per thread elsewhere. g is the thread's R14.
+func (m *mon) cursorOf(t *thread, mp *mapping, i int, g uint64) *breakpoint.Cursor {
+	if !mp.tab.IsGo(i) {
+		return t.cursor(mp.Image)
+	}
+	k := gkey{mp.Image.id, t.tgid, g}
+	c := m.gcur[k]
+	if c == nil {
+		// A goroutine's first hit; g structs are reused for new goroutines,
+		// whose first entry trap (at a higher SP) closes what a dead one left.
+		c = &breakpoint.Cursor{}
+		m.gcur[k] = c
+	}
+	return c
 }
 
 // cloneCursors copies a thread's cursors for a child that continues from its
@@ -135,6 +162,7 @@ type mon struct {
 	rootImg  *Image
 	images   map[string]*Image // by path; nil: asked, not profiled
 	imgs     []*Image          // by id
+	gcur     map[gkey]*breakpoint.Cursor
 	root     int
 	threads  map[int]*thread
 	queue    []event
@@ -204,7 +232,7 @@ func run(o Options) (*Result, error) {
 	m := &mon{
 		o: o, xolOn: o.Engine != EngineClassic,
 		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
-		images: map[string]*Image{},
+		images: map[string]*Image{}, gcur: map[gkey]*breakpoint.Cursor{},
 	}
 	var (
 		pid     int
@@ -676,8 +704,15 @@ func (m *mon) trap(t *thread) {
 		if err != nil {
 			return
 		}
-		t.xolUndo = mp.tab.Hit(t.cursor(mp.Image), i, rsp)
-		t.xolMap, t.xolSite = mp, i
+		var g uint64
+		if mp.tab.IsGo(i) {
+			if g, err = peekUser(t.tid, offR14); err != nil {
+				return
+			}
+		}
+		cur := m.cursorOf(t, mp, i, g)
+		t.xolUndo = mp.tab.Hit(cur, i, rsp)
+		t.xolMap, t.xolSite, t.xolCur = mp, i, cur
 		if pokeUser(t.tid, offRip, mp.xol.slot(i)) != nil {
 			return
 		}
@@ -757,7 +792,7 @@ func (m *mon) noteFault(t *thread, sig syscall.Signal) {
 // Preconditions: on the tracer thread; t is stopped just after the int3.
 func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64) {
 	tab := mp.tab
-	cur := t.cursor(mp.Image)
+	cur := m.cursorOf(t, mp, i, m.regs.R14)
 	undo := tab.Hit(cur, i, m.regs.Rsp)
 	if tab.OriginalByte(i) == breakpoint.Int3 {
 		// The program's own int3 is at the site: it has just executed, as

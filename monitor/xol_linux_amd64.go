@@ -28,10 +28,10 @@ const slotStride = (breakpoint.MaxSlot + 15) &^ 15
 
 // Slot states.
 const (
-	slotUnknown uint8 = iota // not relocated yet: done at the site's first hit
-	slotReady                // the slot holds the relocated instruction
-	slotReadyLong            // the same, and the instruction is longer than one byte
-	slotClassic              // not relocatable: the classic cycle serves the site
+	slotUnknown   uint8 = iota // not relocated yet: done at the site's first hit
+	slotReady                  // the slot holds the relocated instruction
+	slotReadyLong              // the same, and the instruction is longer than one byte
+	slotClassic                // not relocatable: the classic cycle serves the site
 )
 
 // An xolArea is one module's scratch region in one address space.
@@ -60,10 +60,10 @@ func (x *xolArea) clone() *xolArea {
 // Linux x86-64 system call numbers and mmap flags (asm/unistd_64.h,
 // asm-generic/mman-common.h).
 const (
-	sysMmap            = 9
-	sysMunmap          = 11
-	mapFixedNoreplace  = 0x100000
-	reach       uint64 = 1<<31 - 1<<24 // a little under 2 GiB: rel32 reach with margin
+	sysMmap                  = 9
+	sysMunmap                = 11
+	mapFixedNoreplace        = 0x100000
+	reach             uint64 = 1<<31 - 1<<24 // a little under 2 GiB: rel32 reach with margin
 )
 
 // allocXOL gives mp a scratch region in sp, mapped by a system call run in
@@ -221,8 +221,9 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int) bool {
 			return false
 		}
 	}
-	t.xolUndo = mp.tab.Hit(t.cursor(mp.Image), i, m.regs.Rsp)
-	t.xolMap, t.xolSite = mp, i
+	cur := m.cursorOf(t, mp, i, m.regs.R14)
+	t.xolUndo = mp.tab.Hit(cur, i, m.regs.Rsp)
+	t.xolMap, t.xolSite, t.xolCur = mp, i, cur
 	m.regs.Rip = x.slot(i)
 	if unix.PtraceSetRegs(t.tid, &m.regs) != nil {
 		return true // killed meanwhile
@@ -402,7 +403,7 @@ func (m *mon) outOfSlot(t *thread, fault bool) {
 		return
 	}
 	if to == d.Addr && !fault && t.xolMap == mp && t.xolSite == i {
-		mp.tab.Unhit(t.cursor(mp.Image), t.xolUndo)
+		mp.tab.Unhit(t.xolCur, t.xolUndo)
 		t.xolMap = nil
 	}
 }

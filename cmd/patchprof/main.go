@@ -95,7 +95,7 @@ func Main(args []string, stderr io.Writer) int {
 	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
 	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
 	fs.StringVar(&engine, "engine", monitor.EngineXOL, "how a hit is served: `xol` (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
-	fs.BoolVar(&pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over (--pin=false for a CPU-bound multi-threaded target, which then keeps all CPUs; ignored with -p)")
+	fs.BoolVar(&pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")
 	fs.Var(&libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
 	fs.BoolVar(&noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
 	fs.DurationVar(&interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
