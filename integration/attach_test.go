@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +36,30 @@ func startTarget(t *testing.T, exe string, n int) (*exec.Cmd, int, *bufio.Scanne
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
 		t.Fatalf("target did not start: %q", sc.Text())
 	}
+	codeMaps.Store(cmd.Process.Pid, execMappings(t, cmd.Process.Pid))
 	return cmd, cmd.Process.Pid, sc
+}
+
+// codeMaps holds each started target's executable mappings, read before
+// patchprof attached.
+var codeMaps sync.Map
+
+// execMappings returns the executable mappings of process pid, as
+// /proc/PID/maps lists them: the out-of-line engine adds a scratch region
+// there while it profiles, and must take it away at the detach.
+func execMappings(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/maps", pid))
+	if err != nil {
+		t.Fatalf("read the target's mappings: %v", err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && strings.Contains(f[1], "x") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // checkRunsOn reads the remaining heartbeats (each with a larger call total
@@ -46,6 +70,11 @@ func checkRunsOn(t *testing.T, cmd *exec.Cmd, pid int, sc *bufio.Scanner, n int)
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
 		if !strings.Contains(string(st), "TracerPid:\t0\n") {
 			t.Errorf("a tracer is left on the target after detach:\n%s", st)
+		}
+	}
+	if before, ok := codeMaps.Load(pid); ok {
+		if after := execMappings(t, pid); after != before.(string) {
+			t.Errorf("the target's executable mappings changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
 		}
 	}
 	last, beats := int64(-1), 0
