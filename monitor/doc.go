@@ -1,12 +1,25 @@
 // Package monitor runs the target under ptrace and counts the traps: it is
 // Bishop's execution monitor, and the only package that knows it is on Linux.
+// It follows every thread, fork and exec, and plants in every module a process
+// maps (the executable, shared libraries as ld.so loads and unloads them,
+// exec'd programs) as Options.Images says.
 //
 // Thread model: every ptrace request must come from the tracer thread, so Run
 // locks one goroutine to its OS thread, starts the target from it, and does all
 // ptrace calls, waits and /proc/PID/mem accesses there. Functions that must run
 // on that thread say so in a "Preconditions:" line.
 //
-// Engine (the classic cycle): a trap at a site is counted, the thread's PC moved
+// Engines. The out-of-line engine (xol_linux_amd64.go, the default) leaves the
+// int3 in place: at a module's first hit in a process it maps a scratch region
+// near the module by running mmap in the trapped thread, fills each site's slot
+// with its relocated instruction (breakpoint.Relocate) at the site's first hit,
+// and serves a hit by counting and moving the thread's PC to the slot: one stop,
+// and the other threads run on. Signals delivered while a thread is in a slot
+// first move it back to the original PC; detach moves every thread out and
+// unmaps the regions.
+//
+// The classic cycle (Options.Engine = EngineClassic, and any site the
+// out-of-line engine cannot relocate): a trap at a site is counted, the thread's PC moved
 // back onto the site, the original byte put back, the thread single-stepped and
 // the int3 written again. While the byte is out, no other thread of the same
 // address space may run past the site, so the monitor first stops them all with

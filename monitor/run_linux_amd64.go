@@ -284,7 +284,7 @@ func run(o Options) (*Result, error) {
 		m.addThread(&thread{tid: tid, tgid: pid, sp: sp, state: stopped, swallowCont: o.Attach == 0})
 	}
 	m.res.Processes = 1
-	if err := m.scanMaps(sp, m.threads[tids[0]]); err != nil {
+	if err := m.scanMaps(sp); err != nil {
 		return abandon(fmt.Errorf("plant breakpoints: %w", err))
 	}
 	for _, mp := range sp.maps {
@@ -823,7 +823,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64) {
 			// The dynamic linker has changed its list of objects: plant in
 			// what it mapped, forget what it unmapped, with the other threads
 			// still held.
-			m.scanMaps(sp, t)
+			m.scanMaps(sp)
 		}
 	}
 	if !executed {
@@ -1180,7 +1180,7 @@ func (m *mon) exec(t *thread) bool {
 	sp := &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
 	t.sp = sp
 	t.cursors = nil
-	if err := m.scanMaps(sp, t); err != nil && debug {
+	if err := m.scanMaps(sp); err != nil && debug {
 		dbg("exec %d: %v\n", t.tid, err)
 	}
 	return true
@@ -1254,13 +1254,11 @@ func readMaps(pid int) ([]region, error) {
 // scanMaps brings sp's mappings up to date with the process's: images newly
 // mapped are planted, images no longer mapped are forgotten (their code is
 // gone, with our bytes in it). It returns an error only when the root image
-// could not be planted.
-//
-// With the out-of-line engine, each new module gets its scratch region, mapped
-// by a system call run in via, a stopped thread of sp.
+// could not be planted. (The out-of-line engine maps a module's scratch
+// region later, at its first hit: see hitXOL.)
 //
 // Preconditions: on the tracer thread; no thread of sp runs.
-func (m *mon) scanMaps(sp *space, via *thread) error {
+func (m *mon) scanMaps(sp *space) error {
 	regions, err := readMaps(sp.tgid)
 	if err != nil {
 		return err
