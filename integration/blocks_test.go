@@ -385,3 +385,54 @@ func TestBlocksDisasm(t *testing.T) {
 		t.Errorf("--disasm ^dispatch$ also disassembled main")
 	}
 }
+
+// TestBlocksCoberturaConditions checks the branch data of the Cobertura
+// export against gcov -b on the same source: each line's
+// condition-coverage "P% (covered/valid)" counts the branch outcomes gcov
+// reports for the line (valid) and those that happened (covered), as gcovr
+// writes it from gcov's data.
+func TestBlocksCoberturaConditions(t *testing.T) {
+	needs(t)
+	mustHaveGcov(t)
+	t.Parallel()
+	condRE := regexp.MustCompile(`<line number="(\d+)" hits="\d+" branch="true" condition-coverage="(\d+)% \((\d+)/(\d+)\)"`)
+	for _, tc := range []struct{ src, opt string }{{"branches.c", "-O0"}, {"branches.c", "-O2"}} {
+		want := gcovBranches(t, tc.src, tc.opt)
+		exe := buildC(t, tc.src, "-g", tc.opt)
+		out := filepath.Join(t.TempDir(), "cov.xml")
+		res := run(t, runOpts{args: []string{"--lines", "--blocks", "--format", "cobertura", "-o", out, exe}})
+		if res.code != 0 {
+			t.Fatalf("%s\n%s", res.cmdline, res)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The class's own <lines> come last; methods repeat them.
+		got := map[int][2]int{}
+		for _, m := range condRE.FindAllStringSubmatch(string(b), -1) {
+			line, _ := strconv.Atoi(m[1])
+			pct, _ := strconv.Atoi(m[2])
+			c, _ := strconv.Atoi(m[3])
+			v, _ := strconv.Atoi(m[4])
+			if pct != c*100/v {
+				t.Errorf("line %d: condition-coverage %s%% for %d/%d", line, m[2], c, v)
+			}
+			got[line] = [2]int{c, v}
+		}
+		for l, counts := range want {
+			c := 0
+			for _, n := range counts {
+				if n > 0 {
+					c++
+				}
+			}
+			if g := got[l]; g != [2]int{c, len(counts)} {
+				t.Errorf("%s %s line %d: condition-coverage %d/%d, gcov -b has %d of %d outcomes taken", tc.src, tc.opt, l, g[0], g[1], c, len(counts))
+			}
+		}
+		if len(got) != len(want) {
+			t.Errorf("%s %s: %d lines with branches in the export, gcov -b has %d", tc.src, tc.opt, len(got), len(want))
+		}
+	}
+}

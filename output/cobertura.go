@@ -74,6 +74,9 @@ type (
 		Number int    `xml:"number,attr"`
 		Hits   uint64 `xml:"hits,attr"`
 		Branch string `xml:"branch,attr"`
+		// ConditionCoverage is "50% (1/2)": outcomes taken of the line's
+		// branch outcomes, as gcovr writes it; only on branch="true" lines.
+		ConditionCoverage string `xml:"condition-coverage,attr,omitempty"`
 	}
 )
 
@@ -98,9 +101,13 @@ const coberturaDoctype = `<!DOCTYPE coverage SYSTEM "http://cobertura.sourceforg
 //     then the class's <lines>: every counted line with its hits.
 //
 // line-rate is covered lines over counted lines (0 when there are none),
-// at every level; lines-covered and lines-valid give the totals. patchprof
-// counts no branches, so branch rates, branches-covered and
-// branches-valid are 0 and every line has branch="false"; complexity is 0.
+// at every level; lines-covered and lines-valid give the totals. With
+// branch outcomes (--blocks), each conditional jump has two outcomes (taken,
+// not taken): a line holding jumps has branch="true" and
+// condition-coverage "P% (covered/valid)" as gcovr writes it, and
+// branch-rate, branches-covered and branches-valid count outcomes that
+// happened; without them they are 0 and every line has branch="false".
+// complexity is 0.
 // version is "patchprof". Files come from p.Lines and p.Functions as in
 // WriteLCOV, entries of one file from several modules summed (see
 // exportFiles). The output depends only on p and opt.
@@ -113,16 +120,30 @@ func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error
 		root = "/"
 	}
 	doc := cobCoverage{
-		BranchRate: "0",
 		Complexity: "0",
 		Version:    "patchprof",
 		Timestamp:  opt.Timestamp,
 		Sources:    []string{root},
 	}
 	pkgs := make(map[string]*cobPackage)
-	type tally struct{ hit, all int }
+	type tally struct{ hit, all, bhit, ball int }
 	pkgTally := make(map[string]*tally)
 	var total tally
+	// line returns the <line> of l and adds it to t.
+	line := func(l profile.Line, outcomes map[int][2]int, t *tally) cobLine {
+		cl := cobLine{Number: l.Line, Hits: l.Count, Branch: "false"}
+		t.all++
+		if l.Count > 0 {
+			t.hit++
+		}
+		if o, ok := outcomes[l.Line]; ok {
+			cl.Branch = "true"
+			cl.ConditionCoverage = fmt.Sprintf("%d%% (%d/%d)", o[0]*100/o[1], o[0], o[1])
+			t.bhit += o[0]
+			t.ball += o[1]
+		}
+		return cl
+	}
 	for _, f := range exportFiles(p) {
 		name := f.name
 		if root == "/" {
@@ -137,38 +158,42 @@ func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error
 		}
 		pkg := pkgs[pkgName]
 		if pkg == nil {
-			pkg = &cobPackage{Name: pkgName, BranchRate: "0", Complexity: "0"}
+			pkg = &cobPackage{Name: pkgName, Complexity: "0"}
 			pkgs[pkgName] = pkg
 			pkgTally[pkgName] = &tally{}
 		}
-		c := cobClass{Name: path.Base(name), Filename: name, BranchRate: "0", Complexity: "0"}
+		// outcomes: per line, branch outcomes that happened and all of them.
+		outcomes := map[int][2]int{}
+		for _, b := range f.branches {
+			o := outcomes[b.Line]
+			o[1] += 2
+			if b.Taken > 0 {
+				o[0]++
+			}
+			if b.NotTaken > 0 {
+				o[0]++
+			}
+			outcomes[b.Line] = o
+		}
+		c := cobClass{Name: path.Base(name), Filename: name, Complexity: "0"}
 		var ft tally
 		for _, l := range f.lines {
-			c.Lines.Line = append(c.Lines.Line, cobLine{Number: l.Line, Hits: l.Count, Branch: "false"})
-			ft.all++
-			if l.Count > 0 {
-				ft.hit++
-			}
+			c.Lines.Line = append(c.Lines.Line, line(l, outcomes, &ft))
 		}
-		c.LineRate = rate(ft.hit, ft.all)
+		c.LineRate, c.BranchRate = rate(ft.hit, ft.all), rate(ft.bhit, ft.ball)
 		for i, fn := range f.funcs {
-			m := cobMethod{Name: DisplayName(fn.Name), BranchRate: "0", Complexity: "0"}
+			m := cobMethod{Name: DisplayName(fn.Name), Complexity: "0"}
 			var mt tally
 			for _, l := range functionLines(f, i) {
-				m.Lines.Line = append(m.Lines.Line, cobLine{Number: l.Line, Hits: l.Count, Branch: "false"})
-				mt.all++
-				if l.Count > 0 {
-					mt.hit++
-				}
+				m.Lines.Line = append(m.Lines.Line, line(l, outcomes, &mt))
 			}
-			m.LineRate = rate(mt.hit, mt.all)
+			m.LineRate, m.BranchRate = rate(mt.hit, mt.all), rate(mt.bhit, mt.ball)
 			c.Methods.Method = append(c.Methods.Method, m)
 		}
 		pkg.Classes = append(pkg.Classes, c)
-		pkgTally[pkgName].hit += ft.hit
-		pkgTally[pkgName].all += ft.all
-		total.hit += ft.hit
-		total.all += ft.all
+		pt := pkgTally[pkgName]
+		pt.hit, pt.all, pt.bhit, pt.ball = pt.hit+ft.hit, pt.all+ft.all, pt.bhit+ft.bhit, pt.ball+ft.ball
+		total.hit, total.all, total.bhit, total.ball = total.hit+ft.hit, total.all+ft.all, total.bhit+ft.bhit, total.ball+ft.ball
 	}
 	names := make([]string, 0, len(pkgs))
 	for n := range pkgs {
@@ -178,11 +203,13 @@ func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error
 	for _, n := range names {
 		pkg := pkgs[n]
 		sort.SliceStable(pkg.Classes, func(i, j int) bool { return pkg.Classes[i].Filename < pkg.Classes[j].Filename })
-		pkg.LineRate = rate(pkgTally[n].hit, pkgTally[n].all)
+		pkg.LineRate, pkg.BranchRate = rate(pkgTally[n].hit, pkgTally[n].all), rate(pkgTally[n].bhit, pkgTally[n].ball)
 		doc.Packages = append(doc.Packages, *pkg)
 	}
 	doc.LineRate = rate(total.hit, total.all)
 	doc.LinesCovered, doc.LinesValid = total.hit, total.all
+	doc.BranchRate = rate(total.bhit, total.ball)
+	doc.BranchesCovered, doc.BranchesValid = total.bhit, total.ball
 
 	bw := bufio.NewWriter(w)
 	bw.WriteString(xml.Header)

@@ -32,6 +32,7 @@ func TestWriteCoberturaGolden(t *testing.T) {
 		{"cobertura/no_root.xml", exportProfile(dir), ""},
 		{"cobertura/modules.xml", twoModules(), dir},
 		{"cobertura/empty.xml", &profile.Profile{Mode: profile.ModeLinesFuncs}, dir},
+		{"cobertura/blocks.xml", blocksProfile(), "/src"},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var b bytes.Buffer
@@ -77,8 +78,8 @@ func TestWriteCoberturaDTD(t *testing.T) {
 		t.Fatal(err)
 	}
 	reports, err := filepath.Glob(filepath.Join("testdata", "cobertura", "*.xml"))
-	if err != nil || len(reports) != 7 {
-		t.Fatalf("golden reports: %v %v, want 7", reports, err)
+	if err != nil || len(reports) != 8 {
+		t.Fatalf("golden reports: %v %v, want 8", reports, err)
 	}
 	for _, r := range reports {
 		cmd := exec.Command(xmllint, "--noout", "--nonet", "--valid", r)

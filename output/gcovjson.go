@@ -47,7 +47,16 @@ type gcovJSONLine struct {
 	FunctionName    string   `json:"function_name,omitempty"`
 	Count           uint64   `json:"count"`
 	UnexecutedBlock bool     `json:"unexecuted_block"`
-	Branches        []string `json:"branches"` // always empty: no branches are counted
+	Branches        []gcovJSONBranch `json:"branches"`
+}
+
+// A gcovJSONBranch is one outcome of a conditional jump, as gcov writes a
+// branch arc: its count, whether it is the fall-through, and whether it is
+// an exception edge (never, here).
+type gcovJSONBranch struct {
+	Count       uint64 `json:"count"`
+	Throw       bool   `json:"throw"`
+	Fallthrough bool   `json:"fallthrough"`
 }
 
 // GcovJSONOptions control WriteGcovJSON.
@@ -83,9 +92,11 @@ type GcovJSONOptions struct {
 // Functions are sorted by entry line, then name: start_line is the entry
 // line, end_line the last counted line before the next function's entry
 // (the entry line when there is none), columns are 0 (unknown; gcov's are
-// 1-based), and blocks and blocks_executed are 0 since blocks are not
-// counted. demangled_name is DisplayName of the name. branches is always
-// empty.
+// 1-based), and blocks and blocks_executed are the function's block counts
+// when blocks were counted (--blocks), else 0. demangled_name is
+// DisplayName of the name. A line's branches are, for each conditional jump
+// on it in address order, the taken outcome then the fall-through
+// ("fallthrough": true), with their counts; empty without --blocks.
 func WriteGcovJSON(w io.Writer, p *profile.Profile, opt GcovJSONOptions) error {
 	if p == nil {
 		return ErrNilProfile
@@ -147,16 +158,27 @@ func gcovJSONFileOf(f *exportFile) gcovJSONFile {
 			DemangledName:  DisplayName(fn.Name),
 			StartLine:      fn.Line,
 			EndLine:        end,
+			Blocks:         fn.Blocks,
+			BlocksExecuted: fn.BlocksExecuted,
 			ExecutionCount: fn.Count,
 		})
 	}
+	branches := map[int][]gcovJSONBranch{}
+	for _, b := range f.branches { // by line, then address (exportFiles)
+		branches[b.Line] = append(branches[b.Line],
+			gcovJSONBranch{Count: b.Taken}, gcovJSONBranch{Count: b.NotTaken, Fallthrough: true})
+	}
 	for _, l := range f.lines {
+		br := branches[l.Line]
+		if br == nil {
+			br = []gcovJSONBranch{}
+		}
 		out.Lines = append(out.Lines, gcovJSONLine{
 			LineNumber:      l.Line,
 			FunctionName:    owner(l.Line),
 			Count:           l.Count,
 			UnexecutedBlock: l.Count == 0,
-			Branches:        []string{},
+			Branches:        br,
 		})
 	}
 	return out

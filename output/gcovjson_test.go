@@ -49,6 +49,7 @@ func TestWriteGcovJSONGolden(t *testing.T) {
 		{"gcovjson/lines.json", linesOnly},
 		{"gcovjson/modules.json", twoModules()},
 		{"gcovjson/empty.json", &profile.Profile{Executable: "/bin/x", Mode: profile.ModeLinesFuncs}},
+		{"gcovjson/blocks.json", blocksProfile()},
 	} {
 		t.Run(tc.golden, func(t *testing.T) {
 			var b bytes.Buffer
