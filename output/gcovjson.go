@@ -43,10 +43,10 @@ type gcovJSONFunction struct {
 }
 
 type gcovJSONLine struct {
-	LineNumber      int      `json:"line_number"`
-	FunctionName    string   `json:"function_name,omitempty"`
-	Count           uint64   `json:"count"`
-	UnexecutedBlock bool     `json:"unexecuted_block"`
+	LineNumber      int              `json:"line_number"`
+	FunctionName    string           `json:"function_name,omitempty"`
+	Count           uint64           `json:"count"`
+	UnexecutedBlock bool             `json:"unexecuted_block"`
 	Branches        []gcovJSONBranch `json:"branches"`
 }
 
