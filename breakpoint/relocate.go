@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -210,13 +211,13 @@ func (d *Displaced) Write(mem Memory) error {
 // this file's own reading of the prefixes and ModRM byte, and targets or
 // operands beyond ±2 GiB of the slot.
 func Relocate(code []byte, addr, slot uint64) (*Displaced, error) {
-	if isEndbr(code) {
+	if symtab.IsENDBR(code) {
 		// Intel SDM vol. 2, ENDBR64: a NOP unless indirect-branch tracking is
 		// on, which Linux does not enable for user space. x86asm cannot
 		// decode it.
 		return relocateCopy(code[:4], addr, slot, layout{}, false)
 	}
-	if isVzero(code) {
+	if symtab.IsVZERO(code) {
 		// x86asm v0.33 gives VZEROUPPER and VZEROALL a ModRM byte they do
 		// not have (Intel SDM vol. 2, VZEROUPPER: VEX.128.0F.WIG 77).
 		return relocateCopy(code[:3], addr, slot, layout{}, false)
@@ -590,12 +591,6 @@ func rel32(target, end uint64) (int32, bool) {
 	return int32(v), v == int64(int32(v))
 }
 
-// isEndbr reports whether code starts with ENDBR64 (F3 0F 1E FA) or ENDBR32
-// (F3 0F 1E FB), which x86asm does not know.
-func isEndbr(code []byte) bool {
-	return len(code) >= 4 && code[0] == 0xF3 && code[1] == 0x0F && code[2] == 0x1E && (code[3] == 0xFA || code[3] == 0xFB)
-}
-
 // decode decodes one 64-bit instruction, turning x86asm's failures (and a
 // panic, should it ever have one) into a *RelocateError without an address.
 func decode(code []byte) (inst x86asm.Inst, err error) {
@@ -790,12 +785,6 @@ func scanLayout(raw []byte) (layout, string) {
 		return l, ReasonDisagree
 	}
 	return l, ""
-}
-
-// isVzero reports whether code starts with VZEROUPPER (C5 F8 77) or VZEROALL
-// (C5 FC 77) in their canonical two-byte VEX form.
-func isVzero(code []byte) bool {
-	return len(code) >= 3 && code[0] == 0xC5 && (code[1] == 0xF8 || code[1] == 0xFC) && code[2] == 0x77
 }
 
 func isLegacyPrefix(b byte) bool {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -342,9 +343,9 @@ func TestDisplacedWrite(t *testing.T) {
 // that x86asm cannot decode or decodes wrong, 0 for others.
 func unknownToX86asm(code []byte) int {
 	switch {
-	case isEndbr(code):
+	case symtab.IsENDBR(code):
 		return 4
-	case isVzero(code):
+	case symtab.IsVZERO(code):
 		return 3
 	}
 	return 0

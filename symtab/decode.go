@@ -26,20 +26,9 @@ func InstructionStarts(code []byte, addr uint64) (starts []uint64, err error) {
 	}()
 	starts = make([]uint64, 0, len(code)/4+1)
 	for off < len(code) {
-		if n := cetLen(code[off:]); n > 0 {
-			starts = append(starts, addr+uint64(off))
-			off += n
-			continue
-		}
-		inst, derr := x86asm.Decode(code[off:], 64)
+		inst, derr := DecodeInst(code[off:])
 		if derr != nil {
 			return starts, &DecodeError{Addr: addr + uint64(off), Err: derr}
-		}
-		if inst.Op == 0 || inst.Len <= 0 {
-			// x86asm reports bytes it cannot decode, or an instruction cut
-			// off by the end of code, as a one-byte pseudo-instruction with
-			// no opcode (like objdump's "(bad)") and a nil error.
-			return starts, &DecodeError{Addr: addr + uint64(off), Err: badOpError(code[off:])}
 		}
 		starts = append(starts, addr+uint64(off))
 		off += inst.Len
@@ -47,15 +36,51 @@ func InstructionStarts(code []byte, addr uint64) (starts []uint64, err error) {
 	return starts, nil
 }
 
-// cetLen returns 4 for ENDBR64 (F3 0F 1E FA) and ENDBR32 (F3 0F 1E FB), which
-// x86asm does not know, and 0 otherwise. Code built with -fcf-protection (the
-// default of several distributions' compilers, and glibc's own) starts every
-// function with ENDBR64 (Intel SDM vol. 2, ENDBR64).
-func cetLen(b []byte) int {
-	if len(b) >= 4 && b[0] == 0xF3 && b[1] == 0x0F && b[2] == 0x1E && (b[3] == 0xFA || b[3] == 0xFB) {
-		return 4
+// DecodeInst decodes the 64-bit instruction at the start of code with
+// x86asm, mended where x86asm v0.33 is wrong, for every package that walks
+// machine code (symtab, cfg, breakpoint's relocation):
+//
+//   - ENDBR64 and ENDBR32 (IsENDBR), which it does not know, come back as
+//     4-byte NOPs;
+//   - VZEROUPPER and VZEROALL (IsVZERO), to which it gives length 4, which
+//     desynchronises the decoding of the code after them, come back with
+//     length 3;
+//   - bytes it cannot decode, and an instruction cut off by the end of
+//     code, which it reports as a one-byte pseudo-instruction with no
+//     opcode and a nil error (like objdump's "(bad)"), give
+//     x86asm.ErrUnrecognized and x86asm.ErrTruncated.
+//
+// On success inst.Len is the instruction's length, at most len(code).
+func DecodeInst(code []byte) (x86asm.Inst, error) {
+	if IsENDBR(code) {
+		return x86asm.Inst{Op: x86asm.NOP, Len: 4, Mode: 64}, nil
 	}
-	return 0
+	if IsVZERO(code) {
+		return x86asm.Inst{Op: x86asm.VZEROUPPER, Len: 3, Mode: 64}, nil
+	}
+	inst, err := x86asm.Decode(code, 64)
+	if err != nil {
+		return inst, err
+	}
+	if inst.Op == 0 || inst.Len <= 0 || inst.Len > len(code) {
+		return inst, badOpError(code)
+	}
+	return inst, nil
+}
+
+// IsENDBR reports whether b starts with ENDBR64 (F3 0F 1E FA) or ENDBR32
+// (F3 0F 1E FB). Code built with -fcf-protection (the default of several
+// distributions' compilers, and glibc's own) starts every function with
+// ENDBR64 (Intel SDM vol. 2, ENDBR64).
+func IsENDBR(b []byte) bool {
+	return len(b) >= 4 && b[0] == 0xF3 && b[1] == 0x0F && b[2] == 0x1E && (b[3] == 0xFA || b[3] == 0xFB)
+}
+
+// IsVZERO reports whether b starts with VZEROUPPER (C5 F8 77) or VZEROALL
+// (C5 FC 77) in their two-byte VEX form; Go's assembly functions end their
+// AVX loops with VZEROUPPER.
+func IsVZERO(b []byte) bool {
+	return len(b) >= 3 && b[0] == 0xC5 && (b[1] == 0xF8 || b[1] == 0xFC) && b[2] == 0x77
 }
 
 // maxInstLen is the architectural limit on an instruction's length.

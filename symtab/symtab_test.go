@@ -184,6 +184,9 @@ func TestInstructionStarts(t *testing.T) {
 		{"truncated-call", []byte{0x90, 0xe8, 0x00}, []uint64{0x1000}, x86asm.ErrTruncated},
 		{"truncated-rex", []byte{0x90, 0x48}, []uint64{0x1000}, x86asm.ErrTruncated},
 		{"invalid-in-64-bit", []byte{0x90, 0x06}, []uint64{0x1000}, x86asm.ErrUnrecognized}, // push es
+		// x86asm v0.33 gives VZEROUPPER and VZEROALL length 4.
+		{"vzeroupper-ret", []byte{0xc5, 0xf8, 0x77, 0xc3}, []uint64{0x1000, 0x1003}, nil},
+		{"vzeroall-nop", []byte{0xc5, 0xfc, 0x77, 0x90}, []uint64{0x1000, 0x1003}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
