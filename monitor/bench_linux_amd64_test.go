@@ -42,6 +42,23 @@ int main(int argc, char **argv) {
 }
 `
 
+// launchFor starts prog stopped at its exec and seized, as Run does, and
+// returns its PID and a function that kills and reaps it.
+//
+// Preconditions: on the locked OS thread that will trace it.
+func launchFor(tb testing.TB, prog string, argv ...string) (int, func()) {
+	tb.Helper()
+	pid, err := launch(&Options{Path: prog, Args: argv})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return pid, func() {
+		unix.Kill(pid, unix.SIGKILL)
+		var ws unix.WaitStatus
+		waitPid(pid, &ws, unix.WALL)
+	}
+}
+
 func buildC(tb testing.TB, src string) string {
 	tb.Helper()
 	if _, err := exec.LookPath("gcc"); err != nil {
@@ -64,10 +81,8 @@ func buildC(tb testing.TB, src string) string {
 //
 // Preconditions: on a locked OS thread.
 func floorPerStop(tb testing.TB, prog string, n int, pin bool) time.Duration {
-	pid, err := launch(&Options{Path: prog, Args: []string{prog}})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	pid, kill := launchFor(tb, prog, prog)
+	defer kill()
 	if pin {
 		restore, err := pinTogether(pid)
 		if err != nil {
@@ -75,11 +90,6 @@ func floorPerStop(tb testing.TB, prog string, n int, pin bool) time.Duration {
 		}
 		defer restore()
 	}
-	defer func() {
-		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
-		waitPid(pid, &ws, unix.WALL)
-	}()
 	var ws unix.WaitStatus
 	cont(pid, 0)
 	// Let the launch-time notifications (SIGCONT) pass before timing.
@@ -253,15 +263,8 @@ func BenchmarkPlant100k(b *testing.B) {
 		}
 		specs = append(specs, breakpoint.SiteSpec{Addr: a, Kind: breakpoint.KindFunc, Func: -1})
 	}
-	pid, err := launch(&Options{Path: self, Args: []string{self, "-test.run=^$"}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
-		waitPid(pid, &ws, unix.WALL)
-	}()
+	pid, kill := launchFor(b, self, self, "-test.run=^$")
+	defer kill()
 	bias, err := loadBias(pid, sym.Entry)
 	if err != nil {
 		b.Fatal(err)
@@ -342,15 +345,8 @@ func BenchmarkRegisterAccess(b *testing.B) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	prog := buildC(b, trapLoopC)
-	pid, err := launch(&Options{Path: prog, Args: []string{prog}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		unix.Kill(pid, unix.SIGKILL)
-		var ws unix.WaitStatus
-		waitPid(pid, &ws, unix.WALL)
-	}()
+	pid, kill := launchFor(b, prog, prog)
+	defer kill()
 	// Let it run to its first stop (the SIGCONT of the hand-over to
 	// PTRACE_SEIZE, or its int3): it then stays in that ptrace-stop for the
 	// whole benchmark.
