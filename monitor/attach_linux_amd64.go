@@ -351,17 +351,7 @@ func (m *mon) detachAll() {
 // sigtrapPending reports whether SIGTRAP is pending for the thread itself
 // (/proc/PID/task/TID/status, SigPnd).
 func sigtrapPending(tgid, tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/status", tgid, tid))
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "SigPnd:"); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
-			return err == nil && mask&(1<<(uint(unix.SIGTRAP)-1)) != 0
-		}
-	}
-	return false
+	return signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", tgid, tid), "SigPnd", int(unix.SIGTRAP))
 }
 
 // processState returns the state letter of /proc/PID/stat ('R', 'S', 'T', ...).

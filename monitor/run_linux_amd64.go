@@ -3,7 +3,6 @@
 package monitor
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -416,15 +415,9 @@ func launch(o *Options) (int, error) {
 }
 
 func notPermitted(err error) error {
-	if b, e := os.ReadFile("/proc/self/status"); e == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
-				if v = strings.TrimSpace(v); v != "0" {
-					return fmt.Errorf("%w: patchprof is itself traced by process %s (strace -f, gdb?), so its child cannot be traced again: run patchprof outside that tracer: %w",
-						ErrPtraceNotPermitted, v, err)
-				}
-			}
-		}
+	if v, ok := statusField("/proc/self/status", "TracerPid"); ok && v != "0" {
+		return fmt.Errorf("%w: patchprof is itself traced by process %s (strace -f, gdb?), so its child cannot be traced again: run patchprof outside that tracer: %w",
+			ErrPtraceNotPermitted, v, err)
 	}
 	scope := ""
 	if b, e := os.ReadFile("/proc/sys/kernel/yama/ptrace_scope"); e == nil {
@@ -1001,17 +994,7 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 // /proc/TID/status SigCgt. Only read on the rare path of a signal arriving
 // during a step.
 func caught(tid int, sig syscall.Signal) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
-	if err != nil {
-		return false
-	}
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("SigCgt:")); ok {
-			mask, err := strconv.ParseUint(strings.TrimSpace(string(v)), 16, 64)
-			return err == nil && mask&(1<<(uint(sig)-1)) != 0
-		}
-	}
-	return false
+	return signalInMask("/proc/"+strconv.Itoa(tid)+"/status", "SigCgt", int(sig))
 }
 
 // stopOthers stops every running thread of sp except t (PTRACE_INTERRUPT) and

@@ -5,7 +5,6 @@ package monitor
 import (
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -411,14 +410,6 @@ func (m *mon) outOfSlot(t *thread, fault bool) {
 // shadowStack reports whether process pid runs with a CET shadow stack
 // (proc(5): x86_Thread_features in /proc/PID/status).
 func shadowStack(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "x86_Thread_features:"); ok {
-			return strings.Contains(v, "shstk")
-		}
-	}
-	return false
+	v, _ := statusField("/proc/"+strconv.Itoa(pid)+"/status", "x86_Thread_features")
+	return strings.Contains(v, "shstk")
 }
