@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -101,7 +102,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	var notify []uint64
 	if !exe {
 		for _, f := range sym.Funcs {
-			if f.Name == dlDebugState || containsString(f.Aliases, dlDebugState) {
+			if f.Name == dlDebugState || slices.Contains(f.Aliases, dlDebugState) {
 				notify = append(notify, f.Addr)
 			}
 		}
@@ -164,13 +165,4 @@ func (s *selection) close() error {
 		errs = append(errs, m.sym.Close())
 	}
 	return errors.Join(errs...)
-}
-
-func containsString(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
