@@ -136,37 +136,12 @@ type cobDoc struct {
 // <method> elements and counts branches, which patchprof does not, so
 // those are not compared.
 func TestWriteCoberturaMatchesGcovr(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not in PATH: cannot build a program for gcov")
-	}
+	work, run := coverageRun(t)
+	prog := filepath.Join(work, "prog.c")
 	gcovr, err := exec.LookPath("gcovr")
 	if err != nil {
 		t.Skip("gcovr not in PATH")
 	}
-	if _, err := exec.LookPath("gcov"); err != nil {
-		t.Skip("gcov not in PATH")
-	}
-	work := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", "gcov", "prog.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	prog := filepath.Join(work, "prog.c")
-	if err := os.WriteFile(prog, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = work
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd, err, out)
-		}
-	}
-	run(gcc, "--coverage", "-O0", "-c", "-o", "prog.o", prog)
-	run(gcc, "--coverage", "-o", "prog", "prog.o")
-	run(filepath.Join(work, "prog"))
 	ref := filepath.Join(work, "gcovr.xml")
 	run(gcovr, "-r", work, "--xml-pretty", "-o", ref, work)
 	run("gcov", "--json-format", "prog.c")

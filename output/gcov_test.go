@@ -285,43 +285,9 @@ var gcovFunction = regexp.MustCompile(`^function (\S+) called (\d+) returned \S+
 // name the .gcno and .gcda files, and its function rows have real return
 // and block percentages.
 func TestWriteGcovMatchesGcov(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not in PATH: cannot build a program for gcov")
-	}
-	gcov, err := exec.LookPath("gcov")
-	if err != nil {
-		t.Skip("gcov not in PATH")
-	}
-	work := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", "gcov", "prog.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	work, run := coverageRun(t)
 	prog := filepath.Join(work, "prog.c")
-	if err := os.WriteFile(prog, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(name string, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = work
-		out, err := cmd.Output()
-		if err != nil {
-			var stderr []byte
-			if ee, ok := err.(*exec.ExitError); ok {
-				stderr = ee.Stderr
-			}
-			t.Fatalf("%v: %v\n%s%s", cmd, err, out, stderr)
-		}
-		return string(out)
-	}
-	// Compile and link apart so the notes file is prog.gcno whatever the
-	// gcc version's naming of auxiliary files.
-	run(gcc, "--coverage", "-O0", "-c", "-o", "prog.o", prog)
-	run(gcc, "--coverage", "-o", "prog", "prog.o")
-	run(filepath.Join(work, "prog"))
-	ref := run(gcov, "-t", "-b", "prog.c")
+	ref := run("gcov", "-t", "-b", "prog.c")
 
 	// The counts gcov found, as a profile, and gcov's text without what
 	// patchprof cannot know.

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -105,35 +104,9 @@ func keysOf(v any, path string, into map[string][]string) {
 // cannot know: gcc_version, data_file, columns, end_line, blocks and
 // blocks_executed.
 func TestWriteGcovJSONMatchesGcov(t *testing.T) {
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("gcc not in PATH: cannot build a program for gcov")
-	}
-	gcov, err := exec.LookPath("gcov")
-	if err != nil {
-		t.Skip("gcov not in PATH")
-	}
-	work := t.TempDir()
-	src, err := os.ReadFile(filepath.Join("testdata", "gcov", "prog.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	work, run := coverageRun(t)
 	prog := filepath.Join(work, "prog.c")
-	if err := os.WriteFile(prog, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	run := func(name string, args ...string) {
-		t.Helper()
-		cmd := exec.Command(name, args...)
-		cmd.Dir = work
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", cmd, err, out)
-		}
-	}
-	run(gcc, "--coverage", "-O0", "-c", "-o", "prog.o", prog)
-	run(gcc, "--coverage", "-o", "prog", "prog.o")
-	run(filepath.Join(work, "prog"))
-	run(gcov, "--json-format", "prog.c")
+	run("gcov", "--json-format", "prog.c")
 	gz, err := os.ReadFile(filepath.Join(work, "prog.gcov.json.gz"))
 	if err != nil {
 		t.Fatalf("gcov --json-format wrote no prog.gcov.json.gz: %v", err)

@@ -1,0 +1,35 @@
+//go:build linux
+
+package monitor
+
+import (
+	"os"
+	"strconv"
+	"strings"
+)
+
+// statusField returns the value of field key ("SigCgt", "TracerPid") in a
+// /proc status file (proc(5)), trimmed, and whether it was there.
+func statusField(path, key string) (string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v), true
+		}
+	}
+	return "", false
+}
+
+// signalInMask reports whether signal sig is set in a hexadecimal signal
+// mask field of a status file (SigPnd, SigCgt).
+func signalInMask(path, key string, sig int) bool {
+	v, ok := statusField(path, key)
+	if !ok {
+		return false
+	}
+	mask, err := strconv.ParseUint(v, 16, 64)
+	return err == nil && mask&(1<<(uint(sig)-1)) != 0
+}
