@@ -49,7 +49,7 @@ type preBlock struct {
 
 // maxDepth bounds the activation stack; deeper recursion falls back to the
 // per-function position for its outermost frames.
-const maxDepth = 1 << 14
+const maxDepth = 1 << 20
 
 // Clone returns an independent copy, for a forked child that continues from its
 // parent's position.

@@ -12,8 +12,15 @@ import (
 
 // PlanOptions selects what to plant.
 type PlanOptions struct {
-	Lines bool // plant at line-table rows
+	// Lines counts source lines: derived from block and arc counts (see
+	// planlines.go) for every function whose flow cfg recovers, from a
+	// site at every line-table row for the others.
+	Lines bool
 	Funcs bool // plant at function entries
+	// RowSites counts every function's lines at its rows, with the
+	// cursor's previous-row rule (see Cursor), as the functions whose
+	// flow cannot be recovered are always counted.
+	RowSites bool
 
 	// FuncFilter keeps functions for which it returns true (any of the names of
 	// an address may match). Nil keeps all.
@@ -49,6 +56,11 @@ type PlanOptions struct {
 	// CalleeName names call targets for cfg (cfg.Options.CalleeName), so
 	// that calls to functions that do not return end their block.
 	CalleeName func(addr uint64) string
+
+	// Subprograms are the functions .debug_info describes (lineinfo.
+	// Subprograms), sorted by LowPC: where gcov puts a C function's entry
+	// count and whether it returns a value. Nil is allowed.
+	Subprograms []lineinfo.Subprogram
 }
 
 // A FuncInfo describes one function of the executable, index-aligned with
@@ -98,6 +110,9 @@ type Plan struct {
 	// BlockErrors are the kept functions whose flow could not be
 	// recovered (with PlanOptions.Blocks).
 	BlockErrors []BlockError
+
+	lineIndex map[LineRef]int32 // index of each LineRef in Lines
+	model     *lineModel        // lines derived from blocks (see planlines.go)
 }
 
 // NewPlan chooses the sites for one executable. lt may be nil when only
@@ -157,11 +172,21 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 			p.Funcs[i].Site = entry
 		}
 	}
-	if opt.Blocks {
-		specs = append(specs, p.blockSpecs(sym, keepFunc, opt)...)
+	model := opt.Lines && lt != nil && !opt.RowSites
+	if opt.Blocks || model {
+		specs = append(specs, p.blockSpecs(sym, lt, keepFunc, keepFile, opt)...)
+	}
+	modeled := make([]bool, len(sym.Funcs))
+	if model {
+		p.model = &lineModel{index: map[LineRef]int32{}}
+		for gi, fg := range p.Graphs {
+			fi := int(fg.Func)
+			modeled[fi] = true
+			p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile)
+		}
 	}
 	if opt.Lines && lt != nil {
-		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue)...)
+		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue, modeled)...)
 	}
 	if opt.GoPrologue {
 		// Functions compiled from Go source (not cgo's C, not assembly)
@@ -191,14 +216,7 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 
 // lineSpecs sweeps the rows (sorted by address) against the functions (sorted by
 // address), decoding each function that has rows once.
-func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, goPrologue bool) []SiteSpec {
-	// Lines are keyed by path, not file index: a line table may name one file
-	// under several indexes (DWARF 5 repeats the primary file as entry 0).
-	type key struct {
-		file string
-		line uint32
-	}
-	index := map[key]int32{}
+func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, goPrologue bool, modeled []bool) []SiteSpec {
 	fileOK := make([]int8, len(lt.Files)) // 0 unknown, 1 keep, -1 drop
 	var specs []SiteSpec
 	rows := lt.Rows
@@ -230,7 +248,7 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 		for r < len(rows) && rows[r].Addr < end {
 			r++
 		}
-		if first == r || !keepFunc[fi] {
+		if first == r || !keepFunc[fi] || modeled[fi] {
 			continue
 		}
 		var mine []lineinfo.Row
@@ -290,14 +308,10 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 			}
 			s := SiteSpec{Addr: row.Addr, Kind: KindLine, Func: int32(fi), Entry: row.Addr == entry}
 			for _, x := range mine[k:j] {
-				kk := key{lt.Files[x.File], x.Line}
-				li, ok := index[kk]
-				if !ok {
-					li = int32(len(p.Lines))
-					index[kk] = li
-					p.Lines = append(p.Lines, LineRef{File: lt.Files[x.File], Line: int(x.Line)})
-				}
-				s.Lines = append(s.Lines, li)
+				// Lines are keyed by path, not file index: a line table may
+				// name one file under several indexes (DWARF 5 repeats the
+				// primary file as entry 0).
+				s.Lines = append(s.Lines, p.lineRef(LineRef{File: lt.Files[x.File], Line: int(x.Line)}))
 			}
 			markRep(&s, code[row.Addr-f.Addr:])
 			specs = append(specs, s)

@@ -147,7 +147,7 @@ func TestNewPlanLines(t *testing.T) {
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
 			tg := buildTarget(t, opt)
-			p := NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true})
+			p := NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true})
 			if p.Table.Len() == 0 {
 				t.Fatal("no sites")
 			}
@@ -248,7 +248,7 @@ func TestNewPlanFuncs(t *testing.T) {
 			}
 
 			// Lines and functions: entry rows carry both kinds.
-			p := NewPlan(tg.sym, tg.lt, PlanOptions{Funcs: true, Lines: true})
+			p := NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Funcs: true, Lines: true})
 			w := tg.funcIndex(t, "other")
 			i, ok := p.Table.Index(tg.sym.Funcs[w].Addr)
 			if !ok || p.Table.Kind(i) != KindLine|KindFunc || !p.Table.IsEntry(i) || p.Table.Func(i) != int32(w) {
@@ -283,9 +283,9 @@ func TestNewPlanFilters(t *testing.T) {
 		t.Run(opt, func(t *testing.T) {
 			tg := buildTarget(t, opt)
 			isOther := func(path string) bool { return filepath.Base(path) == "other.c" }
-			all := NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true})
+			all := NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true})
 
-			p := NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true,
+			p := NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true,
 				FuncFilter: func(name string) bool { return name == "work" || name == "main" }})
 			sitesOnlyIn(t, tg, p, "work", "main")
 			// Filtering by function keeps all of that function's sites.
@@ -296,7 +296,7 @@ func TestNewPlanFilters(t *testing.T) {
 				}
 			}
 
-			p = NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true, FileFilter: isOther})
+			p = NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true, FileFilter: isOther})
 			sitesOnlyIn(t, tg, p, "other")
 			for _, l := range p.Lines {
 				if !isOther(l.File) {
@@ -304,12 +304,12 @@ func TestNewPlanFilters(t *testing.T) {
 				}
 			}
 			// FileFilter wins over SkipFile.
-			q := NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true, FileFilter: isOther, SkipFile: isOther})
+			q := NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true, FileFilter: isOther, SkipFile: isOther})
 			if q.Table.Len() != p.Table.Len() {
 				t.Errorf("SkipFile changed a FileFilter plan: %d sites, want %d", q.Table.Len(), p.Table.Len())
 			}
 
-			p = NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true, SkipFile: isOther})
+			p = NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true, SkipFile: isOther})
 			o := tg.funcIndex(t, "other")
 			for i := 0; i < p.Table.Len(); i++ {
 				if p.Table.Func(i) == int32(o) {
@@ -325,7 +325,7 @@ func TestNewPlanFilters(t *testing.T) {
 				t.Errorf("SkipFile for other.c dropped plan.c's loop body")
 			}
 			// SkipFunc leaves out functions by name, with their rows.
-			p = NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true,
+			p = NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true,
 				SkipFunc: func(name, file string) bool { return name == "work" || isOther(file) }})
 			for i := 0; i < p.Table.Len(); i++ {
 				if name := tg.sym.Funcs[p.Table.Func(i)].Name; name == "work" || name == "other" {
@@ -336,7 +336,7 @@ func TestNewPlanFilters(t *testing.T) {
 				t.Errorf("SkipFunc for work and other.c dropped main")
 			}
 
-			p = NewPlan(tg.sym, tg.lt, PlanOptions{Lines: true, Funcs: true, SkipFile: isOther})
+			p = NewPlan(tg.sym, tg.lt, PlanOptions{RowSites: true, Lines: true, Funcs: true, SkipFile: isOther})
 			// SkipFile does not drop functions without line information (the
 			// hand-written ones).
 			if _, ok := p.Table.Index(tg.sym.Funcs[tg.funcIndex(t, "crafted")].Addr); !ok {
@@ -375,6 +375,7 @@ func TestNewPlanSyntheticRows(t *testing.T) {
 		},
 	}
 	p := NewPlan(tg.sym, lt, PlanOptions{
+		RowSites:   true,
 		Lines:      true,
 		FuncFilter: func(name string) bool { return name == "crafted" || name == "undecodable" || name == "badstart" },
 		SkipFile:   func(path string) bool { return path == skipped },

@@ -1,7 +1,10 @@
 package breakpoint
 
 import (
+	"sort"
+
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/symtab"
 )
 
@@ -12,22 +15,29 @@ type BlockError struct {
 	Err  error // a *cfg.Error
 }
 
-// blockSpecs builds the flow graph of every kept function and returns a site
-// at each block start, numbering the blocks and edges table-wide in address
-// order of the functions. A function whose flow cannot be recovered gets a
-// BlockError, never a guessed graph.
-func (p *Plan) blockSpecs(sym *symtab.File, keepFunc []bool, opt PlanOptions) []SiteSpec {
+// blockSpecs builds the flow graph of every function to be counted by
+// blocks and returns a site at each block start, numbering the blocks and
+// edges table-wide in address order of the functions. With opt.Blocks
+// that is every kept function; with only opt.Lines, every kept function
+// with a row in a kept file (its lines are derived from its blocks). A
+// function whose flow cannot be recovered gets a BlockError, never a
+// guessed graph. Calls end blocks (cfg.Options.SplitCalls), as in GCC's
+// graph.
+func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, opt PlanOptions) []SiteSpec {
 	var specs []SiteSpec
 	nb, ne := 0, 0
 	for i, f := range sym.Funcs {
 		if !keepFunc[i] || f.Size == 0 {
 			continue
 		}
+		if !opt.Blocks && !hasKeptRow(lt, f.Addr, f.Addr+f.Size, keepFile) {
+			continue
+		}
 		code, ok := sym.Code(f.Addr, int(f.Size))
 		if !ok {
 			continue
 		}
-		g, err := cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName})
+		g, err := cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true})
 		if err != nil {
 			p.BlockErrors = append(p.BlockErrors, BlockError{Func: i, Err: err})
 			continue
@@ -44,4 +54,27 @@ func (p *Plan) blockSpecs(sym *symtab.File, keepFunc []bool, opt PlanOptions) []
 		p.Graphs = append(p.Graphs, fg)
 	}
 	return specs
+}
+
+// hasKeptRow reports whether lt has a statement row in [lo, hi) of a file
+// keepFile keeps.
+func hasKeptRow(lt *lineinfo.Table, lo, hi uint64, keepFile func(string) bool) bool {
+	if lt == nil {
+		return false
+	}
+	for _, r := range rowsIn(lt, lo, hi) {
+		if int(r.File) < len(lt.Files) && keepFile(lt.Files[r.File]) {
+			return true
+		}
+	}
+	return false
+}
+
+// subprogramAt returns the subprogram whose entry is addr, or nil.
+func subprogramAt(subs []lineinfo.Subprogram, addr uint64) *lineinfo.Subprogram {
+	i := sort.Search(len(subs), func(i int) bool { return subs[i].LowPC >= addr })
+	if i < len(subs) && subs[i].LowPC == addr {
+		return &subs[i]
+	}
+	return nil
 }

@@ -45,6 +45,12 @@ type Options struct {
 	// NoReturn reports whether a call to target (named name, possibly "")
 	// never returns. When nil, DefaultNoReturn(name) is used.
 	NoReturn func(target uint64, name string) bool
+
+	// SplitCalls ends a block after every call, as GCC's profiling graph
+	// does (a call may not return: exit, longjmp, an exception), so that
+	// the return is an edge of its own (Return, from a TermCall block) and the code after the call a block that counts only the
+	// returns. Line counts derived the gcov way need it.
+	SplitCalls bool
 }
 
 // Instruction kinds, as far as control flow cares.
@@ -462,7 +468,7 @@ func (b *builder) graph() {
 			nb++
 		}
 		n := b.instLen(off)
-		prevEnds = k >= kCallNR
+		prevEnds = b.ends(k)
 		off += n
 	}
 	g.Blocks = make([]Block, 0, nb)
@@ -484,7 +490,7 @@ func (b *builder) graph() {
 		cur.Insts++
 		cur.Last = addr
 		cur.End = addr + uint64(n)
-		prevEnds = k >= kCallNR
+		prevEnds = b.ends(k)
 		off += n
 	}
 	// Edges, block by block in address order.
@@ -514,7 +520,15 @@ func (b *builder) graph() {
 			g.Edges = append(g.Edges, Edge{From: i, To: to, Kind: kind, Target: target})
 		}
 		switch b.kind[last] {
-		case kPlain, kCall, kCallInd:
+		case kCall, kCallInd:
+			if b.o.SplitCalls {
+				bl.Term = TermCall
+				add(Return, bl.End)
+			} else {
+				bl.Term = TermFall
+				add(Fallthrough, bl.End)
+			}
+		case kPlain:
 			bl.Term = TermFall
 			add(Fallthrough, bl.End)
 		case kJcc:
@@ -558,6 +572,11 @@ func (b *builder) graph() {
 	}
 	sort.Slice(g.Tables, func(i, j int) bool { return g.Tables[i].Jump < g.Tables[j].Jump })
 	b.g = g
+}
+
+// ends reports whether an instruction of kind k ends its block.
+func (b *builder) ends(k uint8) bool {
+	return k >= kCallNR || (b.o.SplitCalls && (k == kCall || k == kCallInd))
 }
 
 // instLen returns the length of the instruction starting at off.

@@ -22,6 +22,11 @@ const (
 	Fallthrough EdgeKind = iota // the next instruction in address order
 	Taken                       // the target of a direct jump or of a conditional branch taken
 	JumpTable                   // one entry (or several equal entries) of a jump table
+	// Return goes from a call to its return address, the one edge of a
+	// TermCall block (Options.SplitCalls): taken as often as the callee
+	// returned, which may be less often than the block ran (exit,
+	// longjmp, an exception).
+	Return
 )
 
 func (k EdgeKind) String() string {
@@ -32,6 +37,8 @@ func (k EdgeKind) String() string {
 		return "taken"
 	case JumpTable:
 		return "jumptable"
+	case Return:
+		return "return"
 	}
 	return "?"
 }
@@ -65,6 +72,10 @@ const (
 	TermNoReturn
 	// TermTrap: UD2, UD0, UD1 or HLT, which never continue in user mode.
 	TermTrap
+	// TermCall: a call that returns, ending its block because
+	// Options.SplitCalls asked for it; its one edge is Return, to the
+	// return address.
+	TermCall
 )
 
 func (t Term) String() string {
@@ -85,12 +96,15 @@ func (t Term) String() string {
 		return "noreturn"
 	case TermTrap:
 		return "trap"
+	case TermCall:
+		return "call"
 	}
 	return "?"
 }
 
 // A Block is a basic block: straight-line code entered only at Start and
-// left only after its last instruction (calls inside it return to it).
+// left only after its last instruction (calls inside it return to it,
+// unless Options.SplitCalls ends blocks at calls).
 type Block struct {
 	Start uint64 // link-time address of the first instruction (a leader)
 	End   uint64 // address just past the last instruction
@@ -224,7 +238,7 @@ func (g *Graph) String() string {
 			} else {
 				sb.WriteByte(',')
 			}
-			sb.WriteByte("ftj"[e.Kind])
+			sb.WriteByte("ftjr"[e.Kind])
 			if e.To == Outside {
 				fmt.Fprintf(&sb, "@%x", e.Target)
 			} else {

@@ -160,9 +160,11 @@ func TestLinesListing(t *testing.T) {
 	}
 }
 
-// TestLinesSites checks the raw per-address counts of the saved profile:
-// every line-table row is a site, and a line's count never exceeds the
-// traps at its rows.
+// TestLinesSites checks the raw per-address counts of the saved profile
+// under --lines: a function whose flow is recovered is counted at its
+// block starts (its line counts derived from them, as gcov derives them),
+// any other at its line-table rows; blocks are not reported unless asked
+// for with --blocks.
 func TestLinesSites(t *testing.T) {
 	needs(t)
 	t.Parallel()
@@ -172,18 +174,18 @@ func TestLinesSites(t *testing.T) {
 	if len(p.Sites) == 0 {
 		t.Fatal("no sites in the saved profile")
 	}
-	var total, lines int64
+	blocks := 0
 	for _, s := range p.Sites {
-		if !strings.Contains(s.Kind, "line") {
+		switch s.Kind {
+		case "block":
+			blocks++
+		case "line":
+		default:
 			t.Errorf("site %s of kind %q in a --lines profile", s.Address, s.Kind)
 		}
-		total += s.Count
 	}
-	for _, l := range p.Lines {
-		lines += l.Count
-	}
-	if lines > total {
-		t.Errorf("lines entered %d times in all, but only %d traps", lines, total)
+	if blocks == 0 {
+		t.Errorf("no block sites: the lines of calls.c were not derived from blocks")
 	}
 	if p.Executable != exe {
 		t.Errorf("executable %q, want %q", p.Executable, exe)

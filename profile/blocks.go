@@ -48,6 +48,10 @@ const (
 	EdgeFallthrough = "fallthrough" // to the next instruction in address order
 	EdgeTaken       = "taken"       // a direct jump, or a conditional branch taken
 	EdgeJumpTable   = "jumptable"   // an indirect jump through a switch's jump table
+	// EdgeReturn goes from a block ending in a call to the call's return
+	// address: its count is how often the callee returned, which may be
+	// less than the block's (exit, longjmp, an exception in the callee).
+	EdgeReturn = "return"
 )
 
 // A Block is one basic block of a block-counted function (--blocks): straight
@@ -81,7 +85,7 @@ type Edge struct {
 	// To is the Address of the block it enters; with Exits, the address
 	// outside the function it jumps to (a tail call).
 	To string `json:"to"`
-	// Kind is EdgeFallthrough, EdgeTaken or EdgeJumpTable.
+	// Kind is EdgeFallthrough, EdgeTaken, EdgeJumpTable or EdgeReturn.
 	Kind string `json:"kind"`
 	// Exits is true for a jump that leaves the function. Its count is not
 	// measured (nothing traps at its target in this function) and stays 0.
@@ -185,9 +189,9 @@ func (p *Profile) validateBlocks(modules map[string]bool) error {
 			return bad(field+".to", e.To+" is not a block (and the edge does not exit)")
 		}
 		switch e.Kind {
-		case EdgeFallthrough, EdgeTaken, EdgeJumpTable:
+		case EdgeFallthrough, EdgeTaken, EdgeJumpTable, EdgeReturn:
 		default:
-			return bad(field+".kind", strconv.Quote(e.Kind)+": want "+EdgeFallthrough+", "+EdgeTaken+" or "+EdgeJumpTable)
+			return bad(field+".kind", strconv.Quote(e.Kind)+": want "+EdgeFallthrough+", "+EdgeTaken+", "+EdgeJumpTable+" or "+EdgeReturn)
 		}
 		k := edgeKey{e.Module, from, to}
 		if edges[k] {

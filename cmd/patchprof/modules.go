@@ -53,8 +53,15 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		}
 	}
 	popt.GoPrologue = isGo(sym)
-	if s.blocks {
+	// Lines are derived from block and arc counts (package linecount), so
+	// --lines needs the flow graphs as --blocks does.
+	if s.blocks || (s.lines && lt != nil) {
 		addCFG(&popt, sym)
+	}
+	if s.lines && lt != nil {
+		// Without .debug_info the rows alone are used: a C function's
+		// entry then counts on its opening brace, not its declarator.
+		popt.Subprograms, _ = lineinfo.Subprograms(sym.Path)
 	}
 	return popt
 }

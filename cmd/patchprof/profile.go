@@ -23,26 +23,42 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 		Functions:  []profile.Function{},
 		Sites:      []profile.Site{},
 	}
-	addModule(p, root, "", mode)
+	var fault faultSite
+	p.Exit, fault = exitOf(root, sel, res)
+	addModule(p, root, "", mode, sel.blocks, fault)
 	for _, m := range sel.mods {
 		if !m.counted || m.path == root.sym.Path {
 			continue
 		}
 		p.Modules = append(p.Modules, profile.Module{Path: m.path, BuildID: m.sym.BuildID, Kind: m.kind})
-		addModule(p, m, m.path, mode)
+		addModule(p, m, m.path, mode, sel.blocks, fault)
 	}
-	p.Exit = exitOf(root, sel, res)
 	p.Sort()
 	return p
 }
 
-// addModule appends module m's counts to p under the module name name.
-func addModule(p *profile.Profile, m *module, name, mode string) {
+// A faultSite is where a run that died of a signal stopped: the module
+// and the link-time address of the faulting instruction (or of the call
+// that led to it). m is nil when the run did not fault in a profiled
+// module.
+type faultSite struct {
+	m    *module
+	addr uint64
+}
+
+// addModule appends module m's counts to p under the module name name;
+// blocks and edges only when they were asked for (--blocks).
+func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fault faultSite) {
 	plan := m.plan
 	t := plan.Table
 	if mode != profile.ModeFuncs {
-		for i, l := range plan.Lines {
-			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: t.LineEntries[i], Module: name})
+		var at *uint64
+		if fault.m == m {
+			at = &fault.addr
+		}
+		for i, c := range plan.LineCounts(at) {
+			l := plan.Lines[i]
+			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Module: name})
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {
@@ -80,7 +96,9 @@ func addModule(p *profile.Profile, m *module, name, mode string) {
 		}
 		p.Sites = append(p.Sites, profile.Site{Address: profile.FormatAddress(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
 	}
-	addBlocks(p, m, name)
+	if blocks {
+		addBlocks(p, m, name)
+	}
 }
 
 // placed is a module and the load bias it had in the faulting process.
@@ -113,19 +131,19 @@ func placesOf(root *module, sel *selection, res *monitor.Result) []placed {
 // faulting thread's PC, or, when that lies outside every profiled module (in
 // libc's abort, say), the innermost return address on its stack that lies in
 // one.
-func exitOf(root *module, sel *selection, res *monitor.Result) profile.Exit {
+func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, faultSite) {
 	e := res.Exit
 	if e.Detached {
-		return profile.Exit{Detached: true}
+		return profile.Exit{Detached: true}, faultSite{}
 	}
 	if e.Signal == 0 {
 		code := e.Code
-		return profile.Exit{Code: &code}
+		return profile.Exit{Code: &code}, faultSite{}
 	}
 	x := profile.Exit{Signal: profile.SignalName(e.Signal)}
 	f := e.Fault
 	if f == nil {
-		return x
+		return x, faultSite{}
 	}
 	switch e.Signal {
 	case 11, 7, 4, 8: // SIGSEGV, SIGBUS, SIGILL, SIGFPE
@@ -162,7 +180,7 @@ func exitOf(root *module, sel *selection, res *monitor.Result) profile.Exit {
 		}
 	}
 	if wm == nil {
-		return x
+		return x, faultSite{}
 	}
 	if wm != root {
 		x.Module = wm.path
@@ -175,5 +193,5 @@ func exitOf(root *module, sel *selection, res *monitor.Result) profile.Exit {
 			x.File, x.Line = file, line
 		}
 	}
-	return x
+	return x, faultSite{m: wm, addr: where}
 }

@@ -1,0 +1,378 @@
+package breakpoint
+
+import (
+	"sort"
+
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/linecount"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Line counts the gcov way (package linecount): a function whose flow
+// graph cfg recovers has no line sites; its blocks are planted (SplitCalls:
+// a call ends its block, so a return is an arc) and each block carries the
+// lines of its statements. A line's count is then derived from block and
+// arc counts (Plan.LineCounts), which makes it independent of which rows
+// happen to be planted, and gives the count gcov gives where the machine
+// code has rows GCC's statements do not:
+//
+//   - The first row at a function's entry (the opening brace's line, where
+//     the prologue is) belongs to the declarator line (DW_AT_decl_line),
+//     where gcov puts the entry count.
+//   - The closing brace's rows, when they are only the epilogue (leave,
+//     pop, ret), are no statement of GCC's unless the function is void
+//     and has no return statement: gcov shows '-' there.
+//   - A block that is only a backward jmp on the line of the block it
+//     jumps to (the jmp closing a `for (;;)` or `while (1)` loop) is no
+//     block of GCC's: its arcs go straight to its target.
+//   - A block that starts between rows (after a call returns) carries the
+//     line of the row it starts in.
+
+// A lineModel holds what LineCounts needs for the functions counted by
+// blocks: every line their blocks name (in any file), and which of them
+// the report shows.
+type lineModel struct {
+	keys   []LineRef
+	index  map[LineRef]int32
+	report []int32 // per key: index into Plan.Lines, -1 when its file is not kept
+	funcs  []modelFunc
+}
+
+// A modelFunc is one function counted by blocks: its graph (index into
+// Plan.Graphs) and, per block, its lines with the address where each
+// first appears.
+type modelFunc struct {
+	graph  int
+	blocks [][]lineAt
+	skip   []bool // per block: no block of GCC's (a loop-closing jmp)
+}
+
+type lineAt struct {
+	line int32
+	addr uint64
+}
+
+// modelKey returns the model's id of a line, adding it (and, when its file is
+// kept, a Plan.Lines entry) on first sight.
+func (p *Plan) modelKey(m *lineModel, ref LineRef, keepFile func(string) bool) int32 {
+	if k, ok := m.index[ref]; ok {
+		return k
+	}
+	k := int32(len(m.keys))
+	m.keys = append(m.keys, ref)
+	m.index[ref] = k
+	r := int32(-1)
+	if keepFile(ref.File) {
+		r = p.lineRef(ref)
+	}
+	m.report = append(m.report, r)
+	return k
+}
+
+// lineRef returns the index in p.Lines of ref, adding it on first sight.
+func (p *Plan) lineRef(ref LineRef) int32 {
+	if i, ok := p.lineIndex[ref]; ok {
+		return i
+	}
+	if p.lineIndex == nil {
+		p.lineIndex = make(map[LineRef]int32)
+	}
+	i := int32(len(p.Lines))
+	p.lineIndex[ref] = i
+	p.Lines = append(p.Lines, ref)
+	return i
+}
+
+// rowsIn returns the statement rows of lt in [lo, hi).
+func rowsIn(lt *lineinfo.Table, lo, hi uint64) []lineinfo.Row {
+	i := sort.Search(len(lt.Rows), func(i int) bool { return lt.Rows[i].Addr >= lo })
+	j := i
+	for j < len(lt.Rows) && lt.Rows[j].Addr < hi {
+		j++
+	}
+	return lt.Rows[i:j]
+}
+
+// modelLines gives the function of graph gi (function fi) its block
+// lines. sub is its DWARF subprogram, nil when unknown.
+func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub *lineinfo.Subprogram, keepFile func(string) bool) {
+	fg := p.Graphs[gi]
+	g := fg.Graph
+	f := sym.Funcs[fi]
+	rows := rowsIn(lt, f.Addr, f.Addr+f.Size)
+	type row struct {
+		addr uint64
+		ref  LineRef
+		drop bool
+	}
+	rs := make([]row, len(rows))
+	for k, r := range rows {
+		rs[k] = row{addr: r.Addr, ref: LineRef{File: lt.Files[r.File], Line: int(r.Line)}}
+	}
+	if sub != nil && lineinfo.IsC(sub.Lang) {
+		// The first row at the entry is the opening brace (rows at one
+		// address are sorted by line); others there (-O2) are statements.
+		if sub.DeclLine > 0 && len(rs) > 0 && rs[0].addr == f.Addr {
+			rs[0].ref.Line = sub.DeclLine
+			if sub.DeclFile != "" {
+				rs[0].ref.File = sub.DeclFile
+			}
+		}
+		code, _ := sym.Code(f.Addr, int(f.Size))
+		markEpilogue(len(rs), func(k int) (uint64, LineRef) { return rs[k].addr, rs[k].ref },
+			func(k int) { rs[k].drop = true }, code, f.Addr, sub)
+	}
+	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
+	for b, bl := range g.Blocks {
+		if bl.Start < fg.Entry || bl.Start >= fg.Tail {
+			continue // Go's stack check: no statement of the function
+		}
+		// The row the block starts in, then the rows inside it.
+		k := sort.Search(len(rs), func(k int) bool { return rs[k].addr > bl.Start }) - 1
+		for k >= 0 && k > 0 && rs[k-1].addr == rs[k].addr {
+			k--
+		}
+		var ls []lineAt
+		add := func(r row) {
+			if r.drop {
+				return
+			}
+			id := p.modelKey(m, r.ref, keepFile)
+			for _, x := range ls {
+				if x.line == id {
+					return
+				}
+			}
+			ls = append(ls, lineAt{line: id, addr: max(r.addr, bl.Start)})
+		}
+		if k >= 0 && rs[k].addr < bl.Start {
+			// Every row at that address, not just the last.
+			for j := k; j < len(rs) && rs[j].addr == rs[k].addr; j++ {
+				add(rs[j])
+			}
+		}
+		for j := max(k, 0); j < len(rs) && rs[j].addr < bl.End; j++ {
+			if rs[j].addr >= bl.Start {
+				add(rs[j])
+			}
+		}
+		mf.blocks[b] = ls
+	}
+	// A loop-closing jmp is judged against its target's lines, which a
+	// later block may have: look again now that all are known.
+	for b := range g.Blocks {
+		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
+	}
+	m.funcs = append(m.funcs, mf)
+}
+
+// closesLoop reports whether block b is only a jmp backwards whose line
+// is the first line of the block it jumps to: the jmp GCC emits to close
+// a loop, which is an edge in GCC's own graph, not a block.
+func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
+	bl := &g.Blocks[b]
+	if bl.Term != cfg.TermJump || bl.Insts != 1 || len(ls) != 1 {
+		return false
+	}
+	succ := g.Succs(b)
+	if len(succ) != 1 || succ[0].To < 0 || succ[0].Target >= bl.Start {
+		return false
+	}
+	to := all[succ[0].To]
+	return len(to) > 0 && to[0].line == ls[0].line
+}
+
+// markEpilogue drops the rows of a C function's closing brace when they
+// hold only the epilogue and GCC has no statement there: the function
+// returns a value (its return statements are the statements), or is void
+// and has a return statement of its own (GCC's shared return then has no
+// location). n rows are read through at; drop marks one.
+func markEpilogue(n int, at func(int) (uint64, LineRef), drop func(int), code []byte, base uint64, sub *lineinfo.Subprogram) {
+	if n == 0 || len(code) == 0 {
+		return
+	}
+	lastAddr, last := at(n - 1)
+	for k := 0; k < n; k++ {
+		if _, r := at(k); r.File == last.File && r.Line > last.Line {
+			return // the last row is not the function's last line
+		}
+	}
+	first := n - 1
+	for first > 0 {
+		_, r := at(first - 1)
+		if r != last {
+			break
+		}
+		first--
+	}
+	start, _ := at(first)
+	if start < base || start-base >= uint64(len(code)) {
+		return
+	}
+	// Only epilogue instructions from there to the end.
+	for off := int(start - base); off < len(code); {
+		inst, err := symtab.DecodeInst(code[off:])
+		if err != nil || inst.Len == 0 {
+			return
+		}
+		switch inst.Op {
+		case x86asm.LEAVE, x86asm.POP, x86asm.RET, x86asm.NOP:
+		case x86asm.MOV:
+			// Restoring a callee-saved register from the frame.
+			if _, ok := inst.Args[1].(x86asm.Mem); !ok {
+				return
+			}
+		default:
+			return
+		}
+		if inst.Op == x86asm.RET {
+			break
+		}
+		off += inst.Len
+	}
+	if sub.Void && !hasReturn(n, at, code, base, start, lastAddr) {
+		return
+	}
+	for k := first; k < n; k++ {
+		drop(k)
+	}
+}
+
+// hasReturn reports whether a void function has a return statement of its
+// own: a row before the epilogue at start whose code is one NOP falling
+// into it or one JMP to it (how GCC -O0 emits `return;`).
+func hasReturn(n int, at func(int) (uint64, LineRef), code []byte, base, start, _ uint64) bool {
+	for k := 0; k < n; k++ {
+		a, _ := at(k)
+		if a >= start || a < base {
+			continue
+		}
+		next := start
+		for j := k + 1; j < n; j++ {
+			if b, _ := at(j); b > a {
+				next = b
+				break
+			}
+		}
+		inst, err := symtab.DecodeInst(code[a-base:])
+		if err != nil || a+uint64(inst.Len) != next {
+			continue
+		}
+		switch inst.Op {
+		case x86asm.NOP:
+			if next == start {
+				return true
+			}
+		case x86asm.JMP:
+			if rel, ok := inst.Args[0].(x86asm.Rel); ok && uint64(int64(next)+int64(rel)) == start {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// LineCounts returns the count of every line of p.Lines: derived from
+// block and arc counts for the functions counted by blocks, the entries
+// the cursor counted (Table.LineEntries) for the others. A non-nil fault
+// is the link-time address of the instruction that faulted, ending the
+// run in the middle of its block: the lines after it get no credit for
+// that last entry.
+func (p *Plan) LineCounts(fault *uint64) []uint64 {
+	t := p.Table
+	out := make([]uint64, len(p.Lines))
+	copy(out, t.LineEntries)
+	m := p.model
+	if m == nil || len(m.funcs) == 0 {
+		return out
+	}
+	funcs := make([]linecount.Func, 0, len(m.funcs))
+	for _, mf := range m.funcs {
+		funcs = append(funcs, p.flowOf(mf, fault))
+	}
+	r := linecount.Lines(funcs, len(m.keys))
+	for k, c := range r.Counts {
+		if i := m.report[k]; i >= 0 {
+			out[i] += c
+		}
+	}
+	return out
+}
+
+// flowOf turns one modelled function's counts into linecount's terms.
+func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
+	t := p.Table
+	fg := p.Graphs[mf.graph]
+	g := fg.Graph
+	f := linecount.Func{Blocks: make([]linecount.Block, len(g.Blocks))}
+	counts := make([]uint64, len(g.Blocks))
+	for b, bl := range g.Blocks {
+		if i, ok := t.Index(bl.Start); ok {
+			counts[b] = t.Hits[i]
+		}
+		ls := make([]int32, 0, len(mf.blocks[b]))
+		if !mf.skip[b] {
+			for _, x := range mf.blocks[b] {
+				ls = append(ls, x.line)
+			}
+		}
+		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b]}
+		if a := t.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: linecount.Outside, To: int32(b), Count: a})
+		}
+	}
+	// An arc into a loop-closing jmp goes on to the jmp's target.
+	through := func(to int) int {
+		for hops := 0; to >= 0 && mf.skip[to] && hops < len(g.Blocks); hops++ {
+			to = g.Succs(to)[0].To
+		}
+		return to
+	}
+	for k, e := range g.Edges {
+		if e.To < 0 || mf.skip[e.From] {
+			continue
+		}
+		to := through(e.To)
+		if to < 0 {
+			continue
+		}
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: t.EdgeCounts[int(fg.FirstEdge)+k]})
+	}
+	if fault != nil && *fault >= g.Addr && *fault < g.End {
+		cutAt(&f, g, mf, *fault)
+	}
+	return f
+}
+
+// cutAt splits the block holding the faulting instruction at pc in two:
+// the lines up to the instruction keep the block's count, the lines after
+// it lose the entry that never got there.
+func cutAt(f *linecount.Func, g *cfg.Graph, mf modelFunc, pc uint64) {
+	b, ok := g.BlockAt(pc)
+	if !ok || mf.skip[b] || f.Blocks[b].Count == 0 {
+		return
+	}
+	var before, after []int32
+	for _, x := range mf.blocks[b] {
+		if x.addr <= pc {
+			before = append(before, x.line)
+		} else {
+			after = append(after, x.line)
+		}
+	}
+	if len(after) == 0 {
+		return
+	}
+	n := int32(len(f.Blocks))
+	c := f.Blocks[b].Count
+	f.Blocks[b].Lines = before
+	f.Blocks = append(f.Blocks, linecount.Block{Lines: after, Count: c - 1})
+	for k := range f.Arcs {
+		if f.Arcs[k].From == int32(b) {
+			f.Arcs[k].From = n
+		}
+	}
+	f.Arcs = append(f.Arcs, linecount.Arc{From: int32(b), To: n, Count: c - 1})
+}

@@ -1,0 +1,157 @@
+package lineinfo
+
+import (
+	"debug/dwarf"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+)
+
+// A Subprogram is what DWARF says about one function's source, beyond its
+// line-table rows: where it is declared and whether it returns a value.
+// gcov credits a function's entry to its declarator line (GCC's
+// DECL_SOURCE_LOCATION), which is not where the line table puts the
+// function's first instruction (that is the opening brace's line).
+type Subprogram struct {
+	Name     string
+	LowPC    uint64 // link-time entry address
+	DeclFile string // absolute, cleaned path ("" when unknown)
+	DeclLine int    // 0 when unknown
+	// Void is true when the function returns no value (no DW_AT_type).
+	Void bool
+	// Lang is the DW_AT_language of its compilation unit [DWARF5 7.12],
+	// 0 when unknown.
+	Lang int
+}
+
+// IsC reports whether lang is a C or C++ dialect, whose functions GCC's
+// gcov describes.
+func IsC(lang int) bool {
+	switch lang {
+	case 0x01, 0x02, 0x0c, 0x1d, 0x2c: // C89, C, C99, C11, C17
+		return true
+	case 0x04, 0x1a, 0x21, 0x2a, 0x2b: // C++, C++03, C++11, C++14, C++17/20
+		return true
+	}
+	return false
+}
+
+// Subprograms returns the functions with code (DW_AT_low_pc) that the
+// .debug_info of the ELF file at path describes, sorted by LowPC. Like
+// Read, it never panics on a bad file; an executable without .debug_info
+// gives none and no error.
+func Subprograms(path string) (subs []Subprogram, err error) {
+	f, err := openELF(path)
+	if err != nil {
+		return nil, fmt.Errorf("lineinfo: %w", err)
+	}
+	defer func() { err = errors.Join(err, closeErr(f)) }()
+	defer func() {
+		if p := recover(); p != nil {
+			subs, err = nil, &DecodeError{Section: ".debug_info", Msg: fmt.Sprint(p)}
+		}
+	}()
+	if f.Section(".debug_info") == nil {
+		return nil, nil
+	}
+	d, err := f.DWARF()
+	if err != nil {
+		return nil, &DecodeError{Section: ".debug_info", Msg: err.Error()}
+	}
+	return readSubprograms(d)
+}
+
+// readSubprograms walks every unit of d. A definition that refers to its
+// declaration (DW_AT_specification, C++ methods defined outside their
+// class) or to an abstract instance (DW_AT_abstract_origin) takes what it
+// lacks from there.
+func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
+	type decl struct {
+		name  string
+		file  string
+		line  int
+		typed bool
+		ref   dwarf.Offset // DW_AT_specification or DW_AT_abstract_origin
+	}
+	decls := map[dwarf.Offset]decl{}
+	type pending struct {
+		sub Subprogram
+		ref dwarf.Offset
+		has bool // sub has its own DW_AT_decl_line
+	}
+	var defs []pending
+	r := d.Reader()
+	var files []*dwarf.LineFile
+	lang := 0
+	for {
+		e, err := r.Next()
+		if err != nil {
+			return nil, &DecodeError{Section: ".debug_info", Msg: err.Error()}
+		}
+		if e == nil {
+			break
+		}
+		if e.Tag == dwarf.TagCompileUnit {
+			lang, files = 0, nil
+			if v, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
+				lang = int(v)
+			}
+			if lr, err := d.LineReader(e); err == nil && lr != nil {
+				files = lr.Files()
+			}
+			continue
+		}
+		if e.Tag != dwarf.TagSubprogram {
+			continue
+		}
+		var dc decl
+		dc.name, _ = e.Val(dwarf.AttrName).(string)
+		if v, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
+			dc.line = int(v)
+		}
+		if v, ok := e.Val(dwarf.AttrDeclFile).(int64); ok && v >= 0 && int(v) < len(files) && files[v] != nil {
+			dc.file = filepath.Clean(files[v].Name)
+		}
+		_, dc.typed = e.Val(dwarf.AttrType).(dwarf.Offset)
+		for _, a := range []dwarf.Attr{dwarf.AttrSpecification, dwarf.AttrAbstractOrigin} {
+			if ref, ok := e.Val(a).(dwarf.Offset); ok {
+				dc.ref = ref
+			}
+		}
+		decls[e.Offset] = dc
+		low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+		if !ok {
+			continue
+		}
+		defs = append(defs, pending{
+			sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Lang: lang},
+			ref: dc.ref, has: dc.line != 0,
+		})
+	}
+	subs := make([]Subprogram, 0, len(defs))
+	for _, p := range defs {
+		s := p.sub
+		// Follow references (a specification of an abstract origin, at
+		// most) for what the definition leaves out.
+		for ref, hops := p.ref, 0; ref != 0 && hops < 4; hops++ {
+			dc, ok := decls[ref]
+			if !ok {
+				break
+			}
+			if s.Name == "" {
+				s.Name = dc.name
+			}
+			if !p.has && dc.line != 0 {
+				s.DeclLine, s.DeclFile, p.has = dc.line, dc.file, true
+			}
+			if dc.typed {
+				s.Void = false
+			}
+			ref = dc.ref
+		}
+		subs = append(subs, s)
+	}
+	sort.Slice(subs, func(i, j int) bool { return subs[i].LowPC < subs[j].LowPC })
+	return subs, nil
+}
