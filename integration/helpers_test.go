@@ -186,7 +186,38 @@ func buildC(t testing.TB, src string, flags ...string) string {
 // buildCFrom is buildC for a source anywhere (an absolute path).
 func buildCFrom(t testing.TB, srcPath string, flags ...string) string {
 	t.Helper()
-	key := srcPath + "\x00" + strings.Join(flags, "\x00")
+	return buildSources(t, []string{srcPath}, flags...)
+}
+
+// compilerFor is the compiler driver for a source file: g++ for C++ (by
+// its extension), else gcc. Linking C++ with gcc would leave out libstdc++.
+func compilerFor(src string) string {
+	switch filepath.Ext(src) {
+	case ".cpp", ".cc", ".cxx", ".C":
+		return "g++"
+	}
+	return "gcc"
+}
+
+// mustHaveCompiler skips the test when the compiler for src is not
+// installed.
+func mustHaveCompiler(t testing.TB, src string) {
+	t.Helper()
+	cc := compilerFor(src)
+	if _, err := exec.LookPath(cc); err != nil {
+		t.Skipf("%s not found in PATH (%v): %s is compiled with it", cc, err, filepath.Base(src))
+	}
+}
+
+// buildSources compiles and links the sources (absolute paths) into one
+// executable with the compiler of the first (compilerFor) and returns its
+// path. The executable is named after the first source.
+func buildSources(t testing.TB, srcPaths []string, flags ...string) string {
+	t.Helper()
+	mustHaveCompiler(t, srcPaths[0])
+	srcPath := srcPaths[0]
+	cc := compilerFor(srcPath)
+	key := strings.Join(srcPaths, "\x00") + "\x00\x00" + strings.Join(flags, "\x00")
 	builds.Lock()
 	defer builds.Unlock()
 	if builds.m == nil {
@@ -201,11 +232,11 @@ func buildCFrom(t testing.TB, srcPath string, flags ...string) string {
 		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 			r.err = err
 		} else {
-			args := append(append([]string{}, flags...), "-o", out, srcPath)
-			cmd := exec.Command("gcc", args...)
+			args := append(append(append([]string{}, flags...), "-o", out), srcPaths...)
+			cmd := exec.Command(cc, args...)
 			cmd.Dir = filepath.Dir(out)
 			if msg, err := cmd.CombinedOutput(); err != nil {
-				r.err = fmt.Errorf("gcc %s: %v\n%s", strings.Join(args, " "), err, msg)
+				r.err = fmt.Errorf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, msg)
 			}
 		}
 		builds.m[key] = r
@@ -662,18 +693,20 @@ func readFile(t testing.TB, path string) string {
 
 // gcovRun says how to run the coverage build of a target.
 type gcovRun struct {
-	src   string   // file in testdata
+	src   string   // file in testdata (such as "shapes/loops.c"); .cpp is C++
 	flags []string // extra gcc flags (e.g. -pthread)
 	args  []string // the target's arguments
 	stdin string
 }
 
 // gcovCounts builds a --coverage -O0 -g copy of g.src in a temporary
-// directory, runs it, and returns gcov's count for every line with code
-// (0 for "#####").
+// directory (with g++ for C++), runs it, and returns gcov's count for every
+// line of g.src with code (0 for "#####").
 func gcovCounts(t testing.TB, g gcovRun) map[int]int64 {
 	t.Helper()
 	mustHaveGcov(t)
+	mustHaveCompiler(t, g.src)
+	cc := compilerFor(g.src)
 	dir := t.TempDir()
 	base := filepath.Base(g.src)
 	stem := strings.TrimSuffix(base, filepath.Ext(base))
@@ -692,10 +725,10 @@ func gcovCounts(t testing.TB, g gcovRun) map[int]int64 {
 	ldArgs := append([]string{"--coverage"}, g.flags...)
 	ldArgs = append(ldArgs, "-o", stem, stem+".o")
 	for _, args := range [][]string{ccArgs, ldArgs} {
-		cmd := exec.Command("gcc", args...)
+		cmd := exec.Command(cc, args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 		}
 	}
 	cmd := exec.Command(filepath.Join(dir, stem), g.args...)
@@ -713,7 +746,7 @@ func gcovCounts(t testing.TB, g gcovRun) map[int]int64 {
 	if err != nil {
 		t.Fatalf("gcov -t %s: %v\n%s", base, err, stderr.String())
 	}
-	counts, err := parseGcov(string(out))
+	counts, err := parseGcov(string(out), base)
 	if err != nil {
 		t.Fatalf("parsing gcov output: %v\n%s", err, tail(string(out)))
 	}
@@ -723,38 +756,68 @@ func gcovCounts(t testing.TB, g gcovRun) map[int]int64 {
 	return counts
 }
 
-// parseGcov parses gcov's annotated source ("  count:  line:text"): a count,
-// "#####" or "=====" (never run), "-" (no code); a "*" after a count marks
-// a line with blocks not run. Lines of other files and function and branch
-// summaries are ignored.
-func parseGcov(text string) (map[int]int64, error) {
+// parseGcov parses gcov's annotated source ("  count:  line:text") of the
+// source file whose base name is file: a count, "#####" or "=====" (never
+// run), "-" (no code); a "*" after a count marks a line with blocks not
+// run. gcov -t prints every source file of the program, each opening with
+// "-: 0:Source:NAME" (for C++, the library headers whose inline code was
+// compiled in): lines of other files are ignored. For a function with
+// several instances (a C++ template, an inline function emitted twice) gcov
+// prints the summed count, then each instance's lines again between
+// "------------------" rules under a "NAME:" header: those repeats are
+// ignored too, as are function and branch summaries.
+func parseGcov(text, file string) (map[int]int64, error) {
 	counts := make(map[int]int64)
+	inFile, inInstances, afterRule := false, false, false
 	sc := bufio.NewScanner(strings.NewReader(text))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
-		fields := strings.SplitN(sc.Text(), ":", 3)
-		if len(fields) < 3 {
+		text := sc.Text()
+		if strings.HasPrefix(text, "------------------") {
+			afterRule = true
 			continue
 		}
-		c := strings.TrimSpace(fields[0])
-		line, err := strconv.Atoi(strings.TrimSpace(fields[1]))
-		if err != nil || line == 0 {
+		m := gcovLineRE.FindStringSubmatch(text)
+		if afterRule {
+			// The line after a rule is an instance's header (no count
+			// field) or, after the last instance, the file's next line.
+			inInstances = m == nil
+			afterRule = false
+		}
+		if m == nil || inInstances {
 			continue
 		}
-		switch c = strings.TrimSuffix(c, "*"); c {
+		line, err := strconv.Atoi(m[2])
+		if err != nil {
+			return nil, fmt.Errorf("bad line number in %q", text)
+		}
+		if line == 0 {
+			if src, ok := strings.CutPrefix(m[3], "Source:"); ok {
+				inFile = filepath.Base(src) == file
+			}
+			continue
+		}
+		if !inFile {
+			continue
+		}
+		switch c := strings.TrimSuffix(m[1], "*"); c {
 		case "-":
 		case "#####", "=====":
 			counts[line] = 0
 		default:
 			n, err := strconv.ParseInt(c, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("line %d: bad count %q", line, c)
+				return nil, fmt.Errorf("%s:%d: bad count %q", file, line, c)
 			}
 			counts[line] = n
 		}
 	}
 	return counts, sc.Err()
 }
+
+// gcovLineRE matches a line of gcov's annotated source: count, line number
+// and text.
+var gcovLineRE = regexp.MustCompile(`^\s*([-#=\d*]+):\s*(\d+):(.*)$`)
 
 // compareGcov runs src built with buildFlags under `patchprof --lines` and
 // requires its line counts to equal gcov's on every line both report, and

@@ -22,11 +22,50 @@ func TestParseGcov(t *testing.T) {
         1:    7:}
 function main called 1 returned 100% blocks executed 80%
 `
-	got, err := parseGcov(text)
+	got, err := parseGcov(text, "x.c")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[int]int64{2: 1, 3: 1001, 4: 1000, 5: 0, 6: 0, 7: 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("parseGcov = %v, want %v", got, want)
+	}
+}
+
+// TestParseGcovCXX checks the gcov parser on gcov -t's text for C++: the
+// headers' sections are skipped, and a template's per-instance repeats
+// do not replace its summed counts.
+func TestParseGcovCXX(t *testing.T) {
+	text := `        -:    0:Source:/usr/include/c++/12/bits/stl_vector.h
+        -:    0:Graph:r.gcno
+       40:    9:      void f() { g(); }
+        -:    0:Source:r.cpp
+        -:    0:Graph:r.gcno
+        -:    1:template <typename T>
+        2:    2:T sum(const std::vector<T> &v)
+       42:    3:	for (const T &x : v) s += x;
+        -:    4:}
+------------------
+_Z3sumIdET_RKSt6vectorIS0_SaIS0_EE:
+        1:    2:T sum(const std::vector<T> &v)
+       21:    3:	for (const T &x : v) s += x;
+        -:    4:}
+------------------
+double sum<double>(std::vector<double, std::allocator<double> > const&):
+        1:    2:T sum(const std::vector<T> &v)
+    #####:    3:	for (const T &x : v) s += x;
+        -:    4:}
+------------------
+        1:    5:int main()
+    #####:    9:	never();
+        -:    0:Source:/usr/include/c++/12/new
+        7:    5:  return p;
+`
+	got, err := parseGcov(text, "r.cpp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]int64{2: 2, 3: 42, 5: 1, 9: 0}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("parseGcov = %v, want %v", got, want)
 	}

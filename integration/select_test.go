@@ -6,13 +6,15 @@ import (
 	"testing"
 )
 
-// funcLines returns the first and last lines of the C function named name
-// in testdata/src: from the line naming it to its closing brace.
+// funcLines returns the first and last lines of the C or C++ function named
+// name in testdata/src: from the unindented line naming it ("name(" at the
+// start or after a space or "*", and not a declaration ending in ";") to
+// its closing brace, a "}" alone at the start of a line.
 func funcLines(t *testing.T, src, name string) (first, last int) {
 	t.Helper()
 	lines := sourceLines(t, filepath.Join(testdataDir, src))
 	for i, l := range lines {
-		if strings.HasPrefix(l, name+"(") {
+		if first == 0 && namesFunc(l, name) {
 			first = i + 1
 		}
 		if first != 0 && l == "}" {
@@ -21,6 +23,16 @@ func funcLines(t *testing.T, src, name string) (first, last int) {
 	}
 	t.Fatalf("%s: no function %s", src, name)
 	return 0, 0
+}
+
+// namesFunc reports whether the source line l begins a definition of the
+// function name.
+func namesFunc(l, name string) bool {
+	if l == "" || l[0] == ' ' || l[0] == '\t' || strings.HasSuffix(strings.TrimSpace(l), ";") {
+		return false
+	}
+	i := strings.Index(l, name+"(")
+	return i == 0 || (i > 0 && (l[i-1] == ' ' || l[i-1] == '*'))
 }
 
 // TestSelectFunc checks --func: only the matching functions are planted,

@@ -1,0 +1,295 @@
+package integration
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The shapes corpus (testdata/shapes) holds small deterministic C and C++
+// programs, one per family of control-flow shapes that a line-count model
+// can get wrong: loops left by break, return, goto or exit() in a callee,
+// statements over several lines, setjmp/longjmp, deep recursion,
+// compiler-generated constructors and destructors, range-for, templates,
+// lambdas, virtual calls, exceptions and guarded static locals.
+// TestShapesGcov holds patchprof's line counts to gcov's, line for line.
+
+// A shape is one program of the corpus and what it must count by
+// construction.
+type shape struct {
+	src string // in testdata/shapes
+	// markers maps a comment marker on a line to the count that line has
+	// by construction: checked against gcov (the oracle and the corpus
+	// agree) and against patchprof.
+	markers map[string]int64
+}
+
+var shapes = []shape{
+	{src: "loops.c", markers: map[string]int64{
+		"WHILE_BREAK_BODY": 7, "WHILE_RETURN_BODY": 13, "FOR_RETURN_BODY": 13,
+		"DO_BODY": 7, "GOTO_BODY": 13, "FILL_BODY": 100,
+	}},
+	{src: "exitloop.c", markers: map[string]int64{"GET_VALUE": 100, "LOOP_NEXT": 100, "GET_EXIT": 1}},
+	{src: "multiline.c"},
+	{src: "jumps.c", markers: map[string]int64{"LEAF_JUMP": 9, "JUMPED": 9}},
+	{src: "recursion.c", markers: map[string]int64{"DOWN_RECURSE": 50000}},
+	{src: "classes.cpp", markers: map[string]int64{"PERSON_AGE": 7}},
+	{src: "ranges.cpp", markers: map[string]int64{"SUM_BODY": 40, "ARRAY_BODY": 20}},
+	{src: "lambdas.cpp", markers: map[string]int64{"SQUARE_AREA": 6}},
+	{src: "exceptions.cpp", markers: map[string]int64{"DEEP_THROW": 5, "MAIN_CATCH": 5, "LOCAL_CATCH": 6}},
+	{src: "statics.cpp", markers: map[string]int64{"MAIN_NEXT": 100}},
+}
+
+// A gcovException is a line where patchprof may differ from gcov, with the
+// reason. Each one needs a reason a reader can check against gcov's and
+// the compiler's documented behaviour; "patchprof counts it differently"
+// is not one.
+type gcovException struct {
+	file   string // in testdata/shapes
+	marker string // the comment marker on the line (markerLine)
+	reason string
+}
+
+// gcovExceptions is empty: every line of every shape must agree with gcov.
+var gcovExceptions = []gcovException{}
+
+// TestShapesGcov compares patchprof's line counts of every program of the
+// shapes corpus with gcov's, strictly: each line gcov gives a count must
+// have exactly that count in patchprof's profile, and patchprof must give
+// no count to a line gcov shows as "-" (no code). Function entries are
+// compared where gcov puts them, on the line naming the function.
+func TestShapesGcov(t *testing.T) {
+	needs(t)
+	mustHaveGcov(t)
+	t.Parallel()
+	var summary []string
+	for _, s := range shapes {
+		t.Run(strings.TrimSuffix(s.src, filepath.Ext(s.src)), func(t *testing.T) {
+			// One program at a time: the machine is small and shared.
+			compared, differ := compareShape(t, s)
+			summary = append(summary, fmt.Sprintf("  %-15s %3d lines compared, %3d differ", s.src, compared, differ))
+		})
+	}
+	t.Logf("gcov against patchprof, per program:\n%s", strings.Join(summary, "\n"))
+}
+
+// compareShape runs one program of the corpus under gcov and under
+// `patchprof --lines` and reports every line on which they differ. It
+// returns the number of lines compared (the lines either one gives a count)
+// and the number that differ.
+func compareShape(t *testing.T, s shape) (compared, differ int) {
+	src := filepath.Join("shapes", s.src)
+	path := filepath.Join(testdataDir, src)
+	exe := buildCFrom(t, path, "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--lines", exe}})
+	wantExitCode(t, res, p, 0)
+	want := gcovCounts(t, gcovRun{src: src})
+	got := linesOf(p, s.src)
+	text := sourceText(t, path)
+
+	excused := make(map[int]string)
+	for _, e := range gcovExceptions {
+		if e.file == s.src {
+			excused[markerLineIn(t, path, e.marker)] = e.reason
+		}
+	}
+	lines := make(map[int]bool)
+	for l := range want {
+		lines[l] = true
+	}
+	for l := range got {
+		lines[l] = true
+	}
+	all := make([]int, 0, len(lines))
+	for l := range lines {
+		all = append(all, l)
+	}
+	sort.Ints(all)
+	var bad []string
+	for _, l := range all {
+		w, inGcov := want[l]
+		g, inPatchprof := got[l]
+		if inGcov && inPatchprof && w == g {
+			continue
+		}
+		gs, ps := "-", "-"
+		if inGcov {
+			gs = fmt.Sprint(w)
+		}
+		if inPatchprof {
+			ps = fmt.Sprint(g)
+		}
+		d := fmt.Sprintf("  %s:%d %-50q gcov %s, patchprof %s", s.src, l, text(l), gs, ps)
+		if reason, ok := excused[l]; ok {
+			t.Logf("excused: %s (%s)", d, reason)
+			continue
+		}
+		bad = append(bad, d)
+	}
+	if len(bad) > 0 {
+		t.Errorf("%s: %d of %d lines differ from gcov (\"-\": no count):\n%s",
+			res.cmdline, len(bad), len(all), strings.Join(bad, "\n"))
+	}
+	t.Logf("%s: %d lines compared, %d differ from gcov", s.src, len(all), len(bad))
+
+	markers := make([]string, 0, len(s.markers))
+	for m := range s.markers {
+		markers = append(markers, m)
+	}
+	sort.Strings(markers)
+	for _, m := range markers {
+		l := markerLineIn(t, path, m)
+		if w, ok := want[l]; !ok || w != s.markers[m] {
+			t.Errorf("the oracle disagrees with the corpus: gcov counts %s:%d (%s) %d, by construction %d",
+				s.src, l, m, w, s.markers[m])
+		}
+		wantLine(t, p, s.src, l, s.markers[m])
+	}
+	return len(all), len(bad)
+}
+
+// sourceText returns a function giving the trimmed text of a line of the
+// file at path ("?" past its end).
+func sourceText(t testing.TB, path string) func(line int) string {
+	t.Helper()
+	src := sourceLines(t, path)
+	return func(line int) string {
+		if line >= 1 && line <= len(src) {
+			return strings.TrimSpace(src[line-1])
+		}
+		return "?"
+	}
+}
+
+// A selection is a program and a file and a function of it to select with
+// --file and --func.
+type selection struct {
+	name   string
+	srcs   []string // in testdata/shapes; the first names the executable
+	file   string   // base name for --file
+	fn     string   // the function's name in its source
+	funcRE string   // --func: the function's symbol, mangled or demangled
+}
+
+var selections = []selection{
+	{name: "c", srcs: []string{"loops.c"}, file: "loops.c", fn: "goto_loop", funcRE: "^goto_loop$"},
+	{
+		name: "cpp", srcs: []string{"twofiles.cpp", "twofiles_lib.cpp"},
+		file: "twofiles_lib.cpp", fn: "score", funcRE: `^(_Z5scorei|score\(int\))$`,
+	},
+}
+
+// buildSelection builds the program of a selection with gcc or g++ -g -O0.
+func buildSelection(t *testing.T, s selection) string {
+	t.Helper()
+	paths := make([]string, len(s.srcs))
+	for i, src := range s.srcs {
+		paths[i] = filepath.Join(testdataDir, "shapes", src)
+	}
+	return buildSources(t, paths, "-g", "-O0")
+}
+
+// TestSelectionKeepsCounts checks that selecting what to plant changes no
+// count: every line of file X under --file X, and every line of function F
+// under --func F, counts what it counts in a run that plants everything.
+func TestSelectionKeepsCounts(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	for _, s := range selections {
+		t.Run(s.name, func(t *testing.T) {
+			exe := buildSelection(t, s)
+			res, full := runProfile(t, runOpts{args: []string{"--lines", exe}})
+			wantExitCode(t, res, full, 0)
+			all := linesOf(full, s.file)
+			if len(all) == 0 {
+				t.Fatalf("%s: no lines of %s in the profile", res.cmdline, s.file)
+			}
+
+			res, p := runProfile(t, runOpts{args: []string{"--lines", "--file", s.file, exe}})
+			wantExitCode(t, res, p, 0)
+			sameLines(t, res.cmdline, s.file, all, linesOf(p, s.file))
+			for _, l := range p.Lines {
+				if filepath.Base(l.File) != s.file {
+					t.Errorf("%s: line %s:%d in the profile", res.cmdline, l.File, l.Line)
+					break
+				}
+			}
+
+			first, last := funcLines(t, filepath.Join("shapes", s.file), s.fn)
+			inFunc := func(m map[int]int64) map[int]int64 {
+				f := make(map[int]int64)
+				for l, n := range m {
+					if l >= first && l <= last {
+						f[l] = n
+					}
+				}
+				return f
+			}
+			res, p = runProfile(t, runOpts{args: []string{"--lines", "--func", s.funcRE, exe}})
+			wantExitCode(t, res, p, 0)
+			sameLines(t, res.cmdline, s.file, inFunc(all), linesOf(p, s.file))
+			if len(inFunc(all)) == 0 {
+				t.Errorf("%s has no lines of %s (%s:%d-%d)", res.cmdline, s.fn, s.file, first, last)
+			}
+		})
+	}
+}
+
+// TestSelectionBlocksKeepLines checks that counting blocks too changes no
+// line count: --lines and --lines --blocks give the same counts on every
+// line of every file.
+func TestSelectionBlocksKeepLines(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	for _, s := range selections {
+		t.Run(s.name, func(t *testing.T) {
+			exe := buildSelection(t, s)
+			res, lines := runProfile(t, runOpts{args: []string{"--lines", exe}})
+			wantExitCode(t, res, lines, 0)
+			res, blocks := runProfile(t, runOpts{args: []string{"--lines", "--blocks", exe}})
+			wantExitCode(t, res, blocks, 0)
+			for _, src := range s.srcs {
+				sameLines(t, res.cmdline, src, linesOf(lines, src), linesOf(blocks, src))
+			}
+		})
+	}
+}
+
+// sameLines checks that got (from the run cmdline) has exactly the lines
+// of file in want, with the same counts.
+func sameLines(t *testing.T, cmdline, file string, want, got map[int]int64) {
+	t.Helper()
+	var lines []int
+	for l := range want {
+		lines = append(lines, l)
+	}
+	for l := range got {
+		if _, ok := want[l]; !ok {
+			lines = append(lines, l)
+		}
+	}
+	sort.Ints(lines)
+	text := sourceText(t, filepath.Join(testdataDir, "shapes", file))
+	var bad []string
+	for _, l := range lines {
+		w, inWant := want[l]
+		g, inGot := got[l]
+		if inWant && inGot && w == g {
+			continue
+		}
+		ws, gs := "-", "-"
+		if inWant {
+			ws = fmt.Sprint(w)
+		}
+		if inGot {
+			gs = fmt.Sprint(g)
+		}
+		bad = append(bad, fmt.Sprintf("  %s:%d %-50q want %s, got %s", file, l, text(l), ws, gs))
+	}
+	if len(bad) > 0 {
+		t.Errorf("%s: %d of %d lines of %s differ from the reference run (\"-\": no count):\n%s",
+			cmdline, len(bad), len(lines), file, strings.Join(bad, "\n"))
+	}
+}
