@@ -143,6 +143,7 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		if keep && opt.SkipFunc != nil && opt.SkipFunc(f.Name, fi.File) {
 			keep = false
 		}
+
 		if keep && fi.File != "" {
 			keep = keepFile(fi.File)
 		} else if keep && opt.FileFilter != nil {
@@ -172,9 +173,17 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 			p.Funcs[i].Site = entry
 		}
 	}
+	// A function the compiler made up (an implicit C++ constructor or
+	// destructor) has no lines of the user's: gcov shows none.
+	noLines := make([]bool, len(sym.Funcs))
+	for i, f := range sym.Funcs {
+		if s := subprogramAt(opt.Subprograms, f.Addr); s != nil && s.Artificial {
+			noLines[i] = true
+		}
+	}
 	model := opt.Lines && lt != nil && !opt.RowSites
 	if opt.Blocks || model {
-		specs = append(specs, p.blockSpecs(sym, lt, keepFunc, keepFile, opt)...)
+		specs = append(specs, p.blockSpecs(sym, lt, keepFunc, keepFile, noLines, opt)...)
 	}
 	modeled := make([]bool, len(sym.Funcs))
 	if model {
@@ -182,10 +191,16 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		for gi, fg := range p.Graphs {
 			fi := int(fg.Func)
 			modeled[fi] = true
+			if noLines[fi] {
+				continue
+			}
 			p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile)
 		}
 	}
 	if opt.Lines && lt != nil {
+		for i := range modeled {
+			modeled[i] = modeled[i] || noLines[i]
+		}
 		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue, modeled)...)
 	}
 	if opt.GoPrologue {

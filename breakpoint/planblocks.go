@@ -23,14 +23,14 @@ type BlockError struct {
 // function whose flow cannot be recovered gets a BlockError, never a
 // guessed graph. Calls end blocks (cfg.Options.SplitCalls), as in GCC's
 // graph.
-func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, opt PlanOptions) []SiteSpec {
+func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, noLines []bool, opt PlanOptions) []SiteSpec {
 	var specs []SiteSpec
 	nb, ne := 0, 0
 	for i, f := range sym.Funcs {
 		if !keepFunc[i] || f.Size == 0 {
 			continue
 		}
-		if !opt.Blocks && !hasKeptRow(lt, f.Addr, f.Addr+f.Size, keepFile) {
+		if !opt.Blocks && (noLines[i] || !hasKeptRow(lt, f.Addr, f.Addr+f.Size, keepFile)) {
 			continue
 		}
 		code, ok := sym.Code(f.Addr, int(f.Size))

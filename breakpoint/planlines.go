@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -29,6 +30,12 @@ import (
 //     block of GCC's: its arcs go straight to its target.
 //   - A block that starts between rows (after a call returns) carries the
 //     line of the row it starts in.
+//   - A goto label (DW_TAG_label) is a statement at its address, as
+//     GCC's label statement is.
+//   - Arrivals at a block along none of its arcs count as entries only at
+//     the function's entry and at landing pads (calls, exceptions); a
+//     longjmp landing after its setjmp call is an abnormal edge gcov does
+//     not count.
 
 // A lineModel holds what LineCounts needs for the functions counted by
 // blocks: every line their blocks name (in any file), and which of them
@@ -119,6 +126,12 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			if sub.DeclFile != "" {
 				rs[0].ref.File = sub.DeclFile
 			}
+		}
+		// Labels are statements of their own, before the statement
+		// row at their address.
+		for _, lb := range sub.Labels {
+			k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= lb.Addr })
+			rs = slices.Insert(rs, k, row{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
 		code, _ := sym.Code(f.Addr, int(f.Size))
 		markEpilogue(len(rs), func(k int) (uint64, LineRef) { return rs[k].addr, rs[k].ref },
@@ -319,7 +332,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 			}
 		}
 		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b]}
-		if a := t.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 {
+		if a := t.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: linecount.Outside, To: int32(b), Count: a})
 		}
 	}

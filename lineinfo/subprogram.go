@@ -20,9 +20,24 @@ type Subprogram struct {
 	DeclLine int    // 0 when unknown
 	// Void is true when the function returns no value (no DW_AT_type).
 	Void bool
+	// Artificial is true for a function the compiler made up (an
+	// implicit C++ constructor or destructor): gcov shows no lines for
+	// it.
+	Artificial bool
+	// Labels are the function's goto labels that have code
+	// (DW_TAG_label with DW_AT_low_pc): gcov counts a label's line as
+	// the block it starts, though no line-table row names it.
+	Labels []Label
 	// Lang is the DW_AT_language of its compilation unit [DWARF5 7.12],
 	// 0 when unknown.
 	Lang int
+}
+
+// A Label is a source label at a code address.
+type Label struct {
+	Addr uint64
+	File string
+	Line int
 }
 
 // IsC reports whether lang is a C or C++ dialect, whose functions GCC's
@@ -72,6 +87,7 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 		file  string
 		line  int
 		typed bool
+		art   bool
 		ref   dwarf.Offset // DW_AT_specification or DW_AT_abstract_origin
 	}
 	decls := map[dwarf.Offset]decl{}
@@ -81,6 +97,7 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 		has bool // sub has its own DW_AT_decl_line
 	}
 	var defs []pending
+	var labels []Label
 	r := d.Reader()
 	var files []*dwarf.LineFile
 	lang := 0
@@ -102,6 +119,15 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			}
 			continue
 		}
+		if e.Tag == dwarf.TagLabel {
+			low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+			line, ok2 := e.Val(dwarf.AttrDeclLine).(int64)
+			fidx, ok3 := e.Val(dwarf.AttrDeclFile).(int64)
+			if ok && ok2 && ok3 && fidx >= 0 && int(fidx) < len(files) && files[fidx] != nil {
+				labels = append(labels, Label{Addr: low, File: filepath.Clean(files[fidx].Name), Line: int(line)})
+			}
+			continue
+		}
 		if e.Tag != dwarf.TagSubprogram {
 			continue
 		}
@@ -114,6 +140,7 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			dc.file = filepath.Clean(files[v].Name)
 		}
 		_, dc.typed = e.Val(dwarf.AttrType).(dwarf.Offset)
+		dc.art, _ = e.Val(dwarf.AttrArtificial).(bool)
 		for _, a := range []dwarf.Attr{dwarf.AttrSpecification, dwarf.AttrAbstractOrigin} {
 			if ref, ok := e.Val(a).(dwarf.Offset); ok {
 				dc.ref = ref
@@ -125,7 +152,7 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			continue
 		}
 		defs = append(defs, pending{
-			sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Lang: lang},
+			sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, Lang: lang},
 			ref: dc.ref, has: dc.line != 0,
 		})
 	}
@@ -148,10 +175,19 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			if dc.typed {
 				s.Void = false
 			}
+			s.Artificial = s.Artificial || dc.art
 			ref = dc.ref
 		}
 		subs = append(subs, s)
 	}
 	sort.Slice(subs, func(i, j int) bool { return subs[i].LowPC < subs[j].LowPC })
+	// Each label belongs to the function with the highest entry at or
+	// below it.
+	for _, l := range labels {
+		i := sort.Search(len(subs), func(i int) bool { return subs[i].LowPC > l.Addr }) - 1
+		if i >= 0 {
+			subs[i].Labels = append(subs[i].Labels, l)
+		}
+	}
 	return subs, nil
 }

@@ -72,26 +72,31 @@ func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	popt.CalleeName = cfg.CalleeNames(sym, im)
 }
 
+// addFlowNotes notes the functions of module m whose flow could not be
+// recovered: no block counts, and lines counted at their rows with the
+// previous-row rule instead of derived from blocks.
+func addFlowNotes(p *profile.Profile, m *module, name string) {
+	plan := m.plan
+	in := ""
+	if name != "" {
+		in = " in " + name
+	}
+	const shown = 10
+	for k, be := range plan.BlockErrors {
+		if k == shown {
+			p.Notes = append(p.Notes, fmt.Sprintf("%d more functions%s without block counts (control flow not recoverable)", len(plan.BlockErrors)-shown, in))
+			break
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("no block counts for %s%s: %v; its lines are counted at their rows and its calls at its entry", plan.Funcs[be.Func].Name, in, be.Err))
+	}
+}
+
 // addBlocks appends module m's block and edge counts to p: the blocks and
 // edges lists, each function's block totals and each line's branch outcomes.
 // Functions whose flow could not be recovered get a note each.
 func addBlocks(p *profile.Profile, m *module, name string) {
 	plan := m.plan
 	t := plan.Table
-	in := ""
-	if name != "" {
-		in = " in " + name
-	}
-	if n := len(plan.BlockErrors); n > 0 {
-		const shown = 10
-		for k, be := range plan.BlockErrors {
-			if k == shown {
-				p.Notes = append(p.Notes, fmt.Sprintf("%d more functions%s without block counts (control flow not recoverable)", n-shown, in))
-				break
-			}
-			p.Notes = append(p.Notes, fmt.Sprintf("no block counts for %s%s: %v; its lines and calls are counted", plan.Funcs[be.Func].Name, in, be.Err))
-		}
-	}
 	if len(plan.Graphs) == 0 {
 		return
 	}

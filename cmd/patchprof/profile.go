@@ -96,6 +96,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		}
 		p.Sites = append(p.Sites, profile.Site{Address: profile.FormatAddress(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
 	}
+	addFlowNotes(p, m, name)
 	if blocks {
 		addBlocks(p, m, name)
 	}
