@@ -100,10 +100,13 @@ const (
 
 // A Plan is the result of planning: the site table and what its indexes mean.
 type Plan struct {
-	Table   *Table
-	Funcs   []FuncInfo
-	Lines   []LineRef
-	Dropped []DroppedRow
+	Table *Table
+	Funcs []FuncInfo
+	Lines []LineRef
+	// LineFuncs is, per line of Lines, the index in Funcs of the function
+	// whose code it was first found in.
+	LineFuncs []int32
+	Dropped   []DroppedRow
 	// Graphs are the flow graphs of the block-counted functions (with
 	// PlanOptions.Blocks), as given to Table.SetBlocks.
 	Graphs []FuncGraph
@@ -326,7 +329,7 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 				// Lines are keyed by path, not file index: a line table may
 				// name one file under several indexes (DWARF 5 repeats the
 				// primary file as entry 0).
-				s.Lines = append(s.Lines, p.lineRef(LineRef{File: lt.Files[x.File], Line: int(x.Line)}))
+				s.Lines = append(s.Lines, p.lineRef(LineRef{File: lt.Files[x.File], Line: int(x.Line)}, fi))
 			}
 			markRep(&s, code[row.Addr-f.Addr:])
 			specs = append(specs, s)

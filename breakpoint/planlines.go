@@ -63,7 +63,7 @@ type lineAt struct {
 
 // modelKey returns the model's id of a line, adding it (and, when its file is
 // kept, a Plan.Lines entry) on first sight.
-func (p *Plan) modelKey(m *lineModel, ref LineRef, keepFile func(string) bool) int32 {
+func (p *Plan) modelKey(m *lineModel, ref LineRef, fi int, keepFile func(string) bool) int32 {
 	if k, ok := m.index[ref]; ok {
 		return k
 	}
@@ -72,14 +72,15 @@ func (p *Plan) modelKey(m *lineModel, ref LineRef, keepFile func(string) bool) i
 	m.index[ref] = k
 	r := int32(-1)
 	if keepFile(ref.File) {
-		r = p.lineRef(ref)
+		r = p.lineRef(ref, fi)
 	}
 	m.report = append(m.report, r)
 	return k
 }
 
-// lineRef returns the index in p.Lines of ref, adding it on first sight.
-func (p *Plan) lineRef(ref LineRef) int32 {
+// lineRef returns the index in p.Lines of ref, adding it on first sight
+// as a line of function fi.
+func (p *Plan) lineRef(ref LineRef, fi int) int32 {
 	if i, ok := p.lineIndex[ref]; ok {
 		return i
 	}
@@ -89,6 +90,7 @@ func (p *Plan) lineRef(ref LineRef) int32 {
 	i := int32(len(p.Lines))
 	p.lineIndex[ref] = i
 	p.Lines = append(p.Lines, ref)
+	p.LineFuncs = append(p.LineFuncs, int32(fi))
 	return i
 }
 
@@ -152,7 +154,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			if r.drop {
 				return
 			}
-			id := p.modelKey(m, r.ref, keepFile)
+			id := p.modelKey(m, r.ref, fi, keepFile)
 			for _, x := range ls {
 				if x.line == id {
 					return

@@ -46,14 +46,14 @@ var ErrCountTooLarge = errors.New("count too large for a pprof sample")
 //     lists calls per function.
 //   - For each source line with a non-zero count, a sample with its entry
 //     count at a location with that file and line and no address (a line
-//     may span several planted addresses). The profile does not record
-//     which function a line belongs to, and guessing from entry lines would
-//     be wrong for closures and nested functions, so the line's pprof
-//     function is named after its source file (the path as recorded, so
-//     same-named files in different directories stay apart). Then
-//     `-sample_index=line_entries -top -lines` (or -traces) gives exact
-//     counts per line, -top without -lines the total entries per file, and
-//     `-list FILE-REGEXP` annotates the file's source.
+//     may span several planted addresses). The line's pprof function is
+//     the function whose code holds it (Line.Function), so
+//     `-sample_index=line_entries -list FUNC` annotates a function and
+//     -top the total entries per function; a line of a profile that does
+//     not name its function (older files) gets a pseudo-function named
+//     after its source file (the path as recorded, so same-named files in
+//     different directories stay apart). `-top -lines` (or -traces) gives
+//     exact counts per line.
 //
 // Zero counts are left out: pprof shows absent and zero alike, and leaving
 // them out keeps the file small. The counts are exact, not sampled, so a
@@ -231,15 +231,21 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 			return cmp.Or(cmp.Compare(rank[a.Module], rank[b.Module]), strings.Compare(a.Module, b.Module),
 				strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 		})
-		files := make(map[string]*pprof.Function) // the pseudo-function of each file
+		type fnKey struct{ module, name, file string }
+		fns := make(map[fnKey]*pprof.Function)
 		for _, l := range lines {
-			file := files[l.File]
-			if file == nil {
-				file = newFunction(l.File, l.File, 0)
-				files[l.File] = file
+			name := l.Function
+			if name == "" {
+				name = l.File
+			}
+			k := fnKey{l.Module, name, l.File}
+			fn := fns[k]
+			if fn == nil {
+				fn = newFunction(name, l.File, 0)
+				fns[k] = fn
 			}
 			addSample(lineIdx, l.Count, &pprof.Location{
-				Line: []pprof.Line{{Function: file, Line: int64(l.Line)}},
+				Line: []pprof.Line{{Function: fn, Line: int64(l.Line)}},
 			}, l.Module)
 		}
 	}

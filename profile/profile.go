@@ -132,6 +132,9 @@ type Line struct {
 	// Count is how many times control entered the line (see
 	// docs/design.md, "Line counts").
 	Count uint64 `json:"count"`
+	// Function is the name of the function whose code the line is in
+	// (the first by address when several are), "" when unknown.
+	Function string `json:"function,omitempty"`
 	// Module is the path of the module the entry belongs to; "" is the
 	// profile's executable.
 	Module string `json:"module,omitempty"`

@@ -58,7 +58,11 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		}
 		for i, c := range plan.LineCounts(at) {
 			l := plan.Lines[i]
-			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Module: name})
+			fn := ""
+			if k := plan.LineFuncs[i]; k >= 0 && int(k) < len(plan.Funcs) {
+				fn = plan.Funcs[k].Name
+			}
+			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, Module: name})
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {
