@@ -74,6 +74,16 @@ func TestMergeAndExports(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^\s*2000\s.*\swork$`).Match(out) {
 			t.Errorf("go tool pprof -top does not show work with 2000 calls:\n%s", out)
 		}
+		// Line samples sit in their function: -list annotates work's
+		// source with its line counts.
+		out, err = exec.Command("go", "tool", "pprof", "-sample_index=line_entries", "-list", "^work$", pb).CombinedOutput()
+		if err != nil {
+			t.Fatalf("go tool pprof -list: %v\n%s", err, out)
+		}
+		body := markerLine(t, "calls.c", "WORK_BODY")
+		if !regexp.MustCompile(`(?m)^\s+2000\s+2000\s+` + itoa(body) + `:.*WORK_BODY`).Match(out) {
+			t.Errorf("go tool pprof -list ^work$ does not show line %d entered 2000 times:\n%s", body, out)
+		}
 	})
 	t.Run("gcov", func(t *testing.T) {
 		gdir := filepath.Join(dir, "gcov")
