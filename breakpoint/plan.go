@@ -70,7 +70,7 @@ type FuncInfo struct {
 	Aliases []string
 	Addr    uint64 // link-time entry
 	File    string // where DWARF puts the entry, "" if unknown
-	Line    int
+	Line    int    // the declarator's line for C and C++ (DW_AT_decl_line), else the entry's
 	Planted bool   // a function site counts its calls
 	Site    uint64 // where that site is: Addr, or past Go's stack-check prologue
 }
@@ -136,6 +136,11 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		if lt != nil {
 			if file, line, ok := lt.Lookup(f.Addr); ok {
 				fi.File, fi.Line = file, line
+				// gcov, lcov and debuggers put a C function on its
+				// declarator line, not on the opening brace below it.
+				if s := subprogramAt(opt.Subprograms, f.Addr); s != nil && lineinfo.IsC(s.Lang) && s.DeclLine > 0 && s.DeclLine <= line {
+					fi.Line = s.DeclLine
+				}
 			}
 		}
 		p.Funcs[i] = fi

@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"path/filepath"
 	"slices"
 	"sort"
 
@@ -125,7 +126,10 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		// address are sorted by line); others there (-O2) are statements.
 		if sub.DeclLine > 0 && len(rs) > 0 && rs[0].addr == f.Addr {
 			rs[0].ref.Line = sub.DeclLine
-			if sub.DeclFile != "" {
+			// A relative DW_AT_decl_file (a DWARF 5 unit compiled from a
+			// relative path) names the row's file; lineinfo made that one
+			// absolute.
+			if filepath.IsAbs(sub.DeclFile) {
 				rs[0].ref.File = sub.DeclFile
 			}
 		}
