@@ -248,10 +248,11 @@ func buildSources(t testing.TB, srcPaths []string, flags ...string) string {
 }
 
 // buildGo builds the Go program in testdata/dir (a module of its own, named
-// target, so it stays out of patchprof's module) and returns its path.
-func buildGo(t testing.TB, dir string) string {
+// target, so it stays out of patchprof's module) with go build's flags (for
+// example "-gcflags=all=-N -l" or "-cover") and returns its path.
+func buildGo(t testing.TB, dir string, flags ...string) string {
 	t.Helper()
-	key := "go\x00" + dir
+	key := "go\x00" + dir + "\x00" + strings.Join(flags, "\x00")
 	builds.Lock()
 	defer builds.Unlock()
 	if builds.m == nil {
@@ -259,13 +260,19 @@ func buildGo(t testing.TB, dir string) string {
 	}
 	r, ok := builds.m[key]
 	if !ok {
-		out := filepath.Join(workDir, "bin", "go-"+filepath.Base(dir))
+		name := "go-" + filepath.Base(dir)
+		if len(flags) > 0 {
+			sum := sha256.Sum256([]byte(key))
+			name += "-" + hex.EncodeToString(sum[:6])
+		}
+		out := filepath.Join(workDir, "bin", name)
 		r = buildResult{path: out}
-		cmd := exec.Command("go", "build", "-o", out, ".")
+		args := append(append([]string{"build"}, flags...), "-o", out, ".")
+		cmd := exec.Command("go", args...)
 		cmd.Dir = filepath.Join(testdataDir, dir)
 		cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-buildvcs=false")
 		if msg, err := cmd.CombinedOutput(); err != nil {
-			r.err = fmt.Errorf("go build -o %s . (in %s): %v\n%s", out, cmd.Dir, err, msg)
+			r.err = fmt.Errorf("go %s (in %s): %v\n%s", shellQuote(args), cmd.Dir, err, msg)
 		}
 		builds.m[key] = r
 	}
