@@ -56,6 +56,10 @@ type PlanOptions struct {
 	// CalleeName names call targets for cfg (cfg.Options.CalleeName), so
 	// that calls to functions that do not return end their block.
 	CalleeName func(addr uint64) string
+	// LandingPads maps a function's start to its exception landing pads
+	// (cfg.ELFLandingPads; cfg.Options.LandingPads), so that C++ catch
+	// blocks and cleanups are blocks. Nil is allowed.
+	LandingPads map[uint64][]uint64
 
 	// Subprograms are the functions .debug_info describes (lineinfo.
 	// Subprograms), sorted by LowPC: where gcov puts a C function's entry

@@ -37,7 +37,7 @@ func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool,
 		if !ok {
 			continue
 		}
-		g, err := cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true})
+		g, err := cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
 		if err != nil {
 			p.BlockErrors = append(p.BlockErrors, BlockError{Func: i, Err: err})
 			continue

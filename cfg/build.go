@@ -51,6 +51,14 @@ type Options struct {
 	// the return is an edge of its own (Return, from a TermCall block) and the code after the call a block that counts only the
 	// returns. Line counts derived the gcov way need it.
 	SplitCalls bool
+
+	// LandingPads are the link-time addresses of the function's exception
+	// landing pads (ELFLandingPads finds C++ ones): code only the unwinder
+	// enters. Each starts a block with Landing set, decoded like the
+	// entry, so a pad after a call that does not return (__cxa_throw,
+	// _Unwind_Resume) is code, not Dead. Addresses outside the function
+	// are ignored; one inside an instruction makes it unrecoverable.
+	LandingPads []uint64
 }
 
 // Instruction kinds, as far as control flow cares.
@@ -123,6 +131,11 @@ func Build(o Options) (g *Graph, err error) {
 	b.kind, b.back, b.flag = mem[:n:n], mem[n:2*n:2*n], mem[2*n:]
 	b.flag[0] |= fLeader
 	b.queue(0)
+	for _, pad := range o.LandingPads {
+		if off, ok := b.inside(pad); ok {
+			b.land(off)
+		}
+	}
 	for {
 		b.decode()
 		if b.err != nil {
@@ -387,6 +400,11 @@ func (b *builder) deadCode(off int) int {
 		if err != nil {
 			return 0
 		}
+		for i := 1; i < n && end+i < len(code); i++ {
+			if b.back[end+i] != 0 {
+				return 0 // overlaps a reached instruction (a landing pad inside it)
+			}
+		}
 		end += n
 	}
 	if end > len(code) || end < len(code) && b.back[end] != 1 {
@@ -402,6 +420,13 @@ func allZero(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// land makes off a landing pad: a leader entered from outside the
+// function's own flow, decoded like the entry.
+func (b *builder) land(off uint32) {
+	b.flag[off] |= fLeader | fLanding
+	b.queue(off)
 }
 
 // deferReturn is the function whose call starts a Go landing pad.
@@ -432,8 +457,7 @@ func (b *builder) landingPads() bool {
 			if rel, ok := inst.Args[0].(x86asm.Rel); ok {
 				target := b.o.Addr + uint64(off+n) + uint64(int64(rel))
 				if name := b.o.CalleeName(target); name == deferReturn || name == deferReturn+".abi0" {
-					b.flag[off] |= fLeader | fLanding
-					b.queue(uint32(off))
+					b.land(uint32(off))
 					found = true
 				}
 			}

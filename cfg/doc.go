@@ -26,6 +26,12 @@
 // by link-time address (ELFImage is one over debug/elf), because gcc and Go
 // put them in .rodata, outside the function's code.
 //
+// C++ exception landing pads (catch blocks, cleanups) are code only the
+// unwinder enters. ELFLandingPads reads them from .eh_frame and the LSDAs
+// in .gcc_except_table (LSB "Exception Frames", Itanium C++ ABI exception
+// handling); Options.LandingPads makes each the start of a Landing block,
+// as Build does by itself for Go's deferreturn landing pads.
+//
 // cfg does not own the symbol table or function bounds (package symtab),
 // source lines (package lineinfo), planting breakpoints at block starts
 // (package breakpoint) or counting them in a running process (package

@@ -113,7 +113,9 @@ type Block struct {
 	Term  Term   // how the block ends
 	// Landing is set on a block entered from outside the function's
 	// own flow besides the entry: Go's deferreturn landing pad, where the
-	// runtime resumes the function after a recovered panic.
+	// runtime resumes the function after a recovered panic, or an
+	// exception landing pad of Options.LandingPads, where the unwinder
+	// enters a catch block or a cleanup.
 	Landing bool
 
 	firstEdge, numEdges int32 // Graph.Edges[firstEdge : firstEdge+numEdges] leave this block

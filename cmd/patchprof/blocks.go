@@ -70,6 +70,9 @@ func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	}
 	popt.CFGImage = im
 	popt.CalleeName = cfg.CalleeNames(sym, im)
+	// Without them a C++ function's catch blocks and cleanups are dead
+	// code, or the function unrecoverable: not wrong counts, fewer.
+	popt.LandingPads, _ = cfg.ELFLandingPads(bytes.NewReader(data))
 }
 
 // addFlowNotes notes the functions of module m whose flow could not be
