@@ -203,60 +203,71 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 	return len(to) > 0 && to[0].line == ls[0].line
 }
 
-// markEpilogue drops the rows of a C function's closing brace when they
-// hold only the epilogue and GCC has no statement there: the function
-// returns a value (its return statements are the statements), or is void
-// and has a return statement of its own (GCC's shared return then has no
-// location). n rows are read through at; drop marks one.
+// markEpilogue drops the rows of a C function's closing brace that hold
+// only the epilogue (leave, pop, ret: a row whose code runs to a RET and
+// nothing else) when GCC has no statement there: the function returns a
+// value (its return statements are the statements), or is void and has a
+// return statement of its own (GCC's shared return then has no location).
+// The closing brace is the function's highest line; its rows that do more
+// (run destructors, a landing pad) stay. n rows are read through at; drop
+// marks one.
 func markEpilogue(n int, at func(int) (uint64, LineRef), drop func(int), code []byte, base uint64, sub *lineinfo.Subprogram) {
 	if n == 0 || len(code) == 0 {
 		return
 	}
-	lastAddr, last := at(n - 1)
-	for k := 0; k < n; k++ {
+	_, last := at(0)
+	for k := 1; k < n; k++ {
 		if _, r := at(k); r.File == last.File && r.Line > last.Line {
-			return // the last row is not the function's last line
+			last = r
 		}
 	}
-	first := n - 1
-	for first > 0 {
-		_, r := at(first - 1)
-		if r != last {
-			break
+	var epi []int
+	for k := 0; k < n; k++ {
+		a, r := at(k)
+		if r != last || a < base || a-base >= uint64(len(code)) {
+			continue
 		}
-		first--
+		if onlyEpilogue(code[a-base:]) {
+			epi = append(epi, k)
+		}
 	}
-	start, _ := at(first)
-	if start < base || start-base >= uint64(len(code)) {
+	if len(epi) == 0 {
 		return
 	}
-	// Only epilogue instructions from there to the end.
-	for off := int(start - base); off < len(code); {
-		inst, err := symtab.DecodeInst(code[off:])
-		if err != nil || inst.Len == 0 {
+	if sub.Void {
+		start, _ := at(epi[0])
+		if !hasReturn(n, at, code, base, start, 0) {
 			return
 		}
+	}
+	for _, k := range epi {
+		drop(k)
+	}
+}
+
+// onlyEpilogue reports whether code, up to and including its first RET,
+// restores the frame and returns and does nothing else.
+func onlyEpilogue(code []byte) bool {
+	for off := 0; off < len(code); {
+		inst, err := symtab.DecodeInst(code[off:])
+		if err != nil || inst.Len == 0 {
+			return false
+		}
 		switch inst.Op {
-		case x86asm.LEAVE, x86asm.POP, x86asm.RET, x86asm.NOP:
+		case x86asm.RET:
+			return true
+		case x86asm.LEAVE, x86asm.POP, x86asm.NOP:
 		case x86asm.MOV:
 			// Restoring a callee-saved register from the frame.
 			if _, ok := inst.Args[1].(x86asm.Mem); !ok {
-				return
+				return false
 			}
 		default:
-			return
-		}
-		if inst.Op == x86asm.RET {
-			break
+			return false
 		}
 		off += inst.Len
 	}
-	if sub.Void && !hasReturn(n, at, code, base, start, lastAddr) {
-		return
-	}
-	for k := first; k < n; k++ {
-		drop(k)
-	}
+	return false
 }
 
 // hasReturn reports whether a void function has a return statement of its
