@@ -13,15 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ErrNoProcess, ErrZombie and ErrAlreadyTraced describe processes that cannot
-// be attached to.
-var (
-	ErrNoProcess     = errors.New("no such process")
-	ErrZombie        = errors.New("process is a zombie")
-	ErrAlreadyTraced = errors.New("process is already traced")
-	ErrOwnProcess    = errors.New("cannot attach to patchprof itself or its ancestors")
-)
-
 // attachOptions are traceOptions without PTRACE_O_EXITKILL: an operator's
 // daemon must not die because patchprof did.
 const attachOptions = traceOptions &^ unix.PTRACE_O_EXITKILL
@@ -162,19 +153,6 @@ func attachAll(pid int) (int, []int, []event, error) {
 		}
 	}
 	return pid, tids, pending, nil
-}
-
-// wakerEnv marks a process started only to end the tracer's blocking wait4.
-const wakerEnv = "PATCHPROF_WAKER=1"
-
-// ExitIfWaker exits at once when this process is a waker (see wake). Programs
-// that set Options.Stop call it first thing in main.
-func ExitIfWaker() {
-	for _, e := range os.Environ() {
-		if e == wakerEnv {
-			os.Exit(0)
-		}
-	}
 }
 
 // wake ends the tracer thread's blocking wait4(-1): it starts a child that

@@ -140,3 +140,28 @@ type Fault struct {
 // ErrPtraceNotPermitted is returned when the kernel refuses to let patchprof
 // trace the target.
 var ErrPtraceNotPermitted = errors.New("ptrace not permitted")
+
+// ErrNoProcess, ErrZombie, ErrAlreadyTraced and ErrOwnProcess describe
+// processes that cannot be attached to (CheckAttach).
+var (
+	ErrNoProcess     = errors.New("no such process")
+	ErrZombie        = errors.New("process is a zombie")
+	ErrAlreadyTraced = errors.New("process is already traced")
+	ErrOwnProcess    = errors.New("cannot attach to patchprof itself or its ancestors")
+)
+
+// wakerEnv marks a process started only to end the tracer's blocking wait4
+// (see wake).
+const wakerEnv = "PATCHPROF_WAKER=1"
+
+// ExitIfWaker exits at once when this process is a waker, a copy of the
+// program started only to wake the tracer thread. Programs that set
+// Options.Stop or Options.SnapshotReq call it first thing in main. It does
+// nothing in any other process, and on every platform.
+func ExitIfWaker() {
+	for _, e := range os.Environ() {
+		if e == wakerEnv {
+			os.Exit(0)
+		}
+	}
+}
