@@ -17,11 +17,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// An event is one wait status of one task, as wait4 returned it.
 type event struct {
 	tid int
 	ws  unix.WaitStatus
 }
 
+// A mon is the state of one run of the monitor; it lives on the tracer thread.
 type mon struct {
 	o        Options
 	xolOn    bool // the out-of-line engine serves the sites it can relocate
@@ -35,9 +37,8 @@ type mon struct {
 	orphans  map[int]event // first reports of tasks whose creation event has not arrived
 	cur      *space        // the space held in all-stop, nil if none
 	faults   map[int]*Fault
-	regs     unix.PtraceRegs
-	si       siginfo
 	res      Result
+	problems []error // what made the counts incomplete (Result.Degraded)
 	rootEnd  bool
 	stopping atomic.Bool // profiling is to end: restore every byte and detach
 	snap     atomic.Bool // a snapshot of the counts is asked for
@@ -122,41 +123,19 @@ func run(o Options) (*Result, error) {
 		}
 	}
 	m.root = pid
-	abandon := func(err error) (*Result, error) {
+	if err := m.plantRoot(pid, tids); err != nil {
+		// Let the target go: an attached one keeps running as it was (nothing
+		// was planted, or the planting failed), a started one is killed.
 		if o.Attach != 0 {
 			for _, tid := range tids {
-				detach(tid, 0)
+				if e := detach(tid, 0); e != nil && !gone(e) {
+					err = errors.Join(err, fmt.Errorf("detach thread %d: %w", tid, e))
+				}
 			}
-		} else {
-			unix.Kill(pid, unix.SIGKILL)
+		} else if e := unix.Kill(pid, unix.SIGKILL); e != nil && !gone(e) {
+			err = errors.Join(err, fmt.Errorf("kill %d: %w", pid, e))
 		}
 		return nil, err
-	}
-	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
-	if err != nil {
-		return abandon(fmt.Errorf("find the executable of %d: %w", pid, err))
-	}
-	tab := o.Table
-	if tab == nil {
-		tab = breakpoint.NewTable(nil, 0)
-	}
-	m.rootImg = m.addImage(&Image{Path: exe, Table: tab})
-	mem, err := openMem(pid)
-	if err != nil {
-		return abandon(err)
-	}
-	sp := &space{mem: mem, tgid: pid, threads: map[int]*thread{}}
-	for _, tid := range tids {
-		m.addThread(&thread{tid: tid, tgid: pid, sp: sp, state: stopped, swallowCont: o.Attach == 0})
-	}
-	m.res.Processes = 1
-	if err := m.scanMaps(sp); err != nil {
-		return abandon(fmt.Errorf("plant breakpoints: %w", err))
-	}
-	for _, mp := range sp.maps {
-		if mp.Image == m.rootImg {
-			m.res.Bias = mp.Bias
-		}
 	}
 	if o.OnStart != nil {
 		o.OnStart(pid)
@@ -171,21 +150,7 @@ func run(o Options) (*Result, error) {
 		}()
 		defer dumpRing(m)
 	}
-	if o.SnapshotReq != nil {
-		go func() {
-			for range o.SnapshotReq {
-				m.snap.Store(true)
-				wake()
-			}
-		}()
-	}
-	if o.Stop != nil {
-		go func() {
-			<-o.Stop
-			m.stopping.Store(true)
-			wake()
-		}()
-	}
+	m.listen()
 	// Threads that reported something else than our interrupt while we
 	// attached keep it queued; the others run.
 	for _, ev := range pending {
@@ -199,15 +164,77 @@ func run(o Options) (*Result, error) {
 			m.resume(t, 0)
 		}
 	}
+	return m.loop()
+}
+
+// plantRoot registers the stopped target's threads and its address space,
+// and plants its executable and the libraries already mapped.
+//
+// Preconditions: on the locked tracer thread; every thread in tids is stopped.
+func (m *mon) plantRoot(pid int, tids []int) error {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return fmt.Errorf("find the executable of %d: %w", pid, err)
+	}
+	tab := m.o.Table
+	if tab == nil {
+		tab = breakpoint.NewTable(nil, 0)
+	}
+	m.rootImg = m.addImage(&Image{Path: exe, Table: tab})
+	mem, err := openMem(pid)
+	if err != nil {
+		return err
+	}
+	mm := &space{mem: mem, tgid: pid, threads: map[int]*thread{}}
+	for _, tid := range tids {
+		m.addThread(&thread{tid: tid, tgid: pid, mm: mm, state: stopped, swallowCont: m.o.Attach == 0})
+	}
+	m.res.Processes = 1
+	if err := m.scanMaps(mm); err != nil {
+		return fmt.Errorf("plant breakpoints: %w", err)
+	}
+	for _, mp := range mm.maps {
+		if mp.Image == m.rootImg {
+			m.res.Bias = mp.Bias
+		}
+	}
+	return nil
+}
+
+// listen starts the goroutines that turn Options.SnapshotReq and
+// Options.Stop into flags the loop reads between events, waking it.
+func (m *mon) listen() {
+	if m.o.SnapshotReq != nil {
+		go func() {
+			for range m.o.SnapshotReq {
+				m.snap.Store(true)
+				wake()
+			}
+		}()
+	}
+	if m.o.Stop != nil {
+		go func() {
+			<-m.o.Stop
+			m.stopping.Store(true)
+			wake()
+		}()
+	}
+}
+
+// loop handles events until every traced task has ended, or profiling is
+// to stop (attach mode).
+//
+// Preconditions: on the locked tracer thread.
+func (m *mon) loop() (*Result, error) {
 	for {
 		if m.stopping.Load() && !m.rootEnd {
 			m.detachAll()
 			m.res.Exit.Detached = true
-			return &m.res, nil
+			return m.result(), nil
 		}
-		if m.snap.Swap(false) && o.Snapshot != nil {
+		if m.snap.Swap(false) && m.o.Snapshot != nil {
 			// On the tracer thread, between events: the counts are at rest.
-			o.Snapshot(m.res.Bias)
+			m.o.Snapshot(m.res.Bias)
 		}
 		ev, err := m.next()
 		if errors.Is(err, unix.ECHILD) {
@@ -221,7 +248,25 @@ func run(o Options) (*Result, error) {
 	if !m.rootEnd {
 		return nil, errors.New("lost track of the target")
 	}
-	return &m.res, nil
+	return m.result(), nil
+}
+
+// result returns the run's result, with the problems met on the way.
+func (m *mon) result() *Result {
+	m.res.Degraded = errors.Join(m.problems...)
+	return &m.res
+}
+
+// lose records a failure that leaves the counts incomplete without ending
+// the run (Result.Degraded). A thread that is gone is not one: see gone.
+func (m *mon) lose(err error) {
+	if err == nil || gone(err) {
+		return
+	}
+	if debug {
+		dbg("lost: %v\n", err)
+	}
+	m.problems = append(m.problems, err)
 }
 
 // next returns the oldest queued event, or waits for a new one.
@@ -269,8 +314,9 @@ func (m *mon) deferEvent(ev event) {
 	if debug {
 		dbg("defer tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
 	}
-	if ev.ws.Exited() || ev.ws.Signaled() {
-		m.reap(ev)
+	st := decodeStatus(ev.ws)
+	if st.kind == stopGone {
+		m.reap(ev.tid, st)
 		return
 	}
 	u := m.threads[ev.tid]
@@ -280,32 +326,32 @@ func (m *mon) deferEvent(ev event) {
 	}
 	was := u.state
 	u.state = stopped
-	u.inSyscall = syscallEvent(trapCause(ev.ws))
-	if u.sp == m.cur && ev.ws.Stopped() && trapCause(ev.ws) == unix.PTRACE_EVENT_STOP {
+	u.inSyscall = st.inSyscall()
+	if u.mm == m.cur && st.kind == stopEvent {
 		// Absorbed: the thread stays stopped until resumeOthers.
-		m.eventStop(u, was, ev.ws.StopSignal())
+		m.eventStop(u, was, st.sig)
 		return
 	}
 	u.held++
 	m.queue = append(m.queue, ev)
 }
 
-// reap accounts for a task that has ended.
-func (m *mon) reap(ev event) {
-	if t := m.threads[ev.tid]; t != nil {
+// reap accounts for task tid, which has ended as st says.
+func (m *mon) reap(tid int, st stop) {
+	if t := m.threads[tid]; t != nil {
 		m.removeThread(t)
 	}
-	if ev.tid != m.root {
+	if tid != m.root {
 		return
 	}
 	m.rootEnd = true
-	if ev.ws.Signaled() {
-		m.res.Exit.Signal = int(ev.ws.Signal())
+	if st.sig != 0 {
+		m.res.Exit.Signal = int(st.sig)
 		if f := m.faults[m.root]; f != nil && f.Signal == m.res.Exit.Signal {
 			m.res.Exit.Fault = f
 		}
 	} else {
-		m.res.Exit.Code = ev.ws.ExitStatus()
+		m.res.Exit.Code = st.code
 	}
 }
 
@@ -316,125 +362,151 @@ func (m *mon) resume(t *thread, sig int) {
 		dbg("resume tid=%d sig=%d group=%v\n", t.tid, sig, t.groupStop)
 	}
 	if t.groupStop && sig == 0 {
-		if listen(t.tid) == nil {
-			t.state = listening
+		if err := listen(t.tid); err != nil {
+			m.lose(fmt.Errorf("listen thread %d: %w", t.tid, err))
+			return
 		}
+		t.state = listening
 		return
 	}
-	// ESRCH means the thread was killed meanwhile; its death will be reported.
-	if cont(t.tid, sig) == nil {
-		t.state = running
+	if err := cont(t.tid, sig); err != nil {
+		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
+		return
 	}
+	t.state = running
 }
 
-// accept does what every event needs first: a death is accounted, the first
-// report of a task whose creation is not known yet is kept, and a stop marks
-// its thread stopped. It returns the stopped thread and its state before.
-func (m *mon) accept(ev event) (t *thread, was tstate, ok bool) {
-	if ev.ws.Exited() || ev.ws.Signaled() {
-		m.reap(ev)
-		return nil, 0, false
+// An outcome is what dispatch leaves to the wait site that got the stop.
+type outcome uint8
+
+const (
+	// outResume: the stop is dealt with; the thread is stopped, and the
+	// site restarts it as it restarts any thread.
+	outResume outcome = iota
+	// outGone: nothing is left to do: the task ended, or was let go, or
+	// is not known yet (its report is kept until its creation is).
+	outGone
+	// outExec: the thread exec'd. It has a new address space, or was let
+	// go (--no-follow): traced tells which.
+	outExec
+	// outJobStop: the thread entered a job-control stop.
+	outJobStop
+	// outSignal: a signal-delivery-stop, SIGTRAP included, for the site
+	// to interpret: a trap at a site, a step completed, a signal to deliver.
+	outSignal
+)
+
+// dispatch is the one place that acts on a wait status: a death is
+// accounted, the first report of a task whose creation is not known yet is
+// kept, and a stop marks its thread stopped; then the events that change the
+// set of tasks are followed (new threads and processes, the end of a vfork,
+// exec) and job control is tracked. Signal-delivery-stops are left to the
+// caller: the main loop, a single-step, the end of a rep instruction and the
+// detach each read them their own way. It returns the thread (nil when
+// there is none to act on), the decoded stop, and what is left to do.
+//
+// Preconditions: on the tracer thread.
+func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
+	st := decodeStatus(ev.ws)
+	if st.kind == stopGone {
+		m.reap(ev.tid, st)
+		return nil, st, outGone
 	}
-	t = m.threads[ev.tid]
+	t := m.threads[ev.tid]
 	if t == nil {
 		// A new task can report its first stop before its parent reports
 		// creating it; keep the report until then.
 		m.orphans[ev.tid] = ev
-		return nil, 0, false
+		return nil, st, outGone
 	}
-	if !ev.ws.Stopped() {
-		return nil, 0, false
+	if st.kind == stopOther && !ev.ws.Stopped() {
+		return nil, st, outGone
 	}
-	was = t.state
+	was := t.state
 	t.state = stopped
-	t.inSyscall = syscallEvent(trapCause(ev.ws))
-	return t, was, true
+	t.inSyscall = st.inSyscall()
+	switch st.kind {
+	case stopNewTask:
+		m.newTask(t, st.event)
+	case stopVforkDone:
+		t.vforkWait = false
+	case stopExec:
+		m.exec(t)
+		return t, st, outExec
+	case stopEvent:
+		if t.fresh && t.release {
+			m.release(t)
+			return t, st, outGone
+		}
+		if m.eventStop(t, was, st.sig) {
+			return t, st, outJobStop
+		}
+	case stopSignal:
+		return t, st, outSignal
+	}
+	return t, st, outResume
 }
 
+// traced reports whether t is still one of the monitor's threads.
+func (m *mon) traced(t *thread) bool { return m.threads[t.tid] == t }
+
+// handle acts on one event in the main loop.
+//
+// Preconditions: on the tracer thread; no thread is held.
 func (m *mon) handle(ev event) {
 	if debug {
 		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
 	}
-	t, was, ok := m.accept(ev)
-	if !ok {
-		return
-	}
-	sig := ev.ws.StopSignal()
-	switch cause := trapCause(ev.ws); cause {
-	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-		m.newTask(t, cause, nil, -1)
+	t, st, out := m.dispatch(ev)
+	switch out {
+	case outResume, outJobStop:
 		m.resume(t, 0)
-	case unix.PTRACE_EVENT_VFORK_DONE:
-		t.vforkWait = false
-		m.resume(t, 0)
-	case unix.PTRACE_EVENT_EXEC:
-		if m.exec(t) {
+	case outExec:
+		if m.traced(t) {
 			m.resume(t, 0)
 		}
-	case unix.PTRACE_EVENT_STOP:
-		if t.fresh && t.release {
-			m.release(t)
-			return
-		}
-		m.eventStop(t, was, sig)
-		m.resume(t, 0)
-	case 0:
-		if sig == unix.SIGTRAP {
+	case outSignal:
+		if st.sig == unix.SIGTRAP {
 			m.trap(t)
 			return
 		}
-		m.signal(t, sig)
-	default:
-		m.resume(t, 0)
+		m.signal(t, &sigStop{sig: st.sig})
 	}
 }
 
 // trap handles a SIGTRAP stop outside a step: our int3, or the program's own.
+//
+// Preconditions: on the tracer thread; t is in a signal-delivery-stop for
+// SIGTRAP.
 func (m *mon) trap(t *thread) {
 	rip, err := peekUser(t.tid, offRip)
 	if err != nil {
-		return // killed meanwhile
+		m.lose(fmt.Errorf("read the PC of thread %d: %w", t.tid, err))
+		return
 	}
 	pc := rip - 1
-	mp, i, ok := t.sp.lookup(pc)
-	ours := ok && mp.tab.Armed(i) && !t.sp.dead && !(t.sp.dis == mp && t.sp.disarmed == i)
+	mp, i, ok := t.mm.lookup(pc)
+	ours := ok && mp.tab.Armed(i) && !t.mm.dead && !(t.mm.dis == mp && t.mm.disarmed == i)
 	// The out-of-line hit, the common case, reads and writes only the words
 	// it needs (BenchmarkRegisterAccess: one system call less than the
 	// whole register set). A thread whose PC is just past our int3, inside
 	// an instruction longer than one byte, can only have got there by
 	// executing the int3: the siginfo need not be read either.
 	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong {
-		rsp, err := peekUser(t.tid, offRsp)
-		if err != nil {
+		m.hitXOLFast(t, mp, i)
+		return
+	}
+	st := &sigStop{sig: unix.SIGTRAP}
+	if err := st.load(t.tid); err != nil {
+		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
+		return
+	}
+	if st.info.Code == siKernel && ours {
+		if m.xolOn && m.hitXOL(t, mp, i, &st.regs) {
 			return
 		}
-		var g uint64
-		if mp.tab.IsGo(i) {
-			if g, err = peekUser(t.tid, offR14); err != nil {
-				return
-			}
-		}
-		cur := m.cursorOf(t, mp, i, g)
-		t.xolUndo = mp.tab.Hit(cur, i, rsp)
-		t.xolMap, t.xolSite, t.xolCur = mp, i, cur
-		if pokeUser(t.tid, offRip, mp.xol.slot(i)) != nil {
-			return
-		}
-		m.resume(t, 0)
+		m.hit(t, mp, i, pc, st)
 		return
 	}
-	if err := unix.PtraceGetRegs(t.tid, &m.regs); err != nil {
-		return
-	}
-	if getSiginfo(t.tid, &m.si) != nil {
-		return
-	}
-	if m.si.Code == siKernel && ours {
-		if m.xolOn && m.hitXOL(t, mp, i) {
-			return
-		}
-		m.hit(t, mp, i, pc)
-		return
-	}
-	m.signal(t, unix.SIGTRAP)
+	m.signal(t, st)
 }

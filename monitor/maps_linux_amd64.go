@@ -25,8 +25,8 @@ type mapping struct {
 }
 
 // lookup returns the mapping and site at runtime address pc.
-func (sp *space) lookup(pc uint64) (*mapping, int, bool) {
-	for _, mp := range sp.maps {
+func (mm *space) lookup(pc uint64) (*mapping, int, bool) {
+	for _, mp := range mm.maps {
 		if pc >= mp.Lo && pc < mp.Hi {
 			i, ok := mp.tab.Lookup(pc)
 			return mp, i, ok
@@ -36,9 +36,9 @@ func (sp *space) lookup(pc uint64) (*mapping, int, bool) {
 }
 
 // snapshot returns what is mapped, for a fault report.
-func (sp *space) snapshot() []Mapped {
-	out := make([]Mapped, len(sp.maps))
-	for k, mp := range sp.maps {
+func (mm *space) snapshot() []Mapped {
+	out := make([]Mapped, len(mm.maps))
+	for k, mp := range mm.maps {
 		out[k] = mp.Mapped
 	}
 	return out
@@ -127,22 +127,22 @@ func readMaps(pid int) ([]region, error) {
 	return out, nil
 }
 
-// scanMaps brings sp's mappings up to date with the process's: images newly
+// scanMaps brings mm's mappings up to date with the process's: images newly
 // mapped are planted, images no longer mapped are forgotten (their code is
 // gone, with our bytes in it). It returns an error only when the root image
 // could not be planted. (The out-of-line engine maps a module's scratch
 // region later, at its first hit: see hitXOL.)
 //
-// Preconditions: on the tracer thread; no thread of sp runs.
-func (m *mon) scanMaps(sp *space) error {
-	regions, err := readMaps(sp.tgid)
+// Preconditions: on the tracer thread; no thread of mm runs.
+func (m *mon) scanMaps(mm *space) error {
+	regions, err := readMaps(mm.tgid)
 	if err != nil {
 		return err
 	}
-	for _, mp := range sp.maps {
+	for _, mp := range mm.maps {
 		mp.seen = false
 	}
-	exe, _ := os.Readlink("/proc/" + strconv.Itoa(sp.tgid) + "/exe")
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(mm.tgid) + "/exe")
 	var rootErr error
 	for k := 0; k < len(regions); {
 		r := regions[k]
@@ -153,7 +153,7 @@ func (m *mon) scanMaps(sp *space) error {
 		}
 		k = j
 		var known *mapping
-		for _, mp := range sp.maps {
+		for _, mp := range mm.maps {
 			if mp.Image.Path == r.path && mp.Lo == lo {
 				known = mp
 			}
@@ -177,7 +177,7 @@ func (m *mon) scanMaps(sp *space) error {
 		} else {
 			// The root image without segment information: its bias from
 			// the entry point the kernel used.
-			if bias, err = loadBias(sp.tgid, m.o.Entry); err != nil {
+			if bias, err = loadBias(mm.tgid, m.o.Entry); err != nil {
 				if img == m.rootImg {
 					rootErr = err
 				}
@@ -185,24 +185,23 @@ func (m *mon) scanMaps(sp *space) error {
 			}
 		}
 		mp := &mapping{Mapped: Mapped{Image: img, Bias: bias, Lo: lo, Hi: hi}, tab: img.Table.At(bias), seen: true}
-		if err := mp.tab.Plant(sp.mem); err != nil {
+		if err := mp.tab.Plant(mm.mem); err != nil {
 			if img == m.rootImg {
 				rootErr = err
-			}
-			if debug {
-				dbg("plant %s: %v\n", img.Path, err)
+			} else {
+				m.lose(fmt.Errorf("plant %s in process %d: %w", img.Path, mm.tgid, err))
 			}
 			continue
 		}
-		sp.maps = append(sp.maps, mp)
+		mm.maps = append(mm.maps, mp)
 	}
-	kept := sp.maps[:0]
-	for _, mp := range sp.maps {
+	kept := mm.maps[:0]
+	for _, mp := range mm.maps {
 		if mp.seen {
 			kept = append(kept, mp)
 		}
 	}
-	clear(sp.maps[len(kept):])
-	sp.maps = kept
+	clear(mm.maps[len(kept):])
+	mm.maps = kept
 	return rootErr
 }

@@ -104,6 +104,11 @@ type Result struct {
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int
+	// Degraded, if not nil, joins the failures that left the counts
+	// incomplete without ending the run: a site that could not be re-armed,
+	// a process that could not be followed, code that could not be restored.
+	// A thread killed in the middle of a request is not one.
+	Degraded error
 }
 
 // Exit is how the target ended.

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// A tstate is where a thread is with respect to ptrace.
 type tstate uint8
 
 const (
@@ -18,9 +19,12 @@ const (
 	listening               // in group-stop, restarted with PTRACE_LISTEN: runs no code
 )
 
+// A thread is one traced task (a thread, or the only thread of a process).
+// Its ptrace state is state; the flags say what else is known about it, and
+// the predicates below combine them.
 type thread struct {
 	tid, tgid   int
-	sp          *space
+	mm          *space // its address space
 	state       tstate
 	fresh       bool // created; its initial ptrace-stop not yet seen
 	held        int  // events of this thread waiting in the queue
@@ -41,6 +45,19 @@ type thread struct {
 	xolCur  *breakpoint.Cursor
 	cursors []breakpoint.Cursor // line-entry position per image (Image.id)
 }
+
+// runsCode reports whether t may execute code at any moment: resumed, and
+// not blocked in vfork (a vfork parent runs no code until its child execs or
+// exits, so it need not, and cannot promptly, be stopped).
+func (t *thread) runsCode() bool { return t.state == running && !t.vforkWait }
+
+// idle reports whether t is stopped with nothing left to do: no event of it
+// queued, and not a new task whose first stop is still to come.
+func (t *thread) idle() bool { return t.state == stopped && t.held == 0 && !t.fresh }
+
+// canInject reports whether a system call may be run through t (syscallIn):
+// stopped, and not inside a system call the kernel would finish over it.
+func (t *thread) canInject() bool { return t.state == stopped && !t.inSyscall }
 
 // cursor returns t's line-entry cursor for img.
 func (t *thread) cursor(img *Image) *breakpoint.Cursor {
@@ -95,31 +112,79 @@ type space struct {
 	maps     []*mapping // profiled images mapped here
 	dis      *mapping   // mapping of the disarmed site, nil if none
 	disarmed int        // site whose original byte is in memory now
-	dead     bool
+	// temp is the address of a temporary int3 (finishRep), 0 if none, and
+	// tempOrig the byte it replaced.
+	temp     uint64
+	tempOrig byte
+	dead     bool // no thread uses it any more; mem is closed
+}
+
+// plantTemp writes a temporary int3 at addr.
+//
+// Preconditions: on the tracer thread; no other temporary int3 is in mm.
+func (mm *space) plantTemp(addr uint64) error {
+	var orig [1]byte
+	if _, err := mm.mem.ReadMemory(addr, orig[:]); err != nil {
+		return err
+	}
+	if _, err := mm.mem.WriteMemory(addr, []byte{breakpoint.Int3}); err != nil {
+		return err
+	}
+	mm.temp, mm.tempOrig = addr, orig[0]
+	return nil
+}
+
+// removeTemp puts back the byte under the temporary int3, if any.
+func (mm *space) removeTemp() error {
+	if mm.temp == 0 {
+		return nil
+	}
+	addr := mm.temp
+	mm.temp = 0
+	if mm.dead {
+		return nil
+	}
+	_, err := mm.mem.WriteMemory(addr, []byte{mm.tempOrig})
+	return err
 }
 
 func (m *mon) addThread(t *thread) {
 	m.threads[t.tid] = t
-	t.sp.threads[t.tid] = t
+	t.mm.threads[t.tid] = t
 	m.res.Threads++
 }
 
+// removeThread forgets t; its address space dies with its last thread.
 func (m *mon) removeThread(t *thread) {
 	delete(m.threads, t.tid)
-	delete(t.sp.threads, t.tid)
-	if len(t.sp.threads) == 0 && !t.sp.dead {
-		t.sp.dead = true
-		t.sp.mem.Close()
+	m.leaveSpace(t)
+}
+
+// leaveSpace takes t out of its address space, which dies (its memory file
+// closed) with its last thread.
+func (m *mon) leaveSpace(t *thread) {
+	mm := t.mm
+	delete(mm.threads, t.tid)
+	if len(mm.threads) == 0 && !mm.dead {
+		mm.dead = true
+		if err := mm.mem.Close(); err != nil {
+			m.lose(fmt.Errorf("close the memory of process %d: %w", mm.tgid, err))
+		}
 	}
 }
 
-// newTask registers a task created by t (a thread, a fork or vfork child, or a
-// clone sharing memory) and returns its space. stepping is the site of smp
-// disarmed in t's space, or -1: a fork child copied memory with that byte out.
-func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
+// newTask registers the task that t has just created (a thread, a fork or
+// vfork child, or a clone sharing memory), as its event stop cause says.
+// A child with memory of its own gets a copy of t's memory as it is now: if
+// t is in the middle of a classic step or a rep (mm.dis, mm.temp), the
+// child's copy is given back the state at rest.
+//
+// Preconditions: on the tracer thread; t is in the event stop.
+func (m *mon) newTask(t *thread, cause int) {
 	msg, err := unix.PtraceGetEventMsg(t.tid)
 	if err != nil {
-		return nil
+		m.lose(fmt.Errorf("read the new task of thread %d: %w", t.tid, err))
+		return
 	}
 	tid := int(msg)
 	u := &thread{tid: tid, tgid: tid, state: stopped, fresh: true}
@@ -144,29 +209,15 @@ func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
 		u.release = m.o.NoFollow
 	}
 	if share {
-		u.sp = t.sp
-	} else {
-		mem, err := openMem(tid)
-		if err != nil {
-			// Without its memory we cannot serve it; let it go with our bytes
-			// restored is impossible, so kill rather than let it die of SIGTRAP.
-			unix.Kill(tid, unix.SIGKILL)
-			return nil
+		u.mm = t.mm
+	} else if u.mm, err = m.forkSpace(t.mm, tid); err != nil {
+		// Without its memory we cannot serve it, nor restore its code
+		// to let it go: kill it rather than let it die of SIGTRAP.
+		m.lose(fmt.Errorf("follow process %d (killed): %w", tid, err))
+		if err := unix.Kill(tid, unix.SIGKILL); err != nil && !gone(err) {
+			m.lose(fmt.Errorf("kill process %d: %w", tid, err))
 		}
-		// The child's memory is a copy of the parent's: the same images at
-		// the same addresses, with our bytes in place.
-		u.sp = &space{mem: mem, tgid: tid, threads: map[int]*thread{}}
-		for _, mp := range t.sp.maps {
-			c := *mp
-			if mp.xol != nil {
-				c.xol = mp.xol.clone()
-			}
-			u.sp.maps = append(u.sp.maps, &c)
-		}
-		if smp != nil && stepping >= 0 {
-			smp.tab.ArmIn(mem, stepping)
-		}
-		m.res.Processes++
+		return
 	}
 	m.addThread(u)
 	if ev, ok := m.orphans[tid]; ok {
@@ -174,7 +225,38 @@ func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
 		u.held++
 		m.queue = append(m.queue, ev)
 	}
-	return u.sp
+}
+
+// forkSpace returns the address space of process tid, forked from parent:
+// a copy of the parent's memory, so the same images at the same addresses,
+// with our bytes in place.
+func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
+	mem, err := openMem(tid)
+	if err != nil {
+		return nil, err
+	}
+	mm := &space{mem: mem, tgid: tid, threads: map[int]*thread{}}
+	for _, mp := range parent.maps {
+		c := *mp
+		if mp.xol != nil {
+			c.xol = mp.xol.clone()
+		}
+		mm.maps = append(mm.maps, &c)
+	}
+	if parent.dis != nil {
+		// Forked during a classic step: the child copied the site's byte out.
+		if err := parent.dis.tab.ArmIn(mem, parent.disarmed); err != nil {
+			m.lose(fmt.Errorf("re-arm the site at %#x in process %d: %w", parent.dis.tab.RuntimeAddr(parent.disarmed), tid, err))
+		}
+	}
+	if parent.temp != 0 {
+		// Forked during a rep: the child copied the temporary int3.
+		if _, err := mem.WriteMemory(parent.temp, []byte{parent.tempOrig}); err != nil {
+			m.lose(fmt.Errorf("remove the temporary breakpoint at %#x in process %d: %w", parent.temp, tid, err))
+		}
+	}
+	m.res.Processes++
+	return mm, nil
 }
 
 // release lets a forked child go with --no-follow: its copy of the code gets
@@ -182,18 +264,36 @@ func (m *mon) newTask(t *thread, cause int, smp *mapping, stepping int) *space {
 //
 // Preconditions: t is in its first ptrace-stop and alone in its space.
 func (m *mon) release(t *thread) {
-	if !t.sp.dead {
+	if !t.mm.dead {
 		// A child forked from a relocated syscall starts in its slot.
-		if s := m.leaveScratch(t); s != 0 {
-			unix.Tgkill(t.tgid, t.tid, unix.Signal(s))
+		m.resend(t, m.leaveScratch(t))
+		for _, mp := range t.mm.maps {
+			if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
+				m.lose(fmt.Errorf("restore the code of process %d before letting it go: %w", t.tgid, err))
+			}
 		}
-		for _, mp := range t.sp.maps {
-			mp.tab.RestoreIn(t.sp.mem)
-		}
-		m.freeXOL(t.sp, t)
+		m.freeXOL(t.mm, t)
 	}
 	m.removeThread(t)
-	detach(t.tid, 0)
+	m.detach(t, 0)
+}
+
+// detach lets thread t go, delivering sig.
+func (m *mon) detach(t *thread, sig int) {
+	if err := detach(t.tid, sig); err != nil {
+		m.lose(fmt.Errorf("detach thread %d: %w", t.tid, err))
+	}
+}
+
+// resend sends signal sig (if not 0) to t again: it arrived while the
+// monitor had t execute something of its own.
+func (m *mon) resend(t *thread, sig int) {
+	if sig == 0 {
+		return
+	}
+	if err := unix.Tgkill(t.tgid, t.tid, unix.Signal(sig)); err != nil {
+		m.lose(fmt.Errorf("send signal %d back to thread %d: %w", sig, t.tid, err))
+	}
 }
 
 // exec follows a task that replaced its program: its process has a new
@@ -201,9 +301,10 @@ func (m *mon) release(t *thread) {
 // are gone. The new program and its libraries are planted as Options.Images
 // says; the task stays traced even when nothing in it is profiled, so the
 // programs it starts in turn are followed (sh -c './a | ./b'). With
-// --no-follow a child that execs is let go instead. exec reports whether t is
-// still traced; the caller resumes it.
-func (m *mon) exec(t *thread) bool {
+// --no-follow a child that execs is let go instead (m.traced tells).
+//
+// Preconditions: on the tracer thread; t is in its exec event stop.
+func (m *mon) exec(t *thread) {
 	if former, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(former) != t.tid {
 		// A non-leader thread exec'd; it now has the leader's TID.
 		if old := m.threads[int(former)]; old != nil {
@@ -217,27 +318,21 @@ func (m *mon) exec(t *thread) bool {
 	}
 	if m.o.NoFollow && t.tgid != m.root {
 		m.removeThread(t)
-		detach(t.tid, 0)
-		return false
+		m.detach(t, 0)
+		return
 	}
 	// Leave the old space (a vfork parent may still use it).
-	old := t.sp
-	delete(old.threads, t.tid)
-	if len(old.threads) == 0 && !old.dead {
-		old.dead = true
-		old.mem.Close()
-	}
+	m.leaveSpace(t)
 	mem, err := openMem(t.tgid)
 	if err != nil {
+		m.lose(fmt.Errorf("follow the exec of process %d (let go): %w", t.tgid, err))
 		delete(m.threads, t.tid)
-		detach(t.tid, 0)
-		return false
+		m.detach(t, 0)
+		return
 	}
-	sp := &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
-	t.sp = sp
+	t.mm = &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
 	t.cursors = nil
-	if err := m.scanMaps(sp); err != nil && debug {
-		dbg("exec %d: %v\n", t.tid, err)
+	if err := m.scanMaps(t.mm); err != nil {
+		m.lose(fmt.Errorf("plant process %d after its exec: %w", t.tgid, err))
 	}
-	return true
 }
