@@ -100,6 +100,12 @@ func readMaps(pid int) ([]region, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read mappings: %w", err)
 	}
+	return parseMaps(b), nil
+}
+
+// parseMaps returns the executable mappings of files in the text of a
+// /proc/PID/maps file. Lines it cannot read are skipped.
+func parseMaps(b []byte) []region {
 	var out []region
 	for _, line := range strings.Split(string(b), "\n") {
 		// start-end perms offset dev inode path  (proc(5))
@@ -124,7 +130,7 @@ func readMaps(pid int) ([]region, error) {
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out
 }
 
 // scanMaps brings mm's mappings up to date with the process's: images newly
