@@ -9,17 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
-)
-
-// ErrNoProcess, ErrZombie and ErrAlreadyTraced describe processes that cannot
-// be attached to.
-var (
-	ErrNoProcess     = errors.New("no such process")
-	ErrZombie        = errors.New("process is a zombie")
-	ErrAlreadyTraced = errors.New("process is already traced")
-	ErrOwnProcess    = errors.New("cannot attach to patchprof itself or its ancestors")
 )
 
 // attachOptions are traceOptions without PTRACE_O_EXITKILL: an operator's
@@ -150,7 +140,7 @@ func attachAll(pid int) (int, []int, []event, error) {
 		default:
 			stoppedOK[tid] = true
 			waiting--
-			if trapCause(ws) != unix.PTRACE_EVENT_STOP || isStopSignal(ws.StopSignal()) {
+			if st := decodeStatus(ws); st.kind != stopEvent || st.jobControl() {
 				pending = append(pending, ev)
 			}
 		}
@@ -162,19 +152,6 @@ func attachAll(pid int) (int, []int, []event, error) {
 		}
 	}
 	return pid, tids, pending, nil
-}
-
-// wakerEnv marks a process started only to end the tracer's blocking wait4.
-const wakerEnv = "PATCHPROF_WAKER=1"
-
-// ExitIfWaker exits at once when this process is a waker (see wake). Programs
-// that set Options.Stop call it first thing in main.
-func ExitIfWaker() {
-	for _, e := range os.Environ() {
-		if e == wakerEnv {
-			os.Exit(0)
-		}
-	}
 }
 
 // wake ends the tracer thread's blocking wait4(-1): it starts a child that
@@ -190,180 +167,4 @@ func wake() {
 	if err == nil {
 		p.Release()
 	}
-}
-
-// detachAll ends profiling of a running target: it stops every thread, puts
-// back every original byte in every address space, rewinds threads that had
-// trapped on a site so they execute the real instruction, and detaches each
-// thread, handing back any signal it was about to receive.
-//
-// Preconditions: on the tracer thread, with no step in progress.
-func (m *mon) detachAll() {
-	sig := map[int]int{}
-	// Handle what is queued: register new tasks, note signals and traps.
-	settle := func(ev event) {
-		t, was, ok := m.accept(ev)
-		if !ok {
-			return
-		}
-		s := ev.ws.StopSignal()
-		switch cause := trapCause(ev.ws); cause {
-		case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
-			m.newTask(t, cause, nil, -1)
-		case unix.PTRACE_EVENT_VFORK_DONE:
-			t.vforkWait = false
-		case unix.PTRACE_EVENT_EXEC:
-			m.exec(t)
-		case unix.PTRACE_EVENT_STOP:
-			m.eventStop(t, was, s)
-		case 0:
-			if s == unix.SIGTRAP && getSiginfo(t.tid, &m.si) == nil && m.si.Code == siKernel &&
-				unix.PtraceGetRegs(t.tid, &m.regs) == nil {
-				if mp, i, ok := t.sp.lookup(m.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != breakpoint.Int3 {
-					m.regs.Rip--
-					unix.PtraceSetRegs(t.tid, &m.regs)
-					return
-				}
-			}
-			if !(s == unix.SIGCONT && t.swallowCont) {
-				sig[t.tid] = int(s)
-			}
-		}
-	}
-	for {
-		for len(m.queue) > 0 {
-			ev := m.queue[0]
-			m.queue = m.queue[1:]
-			if t := m.threads[ev.tid]; t != nil && t.held > 0 {
-				t.held--
-			}
-			settle(ev)
-		}
-		for tid, ev := range m.orphans {
-			if m.threads[tid] != nil {
-				delete(m.orphans, tid)
-				settle(ev)
-			}
-		}
-		busy := 0
-		for _, t := range m.threads {
-			if t.state == running && !t.vforkWait {
-				interrupt(t.tid)
-				busy++
-			}
-		}
-		if busy == 0 {
-			break
-		}
-		for busy > 0 {
-			ev, err := m.wait()
-			if err != nil {
-				break
-			}
-			if t := m.threads[ev.tid]; t != nil && t.state == running {
-				busy--
-			}
-			settle(ev)
-		}
-	}
-	// A thread in a slot of the out-of-line engine goes back to the
-	// equivalent original address (or steps out), before the regions go.
-	for _, t := range m.threads {
-		if t.state == stopped && !t.sp.dead {
-			if s := m.leaveScratch(t); s != 0 {
-				if sig[t.tid] == 0 {
-					sig[t.tid] = s
-				} else {
-					unix.Tgkill(t.tgid, t.tid, unix.Signal(s))
-				}
-			}
-		}
-	}
-	done := map[*space]bool{}
-	for _, t := range m.threads {
-		if !t.sp.dead && !done[t.sp] {
-			done[t.sp] = true
-			for _, mp := range t.sp.maps {
-				mp.tab.RestoreIn(t.sp.mem)
-			}
-		}
-	}
-	groupStopped := map[int]bool{}
-	for _, t := range m.threads {
-		if t.groupStop {
-			groupStopped[t.tgid] = true
-		}
-	}
-	// A thread can have executed an int3 and been stopped by our interrupt
-	// before its SIGTRAP was dequeued: the signal is still pending and would
-	// kill the process after the detach. Let the kernel dequeue it now (a
-	// synchronous signal is dequeued before any other, and before any user
-	// instruction runs), and rewind the thread onto the restored instruction.
-	for _, t := range m.threads {
-		if t.state != stopped || sig[t.tid] != 0 || !sigtrapPending(t.tgid, t.tid) {
-			continue
-		}
-		if cont(t.tid, 0) != nil {
-			continue
-		}
-		var ws unix.WaitStatus
-		if waitPid(t.tid, &ws, unix.WALL) != nil || !ws.Stopped() {
-			continue
-		}
-		if trapCause(ws) == 0 {
-			// settle rewinds a trap at one of our sites and records any
-			// other signal to hand back at the detach.
-			settle(event{tid: t.tid, ws: ws})
-		}
-	}
-	freed := map[*space]bool{}
-	for _, t := range m.threads {
-		if t.state == stopped && !t.inSyscall && !t.sp.dead && !freed[t.sp] {
-			freed[t.sp] = true
-			m.freeXOL(t.sp, t)
-		}
-	}
-	for _, img := range m.imgs {
-		img.Table.Unplant()
-	}
-	tgids := map[int]bool{}
-	for _, t := range m.threads {
-		tgids[t.tgid] = true
-		if t.state == listening {
-			// A PTRACE_LISTEN tracee is not in a ptrace-stop: stop it so it
-			// can be detached; it stays in its group-stop after.
-			interrupt(t.tid)
-			var ws unix.WaitStatus
-			waitPid(t.tid, &ws, unix.WALL)
-		}
-		detach(t.tid, sig[t.tid])
-	}
-	// A process that was running must not be left stopped by the detach
-	// (ptrace(2), "PTRACE_DETACH": a stop can be left pending); one in a
-	// job-control stop stays stopped, as without patchprof.
-	for tgid := range tgids {
-		if !groupStopped[tgid] && processState(tgid) == 'T' {
-			unix.Kill(tgid, unix.SIGCONT)
-		}
-	}
-}
-
-// sigtrapPending reports whether SIGTRAP is pending for the thread itself
-// (/proc/PID/task/TID/status, SigPnd).
-func sigtrapPending(tgid, tid int) bool {
-	return signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", tgid, tid), "SigPnd", int(unix.SIGTRAP))
-}
-
-// processState returns the state letter of /proc/PID/stat ('R', 'S', 'T', ...).
-func processState(pid int) byte {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return 0
-	}
-	return s[i+2]
 }

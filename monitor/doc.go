@@ -34,4 +34,26 @@
 // PTRACE_LISTEN, which the all-stop and transparent job control need.
 // PTRACE_O_EXITKILL makes the kernel kill the target if patchprof dies, so no
 // process lives on with planted int3s.
+//
+// Files, by concern (all but monitor.go and unsupported.go are Linux x86-64):
+//
+//	monitor.go     Options, Result, Image, the errors: the API on every platform
+//	unsupported.go the same API elsewhere, returning *UnsupportedError
+//	launch         starting the target: fork, exec, hand-over to PTRACE_SEIZE
+//	attach, detach seizing a running process; restoring it and letting it go
+//	loop           Run, the event loop, dispatch (the one place that acts on a
+//	               wait status), the trap of a site
+//	wait           decodeStatus: wait statuses as stops (pure)
+//	tasks          threads, address spaces, new tasks, exec, --no-follow
+//	maps           /proc/PID/maps, modules, planting
+//	signals        job control, signal delivery, crash records
+//	classic        Bishop's cycle: all-stop, single-step, rep, re-arm
+//	xol            the out-of-line engine: scratch regions, slots, injected calls
+//	ptrace_unsafe, mem, proc, pin   raw requests, /proc/PID/mem, /proc reads, CPU pinning
+//
+// Errors. A ptrace request that fails with ESRCH (gone) means the thread died
+// meanwhile: its death comes next from wait4 and is not an error. Any other
+// failure that leaves the counts incomplete without ending the run (a site not
+// re-armed, a child not followed, code not restored) is recorded and returned
+// in Result.Degraded.
 package monitor

@@ -104,6 +104,11 @@ type Result struct {
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int
+	// Degraded, if not nil, joins the failures that left the counts
+	// incomplete without ending the run: a site that could not be re-armed,
+	// a process that could not be followed, code that could not be restored.
+	// A thread killed in the middle of a request is not one.
+	Degraded error
 }
 
 // Exit is how the target ended.
@@ -140,3 +145,28 @@ type Fault struct {
 // ErrPtraceNotPermitted is returned when the kernel refuses to let patchprof
 // trace the target.
 var ErrPtraceNotPermitted = errors.New("ptrace not permitted")
+
+// ErrNoProcess, ErrZombie, ErrAlreadyTraced and ErrOwnProcess describe
+// processes that cannot be attached to (CheckAttach).
+var (
+	ErrNoProcess     = errors.New("no such process")
+	ErrZombie        = errors.New("process is a zombie")
+	ErrAlreadyTraced = errors.New("process is already traced")
+	ErrOwnProcess    = errors.New("cannot attach to patchprof itself or its ancestors")
+)
+
+// wakerEnv marks a process started only to end the tracer's blocking wait4
+// (see wake).
+const wakerEnv = "PATCHPROF_WAKER=1"
+
+// ExitIfWaker exits at once when this process is a waker, a copy of the
+// program started only to wake the tracer thread. Programs that set
+// Options.Stop or Options.SnapshotReq call it first thing in main. It does
+// nothing in any other process, and on every platform.
+func ExitIfWaker() {
+	for _, e := range os.Environ() {
+		if e == wakerEnv {
+			os.Exit(0)
+		}
+	}
+}

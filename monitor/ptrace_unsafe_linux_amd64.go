@@ -32,8 +32,15 @@ type siginfo struct {
 	_     [112]byte
 }
 
+// getSiginfo reads the siginfo of the signal t stops for. The conversion of
+// si to a uintptr happens in the system call's own argument list (unsafe.Pointer,
+// rule 4), so that si may live on the caller's stack.
 func getSiginfo(tid int, si *siginfo) error {
-	return ptrace(unix.PTRACE_GETSIGINFO, tid, 0, uintptr(unsafe.Pointer(si)))
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(si)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }
 
 func seize(pid int, opts int) error {
@@ -67,8 +74,11 @@ const (
 // peekUser reads one word of the tracee's USER area (its registers).
 func peekUser(tid int, off uintptr) (uint64, error) {
 	var v uint64
-	err := ptrace(unix.PTRACE_PEEKUSR, tid, off, uintptr(unsafe.Pointer(&v)))
-	return v, err
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_PEEKUSR, uintptr(tid), off, uintptr(unsafe.Pointer(&v)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return v, nil
 }
 
 // pokeUser writes one word of the tracee's USER area.

@@ -65,13 +65,13 @@ const (
 	reach             uint64 = 1<<31 - 1<<24 // a little under 2 GiB: rel32 reach with margin
 )
 
-// allocXOL gives mp a scratch region in sp, mapped by a system call run in
+// allocXOL gives mp a scratch region in mm, mapped by a system call run in
 // the stopped thread via at address at (executable, with no thread running
 // there). The region is readable and executable only: patchprof writes it
 // through /proc/PID/mem, as it writes code.
 //
-// Preconditions: on the tracer thread; no thread of sp runs.
-func (m *mon) allocXOL(sp *space, via *thread, mp *mapping, at uint64) error {
+// Preconditions: on the tracer thread; no thread of mm runs.
+func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
 	n := mp.tab.Len()
 	if n == 0 {
 		return nil
@@ -106,29 +106,31 @@ func (m *mon) allocXOL(sp *space, via *thread, mp *mapping, at uint64) error {
 		}
 		if r != h {
 			// A kernel without MAP_FIXED_NOREPLACE took it as a hint.
-			m.syscallIn(via, at, sysMunmap, r, size)
+			if _, err := m.syscallIn(via, at, sysMunmap, r, size); err != nil {
+				return fmt.Errorf("unmap the misplaced region at %#x: %w", r, err)
+			}
 			continue
 		}
-		mp.xol = &xolArea{base: r, size: size, state: make([]uint8, n), noCalls: shadowStack(sp.tgid)}
+		mp.xol = &xolArea{base: r, size: size, state: make([]uint8, n), noCalls: shadowStack(mm.tgid)}
 		return nil
 	}
 	return errors.New("no free address range within 2 GiB of the code")
 }
 
-// freeXOL unmaps every scratch region of sp, through a stopped thread of sp.
+// freeXOL unmaps every scratch region of mm, through a stopped thread of mm.
 //
-// Preconditions: on the tracer thread; no thread of sp runs or has its PC
+// Preconditions: on the tracer thread; no thread of mm runs or has its PC
 // in a region.
-func (m *mon) freeXOL(sp *space, via *thread) {
+func (m *mon) freeXOL(mm *space, via *thread) {
 	if via.inSyscall {
 		return // the caller picks another thread
 	}
-	for _, mp := range sp.maps {
+	for _, mp := range mm.maps {
 		if mp.xol == nil {
 			continue
 		}
-		if _, err := m.syscallIn(via, mp.Lo, sysMunmap, mp.xol.base, mp.xol.size); err != nil && debug {
-			dbg("munmap scratch in %d: %v\n", sp.tgid, err)
+		if _, err := m.syscallIn(via, mp.Lo, sysMunmap, mp.xol.base, mp.xol.size); err != nil {
+			m.lose(fmt.Errorf("unmap the scratch region of %s in process %d: %w", mp.Image.Path, mm.tgid, err))
 		}
 		mp.xol = nil
 	}
@@ -137,10 +139,10 @@ func (m *mon) freeXOL(sp *space, via *thread) {
 // displaced relocates site i of mp for its slot. The instruction's bytes are
 // read from memory, with the original byte of every planted site among them put
 // back.
-func (m *mon) displaced(sp *space, mp *mapping, i int) (*breakpoint.Displaced, error) {
+func (m *mon) displaced(mm *space, mp *mapping, i int) (*breakpoint.Displaced, error) {
 	addr := mp.tab.RuntimeAddr(i)
 	var code [16]byte
-	n, err := sp.mem.ReadMemory(addr, code[:])
+	n, err := mm.mem.ReadMemory(addr, code[:])
 	if n <= 0 {
 		return nil, fmt.Errorf("read %#x: %w", addr, err)
 	}
@@ -154,11 +156,11 @@ func (m *mon) displaced(sp *space, mp *mapping, i int) (*breakpoint.Displaced, e
 
 // prepareSlot relocates site i into its slot at its first hit and returns
 // its new state.
-func (m *mon) prepareSlot(sp *space, mp *mapping, i int) uint8 {
+func (m *mon) prepareSlot(mm *space, mp *mapping, i int) uint8 {
 	if mp.tab.OriginalByte(i) == breakpoint.Int3 {
 		return slotClassic // the program's own int3: the classic path delivers its SIGTRAP
 	}
-	d, err := m.displaced(sp, mp, i)
+	d, err := m.displaced(mm, mp, i)
 	if err != nil {
 		if debug {
 			dbg("site %#x stays classic: %v\n", mp.tab.RuntimeAddr(i), err)
@@ -168,7 +170,7 @@ func (m *mon) prepareSlot(sp *space, mp *mapping, i int) uint8 {
 	if d.Form == breakpoint.FormCall && mp.xol.noCalls {
 		return slotClassic
 	}
-	if d.Write(sp.mem) != nil {
+	if d.Write(mm.mem) != nil {
 		return slotClassic
 	}
 	if d.Len > 1 {
@@ -182,8 +184,8 @@ func (m *mon) prepareSlot(sp *space, mp *mapping, i int) uint8 {
 // cycle instead.
 //
 // Preconditions: on the tracer thread; t is stopped just after the int3, with
-// its registers in m.regs.
-func (m *mon) hitXOL(t *thread, mp *mapping, i int) bool {
+// registers regs.
+func (m *mon) hitXOL(t *thread, mp *mapping, i int, regs *unix.PtraceRegs) bool {
 	if mp.tab.IsNotify(i) {
 		// The dynamic linker's notification needs the others held while
 		// the maps are re-read: the classic path does that.
@@ -197,10 +199,10 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int) bool {
 		// through this thread, stopped at a trap (not inside a system call
 		// the kernel would finish over the injected one), with the others
 		// held so none runs the system call instruction written for it.
-		sp := t.sp
-		m.stopOthers(sp, t)
-		err := m.allocXOL(sp, t, mp, mp.Lo)
-		m.resumeOthers(sp, t)
+		mm := t.mm
+		m.stopOthers(mm, t)
+		err := m.allocXOL(mm, t, mp, mp.Lo)
+		m.resumeOthers(mm, t)
 		if err != nil {
 			mp.xolFailed = true
 			if debug {
@@ -214,21 +216,51 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int) bool {
 	case slotClassic:
 		return false
 	case slotUnknown:
-		x.state[i] = m.prepareSlot(t.sp, mp, i)
+		x.state[i] = m.prepareSlot(t.mm, mp, i)
 		if x.state[i] == slotClassic {
 			m.res.ClassicSites++
 			return false
 		}
 	}
-	cur := m.cursorOf(t, mp, i, m.regs.R14)
-	t.xolUndo = mp.tab.Hit(cur, i, m.regs.Rsp)
+	cur := m.cursorOf(t, mp, i, regs.R14)
+	t.xolUndo = mp.tab.Hit(cur, i, regs.Rsp)
 	t.xolMap, t.xolSite, t.xolCur = mp, i, cur
-	m.regs.Rip = x.slot(i)
-	if unix.PtraceSetRegs(t.tid, &m.regs) != nil {
-		return true // killed meanwhile
+	r := *regs
+	r.Rip = x.slot(i)
+	if err := unix.PtraceSetRegs(t.tid, &r); err != nil {
+		m.lose(fmt.Errorf("move thread %d to its slot: %w", t.tid, err))
+		return true
 	}
 	m.resume(t, 0)
 	return true
+}
+
+// hitXOLFast serves a trap of t at site i of mp whose slot is ready and whose
+// instruction is longer than one byte: the hit reads and writes only the
+// words it needs (RSP, R14 in Go code, RIP), and not the siginfo.
+//
+// Preconditions: on the tracer thread; t is stopped just after the int3.
+func (m *mon) hitXOLFast(t *thread, mp *mapping, i int) {
+	rsp, err := peekUser(t.tid, offRsp)
+	if err != nil {
+		m.lose(fmt.Errorf("read the stack pointer of thread %d: %w", t.tid, err))
+		return
+	}
+	var g uint64
+	if mp.tab.IsGo(i) {
+		if g, err = peekUser(t.tid, offR14); err != nil {
+			m.lose(fmt.Errorf("read R14 of thread %d: %w", t.tid, err))
+			return
+		}
+	}
+	cur := m.cursorOf(t, mp, i, g)
+	t.xolUndo = mp.tab.Hit(cur, i, rsp)
+	t.xolMap, t.xolSite, t.xolCur = mp, i, cur
+	if err := pokeUser(t.tid, offRip, mp.xol.slot(i)); err != nil {
+		m.lose(fmt.Errorf("move thread %d to its slot: %w", t.tid, err))
+		return
+	}
+	m.resume(t, 0)
 }
 
 // leaveScratch moves a stopped thread whose PC is in a slot back to the
@@ -236,16 +268,20 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int) bool {
 // so the scratch region can be unmapped. It returns a signal that arrived
 // meanwhile, to hand back, or 0.
 //
+// The steps are the monitor's own: their stops are decoded here, not
+// dispatched (no task event is expected from an instruction in a slot).
+//
 // Preconditions: on the tracer thread; t is stopped.
 func (m *mon) leaveScratch(t *thread) int {
 	var regs unix.PtraceRegs
 	pending := 0
 	for steps := 0; steps < 64; steps++ {
-		if unix.PtraceGetRegs(t.tid, &regs) != nil {
+		if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+			m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 			return pending
 		}
 		var mp *mapping
-		for _, c := range t.sp.maps {
+		for _, c := range t.mm.maps {
 			if c.xol != nil && c.xol.contains(regs.Rip) {
 				mp = c
 			}
@@ -255,26 +291,33 @@ func (m *mon) leaveScratch(t *thread) int {
 		}
 		i := int((regs.Rip - mp.xol.base) / slotStride)
 		if i < mp.tab.Len() {
-			if d, err := m.displaced(t.sp, mp, i); err == nil {
+			if d, err := m.displaced(t.mm, mp, i); err == nil {
 				if to, ok := d.Resume(regs.Rip); ok {
 					regs.Rip = to
-					unix.PtraceSetRegs(t.tid, &regs)
+					if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+						m.lose(fmt.Errorf("move thread %d out of its slot: %w", t.tid, err))
+					}
 					return pending
 				}
 			}
 		}
-		if singleStep(t.tid, 0) != nil {
+		if err := singleStep(t.tid, 0); err != nil {
+			m.lose(fmt.Errorf("single-step thread %d out of its slot: %w", t.tid, err))
 			return pending
 		}
 		ev, err := m.waitFor(t)
-		if err != nil || ev.ws.Exited() || ev.ws.Signaled() {
-			if err == nil {
-				m.reap(ev)
-			}
+		if err != nil {
+			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
 			return pending
 		}
-		if s := ev.ws.StopSignal(); trapCause(ev.ws) == 0 && s != unix.SIGTRAP {
-			pending = int(s)
+		switch st := decodeStatus(ev.ws); st.kind {
+		case stopGone:
+			m.reap(ev.tid, st)
+			return pending
+		case stopSignal:
+			if st.sig != unix.SIGTRAP {
+				pending = int(st.sig)
+			}
 		}
 	}
 	return pending
@@ -294,10 +337,10 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 		return 0, fmt.Errorf("get registers: %w", err)
 	}
 	var orig [2]byte
-	if _, err := t.sp.mem.ReadMemory(at, orig[:]); err != nil {
+	if _, err := t.mm.mem.ReadMemory(at, orig[:]); err != nil {
 		return 0, fmt.Errorf("read %#x: %w", at, err)
 	}
-	if _, err := t.sp.mem.WriteMemory(at, []byte{0x0f, 0x05}); err != nil { // syscall
+	if _, err := t.mm.mem.WriteMemory(at, []byte{0x0f, 0x05}); err != nil { // syscall
 		return 0, fmt.Errorf("write %#x: %w", at, err)
 	}
 	regs = saved
@@ -313,37 +356,63 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 		resend []int
 	)
 	if err = unix.PtraceSetRegs(t.tid, &regs); err == nil {
-		err = errors.New("the system call did not complete")
-		for tries := 0; tries < 16; tries++ {
-			if singleStep(t.tid, 0) != nil {
-				break
-			}
-			ev, werr := m.waitFor(t)
-			if werr != nil || ev.ws.Exited() || ev.ws.Signaled() {
-				if werr == nil {
-					m.reap(ev)
-				}
-				return 0, errors.New("the thread ended")
-			}
-			if trapCause(ev.ws) != 0 {
-				continue // an event stop before the instruction: step again
-			}
-			if s := ev.ws.StopSignal(); s != unix.SIGTRAP {
-				resend = append(resend, int(s))
-				continue
-			}
-			if unix.PtraceGetRegs(t.tid, &regs) == nil && regs.Rip == at+2 {
-				result, err = regs.Rax, nil
-				break
-			}
+		result, resend, err = m.stepSyscall(t, at)
+		if errors.Is(err, errThreadEnded) {
+			return 0, err // nothing left to restore
 		}
 	}
-	t.sp.mem.WriteMemory(at, orig[:])
-	unix.PtraceSetRegs(t.tid, &saved)
+	// The code and the registers must be restored whatever happened: a
+	// failure here leaves the thread or its process broken, so it is joined
+	// with the error of the call.
+	if _, werr := t.mm.mem.WriteMemory(at, orig[:]); werr != nil {
+		err = errors.Join(err, fmt.Errorf("restore the code at %#x: %w", at, werr))
+	}
+	if serr := unix.PtraceSetRegs(t.tid, &saved); serr != nil {
+		err = errors.Join(err, fmt.Errorf("restore the registers of thread %d: %w", t.tid, serr))
+	}
 	for _, s := range resend {
-		unix.Tgkill(t.tgid, t.tid, unix.Signal(s))
+		m.resend(t, s)
 	}
 	return result, err
+}
+
+// errThreadEnded: the thread running an injected system call ended.
+var errThreadEnded = errors.New("the thread ended")
+
+// stepSyscall single-steps t, whose registers are set for a system call at
+// at, until the call has run, and returns its result and the signals that
+// arrived meanwhile. The steps are the monitor's own: their stops are decoded
+// here, not dispatched.
+//
+// Preconditions: on the tracer thread; t is stopped at at.
+func (m *mon) stepSyscall(t *thread, at uint64) (result uint64, resend []int, err error) {
+	var regs unix.PtraceRegs
+	for tries := 0; tries < 16; tries++ {
+		if err := singleStep(t.tid, 0); err != nil {
+			return 0, resend, fmt.Errorf("single-step thread %d: %w", t.tid, err)
+		}
+		ev, err := m.waitFor(t)
+		if err != nil {
+			return 0, resend, fmt.Errorf("wait for thread %d: %w", t.tid, err)
+		}
+		switch st := decodeStatus(ev.ws); {
+		case st.kind == stopGone:
+			m.reap(ev.tid, st)
+			return 0, resend, errThreadEnded
+		case st.kind != stopSignal:
+			continue // an event stop before the instruction: step again
+		case st.sig != unix.SIGTRAP:
+			resend = append(resend, int(st.sig))
+			continue
+		}
+		if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+			return 0, resend, fmt.Errorf("read the registers of thread %d: %w", t.tid, err)
+		}
+		if regs.Rip == at+2 {
+			return regs.Rax, resend, nil
+		}
+	}
+	return 0, resend, errors.New("the system call did not complete")
 }
 
 // outOfSlot moves a thread that is about to receive a signal out of the slot
@@ -356,25 +425,25 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 // instruction. A fault of the instruction itself (fault) keeps its count, as
 // in the classic cycle: the line was entered.
 //
-// Preconditions: on the tracer thread; t is stopped; m.si holds the signal's
-// siginfo.
+// Preconditions: on the tracer thread; t is stopped.
 func (m *mon) outOfSlot(t *thread, fault bool) {
-	if t.sp.dead {
+	if t.mm.dead {
 		return
 	}
 	any := false
-	for _, c := range t.sp.maps {
+	for _, c := range t.mm.maps {
 		any = any || c.xol != nil
 	}
 	if !any {
 		return
 	}
 	var regs unix.PtraceRegs
-	if unix.PtraceGetRegs(t.tid, &regs) != nil {
+	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 		return
 	}
 	var mp *mapping
-	for _, c := range t.sp.maps {
+	for _, c := range t.mm.maps {
 		if c.xol != nil && c.xol.contains(regs.Rip) {
 			mp = c
 		}
@@ -386,8 +455,9 @@ func (m *mon) outOfSlot(t *thread, fault bool) {
 	if i >= mp.tab.Len() {
 		return
 	}
-	d, err := m.displaced(t.sp, mp, i)
+	d, err := m.displaced(t.mm, mp, i)
 	if err != nil {
+		m.lose(fmt.Errorf("thread %d stays in the slot of %#x: %w", t.tid, mp.tab.RuntimeAddr(i), err))
 		return
 	}
 	to, ok := d.Resume(regs.Rip)
@@ -398,7 +468,8 @@ func (m *mon) outOfSlot(t *thread, fault bool) {
 		regs.Rsp += 8
 	}
 	regs.Rip = to
-	if unix.PtraceSetRegs(t.tid, &regs) != nil {
+	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("move thread %d out of its slot: %w", t.tid, err))
 		return
 	}
 	if to == d.Addr && !fault && t.xolMap == mp && t.xolSite == i {

@@ -25,7 +25,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -33,7 +32,6 @@ import (
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
-	"golang.org/x/sys/unix"
 )
 
 // exitUsage is patchprof's own failure status (bad flags, bad program, ptrace
@@ -240,7 +238,7 @@ func Main(args []string, stderr io.Writer) int {
 	// waits for the target and reports. Termination requests are passed on.
 	// A handler (not SIG_IGN) keeps the target's inherited dispositions default.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP)
+	signal.Notify(sigs, termSignals...)
 	defer signal.Stop(sigs)
 	pidc := make(chan int, 1)
 	var stop chan struct{}
@@ -266,7 +264,7 @@ func Main(args []string, stderr io.Writer) int {
 	// Interim reports: every --interval, and on SIGUSR1, without stopping.
 	snapReq := make(chan struct{}, 1)
 	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
+	signal.Notify(usr1, snapshotSignals...)
 	defer signal.Stop(usr1)
 	go func() {
 		var tick <-chan time.Time
@@ -373,23 +371,11 @@ func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
 		case p := <-pidc:
 			pid = p
 		case s := <-sigs:
-			// SIGINT and SIGQUIT typed at the terminal reach the target
-			// directly (same foreground process group); passing them on too
-			// would deliver them twice. Sent to patchprof alone, they are
-			// passed on, like SIGTERM and SIGHUP.
-			if pid != 0 && (s == syscall.SIGTERM || s == syscall.SIGHUP || !fromTerminal()) {
-				syscall.Kill(pid, s.(syscall.Signal))
+			if pid != 0 {
+				passOn(pid, s)
 			}
 		}
 	}
-}
-
-// fromTerminal reports whether patchprof runs in the foreground process group
-// of the terminal on its standard input, where terminal signals go to the
-// whole group.
-func fromTerminal() bool {
-	pgrp, err := unix.IoctlGetInt(int(os.Stdin.Fd()), unix.TIOCGPGRP)
-	return err == nil && pgrp == unix.Getpgrp()
 }
 
 // checkWritable fails early, before the target runs, when a report or profile
@@ -402,7 +388,7 @@ func checkWritable(flag, path string) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return &userError{fmt.Sprintf("%s %s: directory %s does not exist", flag, path, dir)}
 	}
-	if unix.Access(dir, unix.W_OK) != nil {
+	if !writable(dir) {
 		return &userError{fmt.Sprintf("%s %s: directory %s is not writable", flag, path, dir)}
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
@@ -486,7 +472,7 @@ func resolve(prog string) (string, error) {
 	if st.IsDir() {
 		return "", &userError{fmt.Sprintf("%s is a directory, not a program", prog)}
 	}
-	if st.Mode()&0o111 == 0 || syscall.Access(path, 1 /* X_OK */) != nil {
+	if st.Mode()&0o111 == 0 || !executable(path) {
 		return "", &userError{fmt.Sprintf("%s is not executable: chmod +x it", prog)}
 	}
 	abs, err := filepath.Abs(path)

@@ -1,0 +1,21 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// termSignals are the signals patchprof catches while a target runs. Outside
+// Unix no target runs (monitor.Run fails); only os.Interrupt exists everywhere.
+var termSignals = []os.Signal{os.Interrupt}
+
+// snapshotSignals: none outside Unix.
+var snapshotSignals []os.Signal
+
+// passOn does nothing: no target runs outside Linux.
+func passOn(pid int, s os.Signal) {}
+
+// writable reports true: the write itself reports any error.
+func writable(dir string) bool { return true }
+
+// executable reports true: starting the program reports any error.
+func executable(path string) bool { return true }

@@ -1,0 +1,262 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"fmt"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"golang.org/x/sys/unix"
+)
+
+// The classic cycle, Bishop's: count, put the original byte back, single-step
+// with the other threads of the address space held, put the int3 back.
+
+// hit is Bishop's cycle for one trap of thread t at site i (runtime address
+// addr): count, put the original byte back, single-step, re-arm, continue.
+//
+// Preconditions: on the tracer thread; t is stopped just after the int3, in
+// the signal-delivery-stop st (loaded).
+func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
+	tab := mp.tab
+	cur := m.cursorOf(t, mp, i, st.regs.R14)
+	undo := tab.Hit(cur, i, st.regs.Rsp)
+	if tab.OriginalByte(i) == breakpoint.Int3 {
+		// The program's own int3 is at the site: it has just executed, as
+		// it would have without us. Deliver its SIGTRAP (the stop's siginfo,
+		// SI_KERNEL, is the one the kernel made for it).
+		m.signal(t, st)
+		return
+	}
+	mm := t.mm
+	if m.stopOthers(mm, t) {
+		m.res.Holds++
+	}
+	regs := st.regs
+	regs.Rip = addr
+	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("rewind thread %d onto %#x: %w", t.tid, addr, err))
+		m.resumeOthers(mm, t)
+		return
+	}
+	if err := tab.DisarmIn(mm.mem, i); err != nil {
+		m.lose(fmt.Errorf("put back the original byte at %#x: %w", addr, err))
+		m.resumeOthers(mm, t)
+		return
+	}
+	mm.dis, mm.disarmed = mp, i
+	executed := m.step(t, mp, i, addr)
+	if !mm.dead {
+		if err := tab.ArmIn(mm.mem, i); err != nil {
+			m.lose(fmt.Errorf("re-arm the site at %#x (it counts no more in process %d): %w", addr, mm.tgid, err))
+		}
+		mm.dis = nil
+		if tab.IsNotify(i) && executed {
+			// The dynamic linker has changed its list of objects: plant in
+			// what it mapped, forget what it unmapped, with the other threads
+			// still held.
+			if err := m.scanMaps(mm); err != nil {
+				m.lose(fmt.Errorf("plant the libraries of process %d: %w", mm.tgid, err))
+			}
+		}
+	}
+	if !executed {
+		tab.Unhit(cur, undo)
+	}
+	if m.traced(t) && t.state == stopped && t.held == 0 {
+		m.resume(t, 0)
+	}
+	m.resumeOthers(mm, t)
+}
+
+// step single-steps t over the original instruction of site i. It reports
+// whether the instruction ran: it did not when a signal handler was entered first
+// or a job-control stop intervened; then the thread will trap at the site again
+// and be counted then.
+//
+// Preconditions: on the tracer thread; the site's original byte is in memory
+// (mm.dis), t is stopped on it and the other threads of its space are held.
+func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
+	sig := 0
+	handler := false
+	for {
+		if err := singleStep(t.tid, sig); err != nil {
+			m.lose(fmt.Errorf("single-step thread %d: %w", t.tid, err))
+			return true
+		}
+		t.state = running
+		sig = 0
+		ev, err := m.waitFor(t)
+		if err != nil {
+			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+			return true
+		}
+		_, ps, out := m.dispatch(ev)
+		switch out {
+		case outGone:
+			return !handler
+		case outExec:
+			return true
+		case outJobStop:
+			// Job-control stop before the instruction ran: leave the thread
+			// in the stop; it traps at the site again when continued.
+			return false
+		case outResume:
+			if ps.kind == stopEvent {
+				t.groupStop = false
+			}
+			continue
+		}
+		st := &sigStop{sig: ps.sig}
+		if st.sig == unix.SIGTRAP {
+			if err := st.loadInfo(t.tid); err != nil {
+				m.lose(fmt.Errorf("read the siginfo of thread %d after a step: %w", t.tid, err))
+				return true
+			}
+			if st.info.Code <= 0 { // SI_USER, SI_TKILL, SI_QUEUE: a SIGTRAP somebody sent
+				m.noteFault(t, st)
+				sig = int(st.sig)
+				handler = handler || caught(t.tid, st.sig)
+				continue
+			}
+			if handler {
+				return false // stopped on the handler's first instruction
+			}
+			if mp.tab.IsRep(i) {
+				// Still on the instruction: it has iterations left.
+				if err := st.loadRegs(t.tid); err != nil {
+					m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
+				} else if st.regs.Rip == addr {
+					m.finishRep(t, mp, i, addr)
+				}
+			}
+			return true
+		}
+		m.noteFault(t, st)
+		sig = int(st.sig)
+		// A fault of the instruction itself counts its entry, whatever
+		// the handler then does (Go's recover, longjmp, a crash), as
+		// gcov does; only a signal that came before it is undone.
+		handler = handler || (!st.fault() && caught(t.tid, st.sig))
+	}
+}
+
+// finishRep lets a rep-prefixed string instruction run its remaining iterations
+// without a stop per iteration: with the site's byte still out and the other
+// threads still held, it plants a temporary int3 after the instruction and
+// continues t to it. One execution, one count.
+//
+// Preconditions: as for step; t has just executed one iteration.
+func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
+	n := mp.tab.InsnLen(i)
+	if n == 0 {
+		return
+	}
+	next := addr + uint64(n)
+	mm := t.mm
+	nmp, j, isSite := mm.lookup(next)
+	if !(isSite && nmp.tab.Armed(j)) {
+		if err := mm.plantTemp(next); err != nil {
+			m.lose(fmt.Errorf("plant a breakpoint after the rep instruction at %#x: %w", addr, err))
+			return
+		}
+		defer func() {
+			if err := mm.removeTemp(); err != nil {
+				m.lose(fmt.Errorf("remove the breakpoint after the rep instruction at %#x: %w", addr, err))
+			}
+		}()
+	}
+	sig := 0
+	for {
+		if err := cont(t.tid, sig); err != nil {
+			m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
+			return
+		}
+		t.state = running
+		sig = 0
+		ev, err := m.waitFor(t)
+		if err != nil {
+			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+			return
+		}
+		_, ps, out := m.dispatch(ev)
+		switch out {
+		case outGone, outExec, outJobStop:
+			// Ended, a new program (whose address space has none of our
+			// bytes), or stopped by job control before the end.
+			return
+		case outResume:
+			continue // a new task: a fork child got the code without the temporary int3
+		}
+		st := &sigStop{sig: ps.sig}
+		if st.sig == unix.SIGTRAP {
+			if err := st.load(t.tid); err != nil {
+				m.lose(fmt.Errorf("read the state of thread %d: %w", t.tid, err))
+				return
+			}
+			if st.info.Code == siKernel && st.regs.Rip-1 == next {
+				if mm.temp != 0 {
+					regs := st.regs
+					regs.Rip = next
+					if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+						m.lose(fmt.Errorf("rewind thread %d onto %#x: %w", t.tid, next, err))
+					}
+				} else {
+					// A real site follows: count it from the queue, after the
+					// int3 at i is back.
+					t.held++
+					m.queue = append([]event{ev}, m.queue...)
+				}
+				return
+			}
+		}
+		m.noteFault(t, st)
+		sig = int(st.sig)
+	}
+}
+
+// stopOthers stops every running thread of mm except t (PTRACE_INTERRUPT) and
+// waits until they have all stopped, so none runs past a disarmed site. It
+// reports whether any had to be stopped.
+//
+// Preconditions: on the tracer thread.
+func (m *mon) stopOthers(mm *space, t *thread) (held bool) {
+	m.cur = mm
+	waiting := 0
+	for _, u := range mm.threads {
+		if u != t && u.runsCode() {
+			// A dead thread answers ESRCH; its exit report ends the wait.
+			if err := interrupt(u.tid); err != nil {
+				m.lose(fmt.Errorf("interrupt thread %d: %w", u.tid, err))
+			}
+			waiting++
+		}
+	}
+	held = waiting > 0
+	for waiting > 0 {
+		ev, err := m.wait()
+		if err != nil {
+			m.lose(fmt.Errorf("wait for the threads of process %d to stop: %w", mm.tgid, err))
+			return held
+		}
+		m.deferEvent(ev)
+		waiting = 0
+		for _, u := range mm.threads {
+			if u != t && u.runsCode() {
+				waiting++
+			}
+		}
+	}
+	return held
+}
+
+// resumeOthers restarts the threads stopOthers stopped, except those with
+// events still queued (the main loop handles those).
+func (m *mon) resumeOthers(mm *space, t *thread) {
+	m.cur = nil
+	for _, u := range mm.threads {
+		if u != t && u.idle() {
+			m.resume(u, 0)
+		}
+	}
+}

@@ -1,0 +1,215 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"golang.org/x/sys/unix"
+)
+
+// detachAll ends profiling of a running target: it stops every thread, puts
+// back every original byte in every address space, rewinds threads that had
+// trapped on a site so they execute the real instruction, and detaches each
+// thread, handing back any signal it was about to receive.
+//
+// Preconditions: on the tracer thread, with no step in progress.
+func (m *mon) detachAll() {
+	sig := map[int]int{} // signal to hand back at the detach, by thread
+	m.stopAll(sig)
+	// A thread in a slot of the out-of-line engine goes back to the
+	// equivalent original address (or steps out), before the regions go.
+	for _, t := range m.threads {
+		if t.state == stopped && !t.mm.dead {
+			if s := m.leaveScratch(t); s != 0 {
+				if sig[t.tid] == 0 {
+					sig[t.tid] = s
+				} else {
+					m.resend(t, s)
+				}
+			}
+		}
+	}
+	done := map[*space]bool{}
+	for _, t := range m.threads {
+		if !t.mm.dead && !done[t.mm] {
+			done[t.mm] = true
+			for _, mp := range t.mm.maps {
+				if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
+					m.lose(fmt.Errorf("restore the code of %s in process %d: %w", mp.Image.Path, t.mm.tgid, err))
+				}
+			}
+		}
+	}
+	groupStopped := map[int]bool{}
+	for _, t := range m.threads {
+		if t.groupStop {
+			groupStopped[t.tgid] = true
+		}
+	}
+	m.dequeueTraps(sig)
+	freed := map[*space]bool{}
+	for _, t := range m.threads {
+		if t.canInject() && !t.mm.dead && !freed[t.mm] {
+			freed[t.mm] = true
+			m.freeXOL(t.mm, t)
+		}
+	}
+	for _, img := range m.imgs {
+		img.Table.Unplant()
+	}
+	tgids := map[int]bool{}
+	for _, t := range m.threads {
+		tgids[t.tgid] = true
+		if t.state == listening {
+			// A PTRACE_LISTEN tracee is not in a ptrace-stop: stop it so it
+			// can be detached; it stays in its group-stop after.
+			if err := interrupt(t.tid); err != nil {
+				m.lose(fmt.Errorf("interrupt thread %d: %w", t.tid, err))
+			}
+			var ws unix.WaitStatus
+			if err := waitPid(t.tid, &ws, unix.WALL); err != nil {
+				m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+			}
+		}
+		m.detach(t, sig[t.tid])
+	}
+	// A process that was running must not be left stopped by the detach
+	// (ptrace(2), "PTRACE_DETACH": a stop can be left pending); one in a
+	// job-control stop stays stopped, as without patchprof.
+	for tgid := range tgids {
+		if !groupStopped[tgid] && processState(tgid) == 'T' {
+			if err := unix.Kill(tgid, unix.SIGCONT); err != nil && !gone(err) {
+				m.lose(fmt.Errorf("continue process %d: %w", tgid, err))
+			}
+		}
+	}
+}
+
+// stopAll handles what is queued (registering new tasks, noting signals and
+// traps in sig) and stops every thread, until none runs.
+//
+// Preconditions: on the tracer thread, with no step in progress.
+func (m *mon) stopAll(sig map[int]int) {
+	for {
+		for len(m.queue) > 0 {
+			ev := m.queue[0]
+			m.queue = m.queue[1:]
+			if t := m.threads[ev.tid]; t != nil && t.held > 0 {
+				t.held--
+			}
+			m.settle(ev, sig)
+		}
+		for tid, ev := range m.orphans {
+			if m.threads[tid] != nil {
+				delete(m.orphans, tid)
+				m.settle(ev, sig)
+			}
+		}
+		busy := 0
+		for _, t := range m.threads {
+			if t.runsCode() {
+				if err := interrupt(t.tid); err != nil {
+					m.lose(fmt.Errorf("interrupt thread %d: %w", t.tid, err))
+				}
+				busy++
+			}
+		}
+		if busy == 0 {
+			return
+		}
+		for busy > 0 {
+			ev, err := m.wait()
+			if err != nil {
+				m.lose(fmt.Errorf("wait for the target to stop: %w", err))
+				break
+			}
+			if t := m.threads[ev.tid]; t != nil && t.state == running {
+				busy--
+			}
+			m.settle(ev, sig)
+		}
+	}
+}
+
+// settle handles one event on the way to the detach: what dispatch does,
+// and for a signal-delivery-stop, a trap at one of our sites is rewound onto
+// the site (whose instruction the thread then executes, after the detach),
+// and any other signal is recorded in sig, to be handed back at the detach.
+//
+// Preconditions: on the tracer thread.
+func (m *mon) settle(ev event, sig map[int]int) {
+	t, ps, out := m.dispatch(ev)
+	if out != outSignal {
+		return
+	}
+	st := &sigStop{sig: ps.sig}
+	if st.sig == unix.SIGTRAP && st.load(t.tid) == nil && st.info.Code == siKernel {
+		if mp, i, ok := t.mm.lookup(st.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != breakpoint.Int3 {
+			regs := st.regs
+			regs.Rip--
+			if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+				m.lose(fmt.Errorf("rewind thread %d onto %#x: %w", t.tid, regs.Rip, err))
+			}
+			return
+		}
+	}
+	if !(st.sig == unix.SIGCONT && t.swallowCont) {
+		sig[t.tid] = int(st.sig)
+	}
+}
+
+// dequeueTraps handles the threads that executed an int3 and were stopped by
+// our interrupt before their SIGTRAP was dequeued: the signal is still
+// pending and would kill the process after the detach. The kernel dequeues
+// it when the thread is continued (a synchronous signal is dequeued before
+// any other, and before any user instruction runs), and settle rewinds the
+// thread onto the restored instruction.
+//
+// Preconditions: on the tracer thread; every thread is stopped and the code
+// restored.
+func (m *mon) dequeueTraps(sig map[int]int) {
+	for _, t := range m.threads {
+		if t.state != stopped || sig[t.tid] != 0 || !sigtrapPending(t.tgid, t.tid) {
+			continue
+		}
+		if err := cont(t.tid, 0); err != nil {
+			m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
+			continue
+		}
+		var ws unix.WaitStatus
+		if err := waitPid(t.tid, &ws, unix.WALL); err != nil {
+			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+			continue
+		}
+		if decodeStatus(ws).kind == stopSignal {
+			// settle rewinds a trap at one of our sites and records any
+			// other signal to hand back at the detach.
+			m.settle(event{tid: t.tid, ws: ws}, sig)
+		}
+	}
+}
+
+// sigtrapPending reports whether SIGTRAP is pending for the thread itself
+// (/proc/PID/task/TID/status, SigPnd).
+func sigtrapPending(tgid, tid int) bool {
+	return signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", tgid, tid), "SigPnd", int(unix.SIGTRAP))
+}
+
+// processState returns the state letter of /proc/PID/stat ('R', 'S', 'T', ...).
+func processState(pid int) byte {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0
+	}
+	return s[i+2]
+}

@@ -1,0 +1,512 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"golang.org/x/sys/unix"
+)
+
+// An event is one wait status of one task, as wait4 returned it.
+type event struct {
+	tid int
+	ws  unix.WaitStatus
+}
+
+// A mon is the state of one run of the monitor; it lives on the tracer thread.
+type mon struct {
+	o        Options
+	xolOn    bool // the out-of-line engine serves the sites it can relocate
+	rootImg  *Image
+	images   map[string]*Image // by path; nil: asked, not profiled
+	imgs     []*Image          // by id
+	gcur     map[gkey]*breakpoint.Cursor
+	root     int
+	threads  map[int]*thread
+	queue    []event
+	orphans  map[int]event // first reports of tasks whose creation event has not arrived
+	cur      *space        // the space held in all-stop, nil if none
+	faults   map[int]*Fault
+	res      Result
+	problems []error // what made the counts incomplete (Result.Degraded)
+	rootEnd  bool
+	stopping atomic.Bool // profiling is to end: restore every byte and detach
+	snap     atomic.Bool // a snapshot of the counts is asked for
+}
+
+// Run starts the target traced, plants the table's sites, counts traps until
+// every traced task has ended, and returns how the target ended. The counts are
+// left in o.Table.
+func Run(o Options) (*Result, error) {
+	type out struct {
+		r   *Result
+		err error
+	}
+	ch := make(chan out, 1)
+	go func() {
+		// All ptrace requests must come from one OS thread: the tracer.
+		runtime.LockOSThread()
+		r, err := run(o)
+		ch <- out{r, err}
+		// The thread stays locked and is discarded with the goroutine: it was the
+		// tracer, and nothing else should inherit that.
+	}()
+	x := <-ch
+	return x.r, x.err
+}
+
+// debug records every event (PATCHPROF_DEBUG=1), for developers: the last
+// 400 lines are printed to stderr on SIGUSR2 and at the end.
+var debug = os.Getenv("PATCHPROF_DEBUG") != ""
+
+var (
+	ring    [400]string
+	ringPos int
+	ringMu  sync.Mutex
+)
+
+func dbg(format string, args ...any) {
+	ringMu.Lock()
+	ring[ringPos%len(ring)] = fmt.Sprintf(format, args...)
+	ringPos++
+	ringMu.Unlock()
+}
+
+func dumpRing(m *mon) {
+	ringMu.Lock()
+	defer ringMu.Unlock()
+	for k := max(0, ringPos-len(ring)); k < ringPos; k++ {
+		fmt.Fprint(os.Stderr, "[pp] "+ring[k%len(ring)])
+	}
+	for _, t := range m.threads {
+		fmt.Fprintf(os.Stderr, "[pp] thread %d state=%d fresh=%v held=%d vfork=%v group=%v\n", t.tid, t.state, t.fresh, t.held, t.vforkWait, t.groupStop)
+	}
+	fmt.Fprintf(os.Stderr, "[pp] queue=%v orphans=%v\n", m.queue, m.orphans)
+}
+
+// Preconditions: on the locked tracer thread.
+func run(o Options) (*Result, error) {
+	m := &mon{
+		o: o, xolOn: o.Engine != EngineClassic,
+		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
+		images: map[string]*Image{}, gcur: map[gkey]*breakpoint.Cursor{},
+	}
+	var (
+		pid     int
+		tids    []int
+		pending []event
+		err     error
+	)
+	if o.Attach != 0 {
+		pid, tids, pending, err = attachAll(o.Attach)
+	} else {
+		pid, err = launch(&o)
+		tids = []int{pid}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if o.Pin && o.Attach == 0 {
+		// The tracer thread is discarded after the run: its mask goes with it.
+		if _, err := pinTogether(pid); err != nil && debug {
+			dbg("pin: %v\n", err)
+		}
+	}
+	m.root = pid
+	if err := m.plantRoot(pid, tids); err != nil {
+		// Let the target go: an attached one keeps running as it was (nothing
+		// was planted, or the planting failed), a started one is killed.
+		if o.Attach != 0 {
+			for _, tid := range tids {
+				if e := detach(tid, 0); e != nil && !gone(e) {
+					err = errors.Join(err, fmt.Errorf("detach thread %d: %w", tid, e))
+				}
+			}
+		} else if e := unix.Kill(pid, unix.SIGKILL); e != nil && !gone(e) {
+			err = errors.Join(err, fmt.Errorf("kill %d: %w", pid, e))
+		}
+		return nil, err
+	}
+	if o.OnStart != nil {
+		o.OnStart(pid)
+	}
+	if debug {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGUSR2)
+		go func() {
+			for range c {
+				dumpRing(m)
+			}
+		}()
+		defer dumpRing(m)
+	}
+	m.listen()
+	// Threads that reported something else than our interrupt while we
+	// attached keep it queued; the others run.
+	for _, ev := range pending {
+		if t := m.threads[ev.tid]; t != nil {
+			t.held++
+		}
+		m.queue = append(m.queue, ev)
+	}
+	for _, t := range m.threads {
+		if t.held == 0 {
+			m.resume(t, 0)
+		}
+	}
+	return m.loop()
+}
+
+// plantRoot registers the stopped target's threads and its address space,
+// and plants its executable and the libraries already mapped.
+//
+// Preconditions: on the locked tracer thread; every thread in tids is stopped.
+func (m *mon) plantRoot(pid int, tids []int) error {
+	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	if err != nil {
+		return fmt.Errorf("find the executable of %d: %w", pid, err)
+	}
+	tab := m.o.Table
+	if tab == nil {
+		tab = breakpoint.NewTable(nil, 0)
+	}
+	m.rootImg = m.addImage(&Image{Path: exe, Table: tab})
+	mem, err := openMem(pid)
+	if err != nil {
+		return err
+	}
+	mm := &space{mem: mem, tgid: pid, threads: map[int]*thread{}}
+	for _, tid := range tids {
+		m.addThread(&thread{tid: tid, tgid: pid, mm: mm, state: stopped, swallowCont: m.o.Attach == 0})
+	}
+	m.res.Processes = 1
+	if err := m.scanMaps(mm); err != nil {
+		return fmt.Errorf("plant breakpoints: %w", err)
+	}
+	for _, mp := range mm.maps {
+		if mp.Image == m.rootImg {
+			m.res.Bias = mp.Bias
+		}
+	}
+	return nil
+}
+
+// listen starts the goroutines that turn Options.SnapshotReq and
+// Options.Stop into flags the loop reads between events, waking it.
+func (m *mon) listen() {
+	if m.o.SnapshotReq != nil {
+		go func() {
+			for range m.o.SnapshotReq {
+				m.snap.Store(true)
+				wake()
+			}
+		}()
+	}
+	if m.o.Stop != nil {
+		go func() {
+			<-m.o.Stop
+			m.stopping.Store(true)
+			wake()
+		}()
+	}
+}
+
+// loop handles events until every traced task has ended, or profiling is
+// to stop (attach mode).
+//
+// Preconditions: on the locked tracer thread.
+func (m *mon) loop() (*Result, error) {
+	for {
+		if m.stopping.Load() && !m.rootEnd {
+			m.detachAll()
+			m.res.Exit.Detached = true
+			return m.result(), nil
+		}
+		if m.snap.Swap(false) && m.o.Snapshot != nil {
+			// On the tracer thread, between events: the counts are at rest.
+			m.o.Snapshot(m.res.Bias)
+		}
+		ev, err := m.next()
+		if errors.Is(err, unix.ECHILD) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("wait for target: %w", err)
+		}
+		m.handle(ev)
+	}
+	if !m.rootEnd {
+		return nil, errors.New("lost track of the target")
+	}
+	return m.result(), nil
+}
+
+// result returns the run's result, with the problems met on the way.
+func (m *mon) result() *Result {
+	m.res.Degraded = errors.Join(m.problems...)
+	return &m.res
+}
+
+// lose records a failure that leaves the counts incomplete without ending
+// the run (Result.Degraded). A thread that is gone is not one: see gone.
+func (m *mon) lose(err error) {
+	if err == nil || gone(err) {
+		return
+	}
+	if debug {
+		dbg("lost: %v\n", err)
+	}
+	m.problems = append(m.problems, err)
+}
+
+// next returns the oldest queued event, or waits for a new one.
+func (m *mon) next() (event, error) {
+	if len(m.queue) > 0 {
+		ev := m.queue[0]
+		m.queue = m.queue[1:]
+		if t := m.threads[ev.tid]; t != nil && t.held > 0 {
+			t.held--
+		}
+		return ev, nil
+	}
+	return m.wait()
+}
+
+func (m *mon) wait() (event, error) {
+	var ws unix.WaitStatus
+	for {
+		tid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		return event{tid: tid, ws: ws}, err
+	}
+}
+
+// waitFor waits for the next event of t, deferring the others.
+func (m *mon) waitFor(t *thread) (event, error) {
+	for {
+		ev, err := m.wait()
+		if err != nil {
+			return ev, err
+		}
+		if ev.tid == t.tid {
+			return ev, nil
+		}
+		m.deferEvent(ev)
+	}
+}
+
+// deferEvent records an event that arrived while the monitor was busy with
+// another thread. Deaths are accounted at once; a stop we caused ourselves in the
+// held space is absorbed; anything else is queued for the main loop.
+func (m *mon) deferEvent(ev event) {
+	if debug {
+		dbg("defer tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
+	st := decodeStatus(ev.ws)
+	if st.kind == stopGone {
+		m.reap(ev.tid, st)
+		return
+	}
+	u := m.threads[ev.tid]
+	if u == nil {
+		m.queue = append(m.queue, ev)
+		return
+	}
+	was := u.state
+	u.state = stopped
+	u.inSyscall = st.inSyscall()
+	if u.mm == m.cur && st.kind == stopEvent {
+		// Absorbed: the thread stays stopped until resumeOthers.
+		m.eventStop(u, was, st.sig)
+		return
+	}
+	u.held++
+	m.queue = append(m.queue, ev)
+}
+
+// reap accounts for task tid, which has ended as st says.
+func (m *mon) reap(tid int, st stop) {
+	if t := m.threads[tid]; t != nil {
+		m.removeThread(t)
+	}
+	if tid != m.root {
+		return
+	}
+	m.rootEnd = true
+	if st.sig != 0 {
+		m.res.Exit.Signal = int(st.sig)
+		if f := m.faults[m.root]; f != nil && f.Signal == m.res.Exit.Signal {
+			m.res.Exit.Fault = f
+		}
+	} else {
+		m.res.Exit.Code = st.code
+	}
+}
+
+// resume restarts a stopped thread, delivering sig. A thread in group-stop is
+// left stopped with PTRACE_LISTEN, as it would be without patchprof.
+func (m *mon) resume(t *thread, sig int) {
+	if debug {
+		dbg("resume tid=%d sig=%d group=%v\n", t.tid, sig, t.groupStop)
+	}
+	if t.groupStop && sig == 0 {
+		if err := listen(t.tid); err != nil {
+			m.lose(fmt.Errorf("listen thread %d: %w", t.tid, err))
+			return
+		}
+		t.state = listening
+		return
+	}
+	if err := cont(t.tid, sig); err != nil {
+		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
+		return
+	}
+	t.state = running
+}
+
+// An outcome is what dispatch leaves to the wait site that got the stop.
+type outcome uint8
+
+const (
+	// outResume: the stop is dealt with; the thread is stopped, and the
+	// site restarts it as it restarts any thread.
+	outResume outcome = iota
+	// outGone: nothing is left to do: the task ended, or was let go, or
+	// is not known yet (its report is kept until its creation is).
+	outGone
+	// outExec: the thread exec'd. It has a new address space, or was let
+	// go (--no-follow): traced tells which.
+	outExec
+	// outJobStop: the thread entered a job-control stop.
+	outJobStop
+	// outSignal: a signal-delivery-stop, SIGTRAP included, for the site
+	// to interpret: a trap at a site, a step completed, a signal to deliver.
+	outSignal
+)
+
+// dispatch is the one place that acts on a wait status: a death is
+// accounted, the first report of a task whose creation is not known yet is
+// kept, and a stop marks its thread stopped; then the events that change the
+// set of tasks are followed (new threads and processes, the end of a vfork,
+// exec) and job control is tracked. Signal-delivery-stops are left to the
+// caller: the main loop, a single-step, the end of a rep instruction and the
+// detach each read them their own way. It returns the thread (nil when
+// there is none to act on), the decoded stop, and what is left to do.
+//
+// Preconditions: on the tracer thread.
+func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
+	st := decodeStatus(ev.ws)
+	if st.kind == stopGone {
+		m.reap(ev.tid, st)
+		return nil, st, outGone
+	}
+	t := m.threads[ev.tid]
+	if t == nil {
+		// A new task can report its first stop before its parent reports
+		// creating it; keep the report until then.
+		m.orphans[ev.tid] = ev
+		return nil, st, outGone
+	}
+	if st.kind == stopOther && !ev.ws.Stopped() {
+		return nil, st, outGone
+	}
+	was := t.state
+	t.state = stopped
+	t.inSyscall = st.inSyscall()
+	switch st.kind {
+	case stopNewTask:
+		m.newTask(t, st.event)
+	case stopVforkDone:
+		t.vforkWait = false
+	case stopExec:
+		m.exec(t)
+		return t, st, outExec
+	case stopEvent:
+		if t.fresh && t.release {
+			m.release(t)
+			return t, st, outGone
+		}
+		if m.eventStop(t, was, st.sig) {
+			return t, st, outJobStop
+		}
+	case stopSignal:
+		return t, st, outSignal
+	}
+	return t, st, outResume
+}
+
+// traced reports whether t is still one of the monitor's threads.
+func (m *mon) traced(t *thread) bool { return m.threads[t.tid] == t }
+
+// handle acts on one event in the main loop.
+//
+// Preconditions: on the tracer thread; no thread is held.
+func (m *mon) handle(ev event) {
+	if debug {
+		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
+	t, st, out := m.dispatch(ev)
+	switch out {
+	case outResume, outJobStop:
+		m.resume(t, 0)
+	case outExec:
+		if m.traced(t) {
+			m.resume(t, 0)
+		}
+	case outSignal:
+		if st.sig == unix.SIGTRAP {
+			m.trap(t)
+			return
+		}
+		m.signal(t, &sigStop{sig: st.sig})
+	}
+}
+
+// trap handles a SIGTRAP stop outside a step: our int3, or the program's own.
+//
+// Preconditions: on the tracer thread; t is in a signal-delivery-stop for
+// SIGTRAP.
+func (m *mon) trap(t *thread) {
+	rip, err := peekUser(t.tid, offRip)
+	if err != nil {
+		m.lose(fmt.Errorf("read the PC of thread %d: %w", t.tid, err))
+		return
+	}
+	pc := rip - 1
+	mp, i, ok := t.mm.lookup(pc)
+	ours := ok && mp.tab.Armed(i) && !t.mm.dead && !(t.mm.dis == mp && t.mm.disarmed == i)
+	// The out-of-line hit, the common case, reads and writes only the words
+	// it needs (BenchmarkRegisterAccess: one system call less than the
+	// whole register set). A thread whose PC is just past our int3, inside
+	// an instruction longer than one byte, can only have got there by
+	// executing the int3: the siginfo need not be read either.
+	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong {
+		m.hitXOLFast(t, mp, i)
+		return
+	}
+	st := &sigStop{sig: unix.SIGTRAP}
+	if err := st.load(t.tid); err != nil {
+		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
+		return
+	}
+	if st.info.Code == siKernel && ours {
+		if m.xolOn && m.hitXOL(t, mp, i, &st.regs) {
+			return
+		}
+		m.hit(t, mp, i, pc, st)
+		return
+	}
+	m.signal(t, st)
+}

@@ -1,0 +1,213 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/patchprof/patchprof/breakpoint"
+)
+
+// A mapping is an image planted in one address space.
+type mapping struct {
+	Mapped
+	tab  *breakpoint.Table // Image.Table viewed at Bias
+	seen bool              // found again by the current scan
+	xol  *xolArea          // scratch region of the out-of-line engine, nil if none
+	// xolFailed: no scratch region could be mapped; the classic cycle
+	// serves the module in this process.
+	xolFailed bool
+}
+
+// lookup returns the mapping and site at runtime address pc.
+func (mm *space) lookup(pc uint64) (*mapping, int, bool) {
+	for _, mp := range mm.maps {
+		if pc >= mp.Lo && pc < mp.Hi {
+			i, ok := mp.tab.Lookup(pc)
+			return mp, i, ok
+		}
+	}
+	return nil, 0, false
+}
+
+// snapshot returns what is mapped, for a fault report.
+func (mm *space) snapshot() []Mapped {
+	out := make([]Mapped, len(mm.maps))
+	for k, mp := range mm.maps {
+		out[k] = mp.Mapped
+	}
+	return out
+}
+
+// loadBias compares the entry point the kernel used (AT_ENTRY in the auxiliary
+// vector) with the ELF header's: the difference is where a PIE was loaded.
+func loadBias(pid int, entry uint64) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/auxv")
+	if err != nil {
+		return 0, fmt.Errorf("read auxiliary vector: %w", err)
+	}
+	const atEntry = 9
+	for i := 0; i+16 <= len(b); i += 16 {
+		k := binary.LittleEndian.Uint64(b[i:])
+		v := binary.LittleEndian.Uint64(b[i+8:])
+		if k == atEntry {
+			return v - entry, nil
+		}
+	}
+	return 0, errors.New("no AT_ENTRY in the auxiliary vector")
+}
+
+// addImage registers img under its path and gives it its id.
+func (m *mon) addImage(img *Image) *Image {
+	img.id = len(m.imgs)
+	m.imgs = append(m.imgs, img)
+	m.images[img.Path] = img
+	return img
+}
+
+// image returns the image to plant for the file at path, asking
+// Options.Images the first time.
+func (m *mon) image(path string, exe bool) *Image {
+	if img, ok := m.images[path]; ok {
+		return img
+	}
+	var img *Image
+	if m.o.Images != nil {
+		img = m.o.Images(path, exe)
+	}
+	if img == nil || img.Table == nil || img.Table.Len() == 0 {
+		m.images[path] = nil
+		return nil
+	}
+	img.Path = path
+	return m.addImage(img)
+}
+
+// A region is one executable file mapping read from /proc/PID/maps.
+type region struct {
+	lo, hi, off uint64
+	path        string
+}
+
+// readMaps returns the executable mappings of files in process pid.
+func readMaps(pid int) ([]region, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return nil, fmt.Errorf("read mappings: %w", err)
+	}
+	return parseMaps(b), nil
+}
+
+// parseMaps returns the executable mappings of files in the text of a
+// /proc/PID/maps file. Lines it cannot read are skipped.
+func parseMaps(b []byte) []region {
+	var out []region
+	for _, line := range strings.Split(string(b), "\n") {
+		// start-end perms offset dev inode path  (proc(5))
+		f := strings.Fields(line)
+		if len(f) < 6 || len(f[1]) < 3 || f[1][2] != 'x' || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		if len(f) > 6 {
+			continue // "(deleted)": the file is gone, nothing to analyse
+		}
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok {
+			continue
+		}
+		r := region{path: f[5]}
+		var e1, e2, e3 error
+		r.lo, e1 = strconv.ParseUint(lo, 16, 64)
+		r.hi, e2 = strconv.ParseUint(hi, 16, 64)
+		r.off, e3 = strconv.ParseUint(f[2], 16, 64)
+		if e1 != nil || e2 != nil || e3 != nil {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// scanMaps brings mm's mappings up to date with the process's: images newly
+// mapped are planted, images no longer mapped are forgotten (their code is
+// gone, with our bytes in it). It returns an error only when the root image
+// could not be planted. (The out-of-line engine maps a module's scratch
+// region later, at its first hit: see hitXOL.)
+//
+// Preconditions: on the tracer thread; no thread of mm runs.
+func (m *mon) scanMaps(mm *space) error {
+	regions, err := readMaps(mm.tgid)
+	if err != nil {
+		return err
+	}
+	for _, mp := range mm.maps {
+		mp.seen = false
+	}
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(mm.tgid) + "/exe")
+	var rootErr error
+	for k := 0; k < len(regions); {
+		r := regions[k]
+		lo, hi := r.lo, r.hi
+		j := k + 1
+		for ; j < len(regions) && regions[j].path == r.path; j++ {
+			hi = max(hi, regions[j].hi)
+		}
+		k = j
+		var known *mapping
+		for _, mp := range mm.maps {
+			if mp.Image.Path == r.path && mp.Lo == lo {
+				known = mp
+			}
+		}
+		if known != nil {
+			known.seen = true
+			known.Hi = hi
+			continue
+		}
+		img := m.image(r.path, r.path == exe)
+		if img == nil {
+			continue
+		}
+		var bias uint64
+		if img.LinkAddr != nil {
+			link, ok := img.LinkAddr(r.off)
+			if !ok {
+				continue
+			}
+			bias = r.lo - link
+		} else {
+			// The root image without segment information: its bias from
+			// the entry point the kernel used.
+			if bias, err = loadBias(mm.tgid, m.o.Entry); err != nil {
+				if img == m.rootImg {
+					rootErr = err
+				}
+				continue
+			}
+		}
+		mp := &mapping{Mapped: Mapped{Image: img, Bias: bias, Lo: lo, Hi: hi}, tab: img.Table.At(bias), seen: true}
+		if err := mp.tab.Plant(mm.mem); err != nil {
+			if img == m.rootImg {
+				rootErr = err
+			} else {
+				m.lose(fmt.Errorf("plant %s in process %d: %w", img.Path, mm.tgid, err))
+			}
+			continue
+		}
+		mm.maps = append(mm.maps, mp)
+	}
+	kept := mm.maps[:0]
+	for _, mp := range mm.maps {
+		if mp.seen {
+			kept = append(kept, mp)
+		}
+	}
+	clear(mm.maps[len(kept):])
+	mm.maps = kept
+	return rootErr
+}
