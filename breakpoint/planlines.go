@@ -57,6 +57,15 @@ type modelFunc struct {
 	skip   []bool // per block: no block of GCC's (a loop-closing jmp)
 }
 
+// A fnRow is a statement row of one function as the model reads it: its
+// line possibly moved (the entry's to the declarator), or dropped (an
+// epilogue that is no statement of GCC's).
+type fnRow struct {
+	addr uint64
+	ref  LineRef
+	drop bool
+}
+
 type lineAt struct {
 	line int32
 	addr uint64
@@ -112,14 +121,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	g := fg.Graph
 	f := sym.Funcs[fi]
 	rows := rowsIn(lt, f.Addr, f.Addr+f.Size)
-	type row struct {
-		addr uint64
-		ref  LineRef
-		drop bool
-	}
-	rs := make([]row, len(rows))
+	rs := make([]fnRow, len(rows))
 	for k, r := range rows {
-		rs[k] = row{addr: r.Addr, ref: LineRef{File: lt.Files[r.File], Line: int(r.Line)}}
+		rs[k] = fnRow{addr: r.Addr, ref: LineRef{File: lt.Files[r.File], Line: int(r.Line)}}
 	}
 	if sub != nil && lineinfo.IsC(sub.Lang) {
 		// The first row at the entry is the opening brace (rows at one
@@ -137,11 +141,10 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		// row at their address.
 		for _, lb := range sub.Labels {
 			k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= lb.Addr })
-			rs = slices.Insert(rs, k, row{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
+			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
 		code, _ := sym.Code(f.Addr, int(f.Size))
-		markEpilogue(len(rs), func(k int) (uint64, LineRef) { return rs[k].addr, rs[k].ref },
-			func(k int) { rs[k].drop = true }, code, f.Addr, sub)
+		markEpilogue(rs, code, f.Addr, sub)
 	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
@@ -154,7 +157,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			k--
 		}
 		var ls []lineAt
-		add := func(r row) {
+		add := func(r fnRow) {
 			if r.drop {
 				return
 			}
@@ -209,39 +212,28 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 // value (its return statements are the statements), or is void and has a
 // return statement of its own (GCC's shared return then has no location).
 // The closing brace is the function's highest line; its rows that do more
-// (run destructors, a landing pad) stay. n rows are read through at; drop
-// marks one.
-func markEpilogue(n int, at func(int) (uint64, LineRef), drop func(int), code []byte, base uint64, sub *lineinfo.Subprogram) {
-	if n == 0 || len(code) == 0 {
+// (run destructors, a landing pad) stay. code starts at base.
+func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram) {
+	if len(rs) == 0 || len(code) == 0 {
 		return
 	}
-	_, last := at(0)
-	for k := 1; k < n; k++ {
-		if _, r := at(k); r.File == last.File && r.Line > last.Line {
-			last = r
+	last := rs[0].ref
+	for _, r := range rs[1:] {
+		if r.ref.File == last.File && r.ref.Line > last.Line {
+			last = r.ref
 		}
 	}
 	var epi []int
-	for k := 0; k < n; k++ {
-		a, r := at(k)
-		if r != last || a < base || a-base >= uint64(len(code)) {
-			continue
-		}
-		if onlyEpilogue(code[a-base:]) {
+	for k, r := range rs {
+		if r.ref == last && r.addr >= base && r.addr-base < uint64(len(code)) && onlyEpilogue(code[r.addr-base:]) {
 			epi = append(epi, k)
 		}
 	}
-	if len(epi) == 0 {
+	if len(epi) == 0 || (sub.Void && !hasReturn(rs, code, base, rs[epi[0]].addr)) {
 		return
 	}
-	if sub.Void {
-		start, _ := at(epi[0])
-		if !hasReturn(n, at, code, base, start, 0) {
-			return
-		}
-	}
 	for _, k := range epi {
-		drop(k)
+		rs[k].drop = true
 	}
 }
 
@@ -273,16 +265,16 @@ func onlyEpilogue(code []byte) bool {
 // hasReturn reports whether a void function has a return statement of its
 // own: a row before the epilogue at start whose code is one NOP falling
 // into it or one JMP to it (how GCC -O0 emits `return;`).
-func hasReturn(n int, at func(int) (uint64, LineRef), code []byte, base, start, _ uint64) bool {
-	for k := 0; k < n; k++ {
-		a, _ := at(k)
+func hasReturn(rs []fnRow, code []byte, base, start uint64) bool {
+	for k, r := range rs {
+		a := r.addr
 		if a >= start || a < base {
 			continue
 		}
 		next := start
-		for j := k + 1; j < n; j++ {
-			if b, _ := at(j); b > a {
-				next = b
+		for _, o := range rs[k+1:] {
+			if o.addr > a {
+				next = o.addr
 				break
 			}
 		}

@@ -133,32 +133,10 @@ func compareShape(t *testing.T, s shape) (compared, differ int) {
 			excused[markerLineIn(t, path, e.marker)] = e.reason
 		}
 	}
-	lines := make(map[int]bool)
-	for l := range want {
-		lines[l] = true
-	}
-	for l := range got {
-		lines[l] = true
-	}
-	all := make([]int, 0, len(lines))
-	for l := range lines {
-		all = append(all, l)
-	}
-	sort.Ints(all)
+	diffs, all := lineDiffs(want, got)
 	var bad []string
-	for _, l := range all {
-		w, inGcov := want[l]
-		g, inPatchprof := got[l]
-		if inGcov && inPatchprof && w == g {
-			continue
-		}
-		gs, ps := "-", "-"
-		if inGcov {
-			gs = fmt.Sprint(w)
-		}
-		if inPatchprof {
-			ps = fmt.Sprint(g)
-		}
+	for _, df := range diffs {
+		l, gs, ps := df.line, df.want, df.got
 		d := fmt.Sprintf("  %s:%d %-50q gcov %s, patchprof %s", s.src, l, text(l), gs, ps)
 		if reason, ok := excused[l]; ok {
 			t.Logf("excused: %s (%s)", d, reason)
@@ -185,9 +163,9 @@ func compareShape(t *testing.T, s shape) (compared, differ int) {
 	}
 	if len(bad) > 0 {
 		t.Errorf("%s: %d of %d lines differ from gcov (\"-\": no count):\n%s",
-			res.cmdline, len(bad), len(all), strings.Join(bad, "\n"))
+			res.cmdline, len(bad), all, strings.Join(bad, "\n"))
 	}
-	t.Logf("%s: %d lines compared, %d differ from gcov", s.src, len(all), len(bad))
+	t.Logf("%s: %d lines compared, %d differ from gcov", s.src, all, len(bad))
 
 	markers := make([]string, 0, len(s.markers))
 	for m := range s.markers {
@@ -202,7 +180,7 @@ func compareShape(t *testing.T, s shape) (compared, differ int) {
 		}
 		wantLine(t, p, s.src, l, s.markers[m])
 	}
-	return len(all), len(bad)
+	return all, len(bad)
 }
 
 // sourceText returns a function giving the trimmed text of a line of the
@@ -316,36 +294,15 @@ func TestSelectionBlocksKeepLines(t *testing.T) {
 // of file in want, with the same counts.
 func sameLines(t *testing.T, cmdline, file string, want, got map[int]int64) {
 	t.Helper()
-	var lines []int
-	for l := range want {
-		lines = append(lines, l)
-	}
-	for l := range got {
-		if _, ok := want[l]; !ok {
-			lines = append(lines, l)
-		}
-	}
-	sort.Ints(lines)
 	text := sourceText(t, filepath.Join(testdataDir, "shapes", file))
+	diffs, lines := lineDiffs(want, got)
 	var bad []string
-	for _, l := range lines {
-		w, inWant := want[l]
-		g, inGot := got[l]
-		if inWant && inGot && w == g {
-			continue
-		}
-		ws, gs := "-", "-"
-		if inWant {
-			ws = fmt.Sprint(w)
-		}
-		if inGot {
-			gs = fmt.Sprint(g)
-		}
-		bad = append(bad, fmt.Sprintf("  %s:%d %-50q want %s, got %s", file, l, text(l), ws, gs))
+	for _, d := range diffs {
+		bad = append(bad, fmt.Sprintf("  %s:%d %-50q want %s, got %s", file, d.line, text(d.line), d.want, d.got))
 	}
 	if len(bad) > 0 {
 		t.Errorf("%s: %d of %d lines of %s differ from the reference run (\"-\": no count):\n%s",
-			cmdline, len(bad), len(lines), file, strings.Join(bad, "\n"))
+			cmdline, len(bad), lines, file, strings.Join(bad, "\n"))
 	}
 }
 
@@ -357,4 +314,45 @@ func known(file string, line int) (knownDiff, bool) {
 		}
 	}
 	return knownDiff{}, false
+}
+
+// A lineDiff is a line whose counts differ between two runs: each count
+// in decimal, or "-" where the run gives the line none.
+type lineDiff struct {
+	line      int
+	want, got string
+}
+
+// lineDiffs returns the lines on which want and got differ, in line order,
+// and how many lines either has.
+func lineDiffs(want, got map[int]int64) ([]lineDiff, int) {
+	lines := make(map[int]bool)
+	for l := range want {
+		lines[l] = true
+	}
+	for l := range got {
+		lines[l] = true
+	}
+	all := make([]int, 0, len(lines))
+	for l := range lines {
+		all = append(all, l)
+	}
+	sort.Ints(all)
+	var out []lineDiff
+	for _, l := range all {
+		w, inWant := want[l]
+		g, inGot := got[l]
+		if inWant && inGot && w == g {
+			continue
+		}
+		d := lineDiff{line: l, want: "-", got: "-"}
+		if inWant {
+			d.want = fmt.Sprint(w)
+		}
+		if inGot {
+			d.got = fmt.Sprint(g)
+		}
+		out = append(out, d)
+	}
+	return out, len(all)
 }

@@ -15,37 +15,49 @@ import (
 // corrupt; the os or debug/elf error (wrapped) when path cannot be opened
 // as ELF. Read never panics on a bad file.
 func Read(path string) (t *Table, err error) {
-	f, err := openELF(path)
-	if err != nil {
-		return nil, fmt.Errorf("lineinfo: %w", err)
-	}
-	defer func() { err = errors.Join(err, closeErr(f)) }()
-	// debug/elf reads section headers lazily and can panic on corrupt ones.
-	defer func() {
-		if p := recover(); p != nil {
-			t, err = nil, &DecodeError{Section: "ELF section headers", Msg: fmt.Sprint(p)}
+	err = withELF(path, "ELF section headers", func(f *elf.File) error {
+		noLines := fmt.Errorf("no DWARF line information in %s: rebuild with -g, or use --funcs: %w", path, ErrNoLineInfo)
+		debugLine, err := sectionData(f, "line")
+		if err != nil {
+			return err
 		}
-	}()
-	noLines := fmt.Errorf("no DWARF line information in %s: rebuild with -g, or use --funcs: %w", path, ErrNoLineInfo)
-	debugLine, err := sectionData(f, "line")
+		if debugLine == nil {
+			return noLines
+		}
+		debugLineStr, err := sectionData(f, "line_str")
+		if err != nil {
+			return err
+		}
+		t, err = parseLineSection(debugLine, debugLineStr, compDirs(f))
+		if err != nil {
+			return err
+		}
+		if len(t.Rows) == 0 {
+			return noLines
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	if debugLine == nil {
-		return nil, noLines
-	}
-	debugLineStr, err := sectionData(f, "line_str")
-	if err != nil {
-		return nil, err
-	}
-	t, err = parseLineSection(debugLine, debugLineStr, compDirs(f))
-	if err != nil {
-		return nil, err
-	}
-	if len(t.Rows) == 0 {
-		return nil, noLines
 	}
 	return t, nil
+}
+
+// withELF opens the ELF file at path, runs read on it and closes it. A
+// panic of debug/elf (it reads section headers and sections lazily and
+// can panic on corrupt ones) becomes a *DecodeError naming section.
+func withELF(path, section string, read func(*elf.File) error) (err error) {
+	f, err := openELF(path)
+	if err != nil {
+		return fmt.Errorf("lineinfo: %w", err)
+	}
+	defer func() { err = errors.Join(err, closeErr(f)) }()
+	defer func() {
+		if p := recover(); p != nil {
+			err = &DecodeError{Section: section, Msg: fmt.Sprint(p)}
+		}
+	}()
+	return read(f)
 }
 
 func closeErr(f *elf.File) error {

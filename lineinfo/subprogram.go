@@ -2,8 +2,7 @@ package lineinfo
 
 import (
 	"debug/dwarf"
-	"errors"
-	"fmt"
+	"debug/elf"
 	"path/filepath"
 	"sort"
 )
@@ -57,24 +56,21 @@ func IsC(lang int) bool {
 // Read, it never panics on a bad file; an executable without .debug_info
 // gives none and no error.
 func Subprograms(path string) (subs []Subprogram, err error) {
-	f, err := openELF(path)
-	if err != nil {
-		return nil, fmt.Errorf("lineinfo: %w", err)
-	}
-	defer func() { err = errors.Join(err, closeErr(f)) }()
-	defer func() {
-		if p := recover(); p != nil {
-			subs, err = nil, &DecodeError{Section: ".debug_info", Msg: fmt.Sprint(p)}
+	err = withELF(path, ".debug_info", func(f *elf.File) error {
+		if f.Section(".debug_info") == nil {
+			return nil
 		}
-	}()
-	if f.Section(".debug_info") == nil {
-		return nil, nil
-	}
-	d, err := f.DWARF()
+		d, err := f.DWARF()
+		if err != nil {
+			return &DecodeError{Section: ".debug_info", Msg: err.Error()}
+		}
+		subs, err = readSubprograms(d)
+		return err
+	})
 	if err != nil {
-		return nil, &DecodeError{Section: ".debug_info", Msg: err.Error()}
+		return nil, err
 	}
-	return readSubprograms(d)
+	return subs, nil
 }
 
 // readSubprograms walks every unit of d. A definition that refers to its
