@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 
@@ -186,10 +187,12 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		}
 	}
 	// A function the compiler made up (an implicit C++ constructor or
-	// destructor) has no lines of the user's: gcov shows none.
+	// destructor) has no lines of the user's: gcov shows none. GCC marks
+	// a lambda's body artificial too, but gcov counts it (GCC's coverage
+	// notes exempt lambdas).
 	noLines := make([]bool, len(sym.Funcs))
 	for i, f := range sym.Funcs {
-		if s := subprogramAt(opt.Subprograms, f.Addr); s != nil && s.Artificial {
+		if s := subprogramAt(opt.Subprograms, f.Addr); s != nil && s.Artificial && !isLambda(f.Name) {
 			noLines[i] = true
 		}
 	}
@@ -550,3 +553,12 @@ func markRep(s *SiteSpec, code []byte) {
 	s.Rep = true
 	s.Len = uint8(inst.Len)
 }
+
+// lambdaBody matches the Itanium C++ ABI mangling of a lambda's function
+// call operator or static invoker: its closure type is
+// "Ul <parameter types> E [<number>] _" (5.1.8, closure types), and the
+// member "cl" (operator()) or "_FUN".
+var lambdaBody = regexp.MustCompile(`Ul\w*?E\d*_(cl|4_FUN)`)
+
+// isLambda reports whether the symbol name is a C++ lambda's body.
+func isLambda(name string) bool { return lambdaBody.MatchString(name) }

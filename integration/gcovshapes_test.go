@@ -87,10 +87,6 @@ var knownDiffs = []knownDiff{
 	// brace is counted and its return line not.
 	{"ranges.cpp", 12, "2", "1", "template instantiated twice"},
 	{"ranges.cpp", 13, "-", "1", "template instantiated twice"},
-	// Lambda bodies: the closure's operator() is not counted yet.
-	{"lambdas.cpp", 34, "748", "-", "lambda body"},
-	{"lambdas.cpp", 35, "748", "-", "lambda body"},
-	{"lambdas.cpp", 37, "100", "-", "one-line lambda"},
 }
 
 // TestShapesGcov compares patchprof's line counts of every program of the
