@@ -66,6 +66,11 @@ type PlanOptions struct {
 	// Subprograms), sorted by LowPC: where gcov puts a C function's entry
 	// count and whether it returns a value. Nil is allowed.
 	Subprograms []lineinfo.Subprogram
+	// Source reads a source file's lines (nil, or ok false, when it
+	// cannot): gcov counts a `case` or `default` label as a statement
+	// of the block it starts, and DWARF gives such a label no address,
+	// so the lines above a jump target are read for them.
+	Source func(path string) (lines []string, ok bool)
 }
 
 // A FuncInfo describes one function of the executable, index-aligned with
@@ -209,7 +214,7 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 			if noLines[fi] {
 				continue
 			}
-			p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile)
+			p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile, opt.Source)
 		}
 	}
 	if opt.Lines && lt != nil {

@@ -2,8 +2,10 @@ package breakpoint
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/linecount"
@@ -116,7 +118,7 @@ func rowsIn(lt *lineinfo.Table, lo, hi uint64) []lineinfo.Row {
 
 // modelLines gives the function of graph gi (function fi) its block
 // lines. sub is its DWARF subprogram, nil when unknown.
-func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub *lineinfo.Subprogram, keepFile func(string) bool) {
+func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub *lineinfo.Subprogram, keepFile func(string) bool, source func(string) ([]string, bool)) {
 	fg := p.Graphs[gi]
 	g := fg.Graph
 	f := sym.Funcs[fi]
@@ -145,6 +147,13 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		}
 		code, _ := sym.Code(f.Addr, int(f.Size))
 		markEpilogue(rs, code, f.Addr, sub)
+	}
+	// Blocks control jumps to: only they can start at a label.
+	target := make([]bool, len(g.Blocks))
+	for _, e := range g.Edges {
+		if e.To >= 0 && (e.Kind == cfg.Taken || e.Kind == cfg.JumpTable) {
+			target[e.To] = true
+		}
 	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
@@ -180,6 +189,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 				add(rs[j])
 			}
 		}
+		if target[b] && source != nil && len(ls) > 0 && ls[0].addr == bl.Start {
+			ls = p.caseLabels(m, source, fi, keepFile, ls)
+		}
 		mf.blocks[b] = ls
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
@@ -188,6 +200,42 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
 	}
 	m.funcs = append(m.funcs, mf)
+}
+
+// caseLabel matches a source line that is only a `case` or `default`
+// label (an opening brace or a comment may follow).
+var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*\*/)?$`)
+
+// blankLine matches a source line with nothing GCC emits code for.
+var blankLine = regexp.MustCompile(`^(//.*|/\*.*\*/)?$`)
+
+// caseLabels puts before a jump target's lines the `case` or `default`
+// label written just above its first line (blank and comment lines
+// skipped), as gcov counts it: GCC's label statement starts the block and
+// DWARF records no address for it. Of several labels in a row GCC keeps
+// one, at the first (topmost) of them.
+func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi int, keepFile func(string) bool, ls []lineAt) []lineAt {
+	first := m.keys[ls[0].line]
+	src, ok := source(first.File)
+	if !ok || first.Line < 2 || first.Line > len(src) {
+		return ls
+	}
+	label := 0
+	for l := first.Line - 1; l >= 1 && first.Line-l <= 32; l-- {
+		text := strings.TrimSpace(src[l-1])
+		if caseLabel.MatchString(text) {
+			label = l
+			continue
+		}
+		if !blankLine.MatchString(text) {
+			break
+		}
+	}
+	if label == 0 {
+		return ls
+	}
+	at := lineAt{line: p.modelKey(m, LineRef{File: first.File, Line: label}, fi, keepFile), addr: ls[0].addr}
+	return append([]lineAt{at}, ls...)
 }
 
 // closesLoop reports whether block b is only a jmp backwards whose line

@@ -69,12 +69,6 @@ type knownDiff struct {
 }
 
 var knownDiffs = []knownDiff{
-	// gcov counts a case label as a statement of its own; GCC's DWARF gives
-	// it no address (no row, no DW_TAG_label), so patchprof cannot place it.
-	{"multiline.c", 28, "3", "-", "case label"},
-	{"multiline.c", 30, "6", "-", "case label"},
-	{"multiline.c", 34, "8", "-", "case label"},
-	{"multiline.c", 37, "2", "-", "default label"},
 	// A C++ closing brace whose rows hold more than leave/ret (destructor
 	// calls on the normal path, a landing pad's rows) is counted; gcov
 	// shows '-' or 0 for some of them.

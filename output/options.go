@@ -3,6 +3,7 @@ package output
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 )
 
@@ -124,4 +125,15 @@ func (o *Options) maxNameColumn() int {
 		w = defaultWidth
 	}
 	return max(w*2/5, 8)
+}
+
+// ReadSource finds and reads the source of file the way the listing does
+// (Subst, then SourceDirs; see the package documentation), split into
+// lines with tabs expanded. ok is false when no candidate can be read.
+func (o Options) ReadSource(file string) (lines []string, ok bool) {
+	if o.ReadFile == nil {
+		o.ReadFile = os.ReadFile
+	}
+	r := &report{opt: &o}
+	return r.source(file)
 }

@@ -192,6 +192,7 @@ func Main(args []string, stderr io.Writer) int {
 	}
 	sel := &selection{lines: lines, funcs: funcs, std: std, funcFilter: funcFilter, fileFilter: fileFilter, libs: libs}
 	sel.blocks = bf.blocks
+	sel.source = sourceReader(opt)
 	defer sel.close()
 	pr.step("reading " + prog)
 	sym, err := symtab.Open(path)

@@ -9,6 +9,7 @@ import (
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/monitor"
+	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -37,8 +38,29 @@ type selection struct {
 	// path or base name matches one of them are profiled (system libraries
 	// included); when nil, every library that is not a system library.
 	libs []string
+	// source reads a source file as the listing finds it (--source-dir,
+	// --subst-path), for the case labels of the line model.
+	source func(path string) ([]string, bool)
 
 	mods []*module // in the order they were first mapped
+}
+
+// sourceReader returns a reader of source files that finds them as the
+// listing opt describes does, reading each file once.
+func sourceReader(opt output.Options) func(string) ([]string, bool) {
+	type read struct {
+		lines []string
+		ok    bool
+	}
+	cache := map[string]read{}
+	return func(path string) ([]string, bool) {
+		r, seen := cache[path]
+		if !seen {
+			r.lines, r.ok = opt.ReadSource(path)
+			cache[path] = r
+		}
+		return r.lines, r.ok
+	}
 }
 
 // planOptions returns what to plant in one module.
@@ -62,6 +84,7 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		// Without .debug_info the rows alone are used: a C function's
 		// entry then counts on its opening brace, not its declarator.
 		popt.Subprograms, _ = lineinfo.Subprograms(sym.Path)
+		popt.Source = s.source
 	}
 	return popt
 }
