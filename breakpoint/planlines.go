@@ -255,8 +255,8 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 }
 
 // markEpilogue drops the rows of a C function's closing brace that hold
-// only the epilogue (leave, pop, ret: a row whose code runs to a RET and
-// nothing else) when GCC has no statement there: the function returns a
+// only the epilogue (leave, pop, add to %rsp, ret: a row whose code runs to
+// a RET and nothing else) when GCC has no statement there: the function returns a
 // value (its return statements are the statements), or is void and has a
 // return statement of its own (GCC's shared return then has no location).
 // The closing brace is the function's highest line; its rows that do more
@@ -300,6 +300,11 @@ func onlyEpilogue(code []byte) bool {
 		case x86asm.MOV:
 			// Restoring a callee-saved register from the frame.
 			if _, ok := inst.Args[1].(x86asm.Mem); !ok {
+				return false
+			}
+		case x86asm.ADD, x86asm.SUB, x86asm.LEA:
+			// Releasing the frame: add $n, %rsp; lea -n(%rbp), %rsp.
+			if inst.Args[0] != x86asm.RSP {
 				return false
 			}
 		default:
