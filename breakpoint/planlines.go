@@ -271,12 +271,22 @@ func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram
 			last = r.ref
 		}
 	}
+	// Rows that run to the RET first, then rows that jump to one of those
+	// (GCC's copy of a return value into %rax before the shared epilogue).
 	var epi []int
-	for k, r := range rs {
-		if r.ref == last && r.addr >= base && r.addr-base < uint64(len(code)) && onlyEpilogue(code[r.addr-base:]) {
-			epi = append(epi, k)
+	isEpi := map[uint64]bool{}
+	for pass := 0; pass < 2; pass++ {
+		for k, r := range rs {
+			if r.ref != last || isEpi[r.addr] || r.addr < base || r.addr-base >= uint64(len(code)) {
+				continue
+			}
+			if onlyEpilogue(code[r.addr-base:], r.addr, isEpi) {
+				epi = append(epi, k)
+				isEpi[r.addr] = true
+			}
 		}
 	}
+	slices.Sort(epi)
 	if len(epi) == 0 || (sub.Void && !hasReturn(rs, code, base, rs[epi[0]].addr)) {
 		return
 	}
@@ -285,9 +295,10 @@ func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram
 	}
 }
 
-// onlyEpilogue reports whether code, up to and including its first RET,
-// restores the frame and returns and does nothing else.
-func onlyEpilogue(code []byte) bool {
+// onlyEpilogue reports whether code (at addr) restores the frame and
+// returns and does nothing else, up to its RET or a JMP to a row in
+// ends. Moving a value into %rax (the return value) is allowed.
+func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
 	for off := 0; off < len(code); {
 		inst, err := symtab.DecodeInst(code[off:])
 		if err != nil || inst.Len == 0 {
@@ -296,10 +307,15 @@ func onlyEpilogue(code []byte) bool {
 		switch inst.Op {
 		case x86asm.RET:
 			return true
+		case x86asm.JMP:
+			rel, ok := inst.Args[0].(x86asm.Rel)
+			return ok && ends[uint64(int64(addr)+int64(off+inst.Len)+int64(rel))]
 		case x86asm.LEAVE, x86asm.POP, x86asm.NOP:
 		case x86asm.MOV:
-			// Restoring a callee-saved register from the frame.
-			if _, ok := inst.Args[1].(x86asm.Mem); !ok {
+			// Restoring a callee-saved register from the frame, or
+			// placing the return value.
+			_, fromMem := inst.Args[1].(x86asm.Mem)
+			if !fromMem && inst.Args[0] != x86asm.RAX && inst.Args[0] != x86asm.EAX {
 				return false
 			}
 		case x86asm.ADD, x86asm.SUB, x86asm.LEA:
