@@ -297,7 +297,7 @@ func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram
 
 // onlyEpilogue reports whether code (at addr) restores the frame and
 // returns and does nothing else, up to its RET or a JMP to a row in
-// ends. Moving a value into %rax (the return value) is allowed.
+// ends. Moving a value into %rax or %xmm0 (the return value) is allowed.
 func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
 	for off := 0; off < len(code); {
 		inst, err := symtab.DecodeInst(code[off:])
@@ -316,6 +316,11 @@ func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
 			// placing the return value.
 			_, fromMem := inst.Args[1].(x86asm.Mem)
 			if !fromMem && inst.Args[0] != x86asm.RAX && inst.Args[0] != x86asm.EAX {
+				return false
+			}
+		case x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSD, x86asm.MOVSS, x86asm.MOVAPS, x86asm.MOVAPD:
+			// Placing a floating-point return value in %xmm0.
+			if inst.Args[0] != x86asm.X0 {
 				return false
 			}
 		case x86asm.ADD, x86asm.SUB, x86asm.LEA:

@@ -73,10 +73,6 @@ var knownDiffs = []knownDiff{
 	// calls on the normal path, a landing pad's rows) is counted; gcov
 	// shows '-' or 0 for some of them.
 	{"classes.cpp", 37, "0", "7", "closing brace of a function returning an object"},
-	// Two instances of one template: gcov sums them; one instance's closing
-	// brace is counted and its return line not.
-	{"ranges.cpp", 12, "2", "1", "template instantiated twice"},
-	{"ranges.cpp", 13, "-", "1", "template instantiated twice"},
 }
 
 // TestShapesGcov compares patchprof's line counts of every program of the
