@@ -127,6 +127,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	for k, r := range rows {
 		rs[k] = fnRow{addr: r.Addr, ref: LineRef{File: lt.Files[r.File], Line: int(r.Line)}}
 	}
+	code, _ := sym.Code(f.Addr, int(f.Size))
+	var closing LineRef
+	noStmt := false
 	if sub != nil && lineinfo.IsC(sub.Lang) {
 		// The first row at the entry is the opening brace (rows at one
 		// address are sorted by line); others there (-O2) are statements.
@@ -145,8 +148,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= lb.Addr })
 			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
-		code, _ := sym.Code(f.Addr, int(f.Size))
-		markEpilogue(rs, code, f.Addr, sub)
+		closing, noStmt = markEpilogue(rs, code, f.Addr, sub)
 	}
 	// Blocks control jumps to: only they can start at a label.
 	target := make([]bool, len(g.Blocks))
@@ -178,7 +180,12 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			}
 			ls = append(ls, lineAt{line: id, addr: max(r.addr, bl.Start)})
 		}
-		if k >= 0 && rs[k].addr < bl.Start {
+		// The return path of a closing-brace row that also holds a
+		// landing pad (C++ -O0 puts the cleanup before the epilogue) has
+		// no statement of GCC's either.
+		skipEffect := k >= 0 && noStmt && rs[k].ref == closing && bl.Start-f.Addr < uint64(len(code)) &&
+			onlyEpilogue(code[bl.Start-f.Addr:], bl.Start, nil)
+		if k >= 0 && rs[k].addr < bl.Start && !skipEffect {
 			// Every row at that address, not just the last.
 			for j := k; j < len(rs) && rs[j].addr == rs[k].addr; j++ {
 				add(rs[j])
@@ -260,10 +267,11 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 // value (its return statements are the statements), or is void and has a
 // return statement of its own (GCC's shared return then has no location).
 // The closing brace is the function's highest line; its rows that do more
-// (run destructors, a landing pad) stay. code starts at base.
-func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram) {
+// (run destructors, a landing pad) stay. code starts at base. It returns
+// the closing brace's line and whether its epilogue is no statement.
+func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram) (closing LineRef, noStmt bool) {
 	if len(rs) == 0 || len(code) == 0 {
-		return
+		return LineRef{}, false
 	}
 	last := rs[0].ref
 	for _, r := range rs[1:] {
@@ -287,12 +295,13 @@ func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram
 		}
 	}
 	slices.Sort(epi)
-	if len(epi) == 0 || (sub.Void && !hasReturn(rs, code, base, rs[epi[0]].addr)) {
-		return
+	if sub.Void && (len(epi) == 0 || !hasReturn(rs, code, base, rs[epi[0]].addr)) {
+		return last, false
 	}
 	for _, k := range epi {
 		rs[k].drop = true
 	}
+	return last, true
 }
 
 // onlyEpilogue reports whether code (at addr) restores the frame and

@@ -68,12 +68,7 @@ type knownDiff struct {
 	explanation string
 }
 
-var knownDiffs = []knownDiff{
-	// A C++ closing brace whose rows hold more than leave/ret (destructor
-	// calls on the normal path, a landing pad's rows) is counted; gcov
-	// shows '-' or 0 for some of them.
-	{"classes.cpp", 37, "0", "7", "closing brace of a function returning an object"},
-}
+var knownDiffs = []knownDiff{}
 
 // TestShapesGcov compares patchprof's line counts of every program of the
 // shapes corpus with gcov's, strictly: each line gcov gives a count must
