@@ -155,7 +155,7 @@ type gcovJSONLine struct {
 	UnexecutedBlock bool   `json:"unexecuted_block"`
 }
 
-func readGcovJSON(t *testing.T, path string) *gcovJSONDoc {
+func readGcovJSON(t testing.TB, path string) *gcovJSONDoc {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -173,7 +173,7 @@ func readGcovJSON(t *testing.T, path string) *gcovJSONDoc {
 	return &doc
 }
 
-func (d *gcovJSONDoc) file(t *testing.T, base string) *gcovJSONFile {
+func (d *gcovJSONDoc) file(t testing.TB, base string) *gcovJSONFile {
 	t.Helper()
 	for i := range d.Files {
 		if filepath.Base(d.Files[i].File) == base {
@@ -220,27 +220,7 @@ func TestGcovJSONMatchesGcov(t *testing.T) {
 	got := readGcovJSON(t, gz).file(t, "calls.c")
 
 	// The oracle: gcov --json-format on a --coverage build.
-	work := t.TempDir()
-	src, err := os.ReadFile(filepath.Join(testdataDir, "calls.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "calls.c"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{
-		{"gcc", "-c", "--coverage", "-O0", "-g", "-o", "calls.o", "calls.c"},
-		{"gcc", "--coverage", "-o", "calls", "calls.o"},
-		{"./calls"},
-		{"gcov", "--json-format", "calls.c"},
-	} {
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = work
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	want := readGcovJSON(t, filepath.Join(work, "calls.gcov.json.gz")).file(t, "calls.c")
+	want := gcovJSON(t, gcovRun{src: "calls.c"})
 
 	// gcov counts a function's entry on the line naming it, gcc's line
 	// table on its opening brace: moveFunctionEntries reconciles the two,

@@ -702,10 +702,19 @@ func readFile(t testing.TB, path string) string {
 
 // gcovRun says how to run the coverage build of a target.
 type gcovRun struct {
-	src   string   // file in testdata (such as "shapes/loops.c"); .cpp is C++
-	flags []string // extra gcc flags (e.g. -pthread)
-	args  []string // the target's arguments
-	stdin string
+	src    string   // the source gcov reports on: a file in testdata (such as "shapes/loops.c"), or an absolute path; .cpp is C++
+	others []string // more sources linked in, named as src (their counts are not read)
+	flags  []string // extra gcc flags (e.g. -pthread, -I DIR)
+	args   []string // the target's arguments
+	stdin  string
+}
+
+// path is the absolute path of a source named as gcovRun.src is.
+func (g gcovRun) path(src string) string {
+	if filepath.IsAbs(src) {
+		return src
+	}
+	return filepath.Join(testdataDir, src)
 }
 
 // gcovCounts builds a --coverage -O0 -g copy of g.src in a temporary
@@ -713,41 +722,8 @@ type gcovRun struct {
 // line of g.src with code (0 for "#####").
 func gcovCounts(t testing.TB, g gcovRun) map[int]int64 {
 	t.Helper()
-	mustHaveGcov(t)
-	mustHaveCompiler(t, g.src)
-	cc := compilerFor(g.src)
-	dir := t.TempDir()
-	base := filepath.Base(g.src)
-	stem := strings.TrimSuffix(base, filepath.Ext(base))
-	srcCopy := filepath.Join(dir, base)
-	b, err := os.ReadFile(filepath.Join(testdataDir, g.src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(srcCopy, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Compile and link separately so the notes file is stem.gcno.
-	// Atomic counter updates keep gcov exact for threaded targets.
-	ccArgs := append([]string{"-c", "--coverage", "-fprofile-update=atomic", "-O0", "-g"}, g.flags...)
-	ccArgs = append(ccArgs, "-o", stem+".o", base)
-	ldArgs := append([]string{"--coverage"}, g.flags...)
-	ldArgs = append(ldArgs, "-o", stem, stem+".o")
-	for _, args := range [][]string{ccArgs, ldArgs} {
-		cmd := exec.Command(cc, args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
-		}
-	}
-	cmd := exec.Command(filepath.Join(dir, stem), g.args...)
-	cmd.Dir = dir
-	cmd.Stdin = strings.NewReader(g.stdin)
-	var ee *exec.ExitError
-	if out, err := cmd.CombinedOutput(); err != nil && !errors.As(err, &ee) {
-		t.Fatalf("running the coverage build of %s: %v\n%s", g.src, err, out)
-	}
-	cmd = exec.Command("gcov", "-t", base)
+	dir, base := coverageBuildRun(t, g)
+	cmd := exec.Command("gcov", "-t", base)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -763,6 +739,77 @@ func gcovCounts(t testing.TB, g gcovRun) map[int]int64 {
 		t.Fatalf("gcov reported no executable lines for %s:\n%s", g.src, tail(string(out)))
 	}
 	return counts
+}
+
+// gcovJSON is gcovCounts through gcov's JSON intermediate format (GCC 9+
+// --json-format), which also has each function's execution count and is
+// quicker to read for a large source. It returns g.src's entry.
+func gcovJSON(t testing.TB, g gcovRun) *gcovJSONFile {
+	t.Helper()
+	dir, base := coverageBuildRun(t, g)
+	cmd := exec.Command("gcov", "--json-format", base)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gcov --json-format %s: %v\n%s", base, err, tail(string(out)))
+	}
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	f := readGcovJSON(t, filepath.Join(dir, stem+".gcov.json.gz")).file(t, base)
+	if len(f.Lines) == 0 {
+		t.Fatalf("gcov reported no executable lines for %s", g.src)
+	}
+	return f
+}
+
+// coverageBuildRun copies g.src and g.others into a temporary directory,
+// builds them there with --coverage -O0 -g, runs the program, and returns
+// the directory (holding the .gcno and .gcda files) and g.src's base name,
+// what gcov is given.
+func coverageBuildRun(t testing.TB, g gcovRun) (dir, base string) {
+	t.Helper()
+	mustHaveGcov(t)
+	mustHaveCompiler(t, g.src)
+	cc := compilerFor(g.src)
+	dir = t.TempDir()
+	var objs []string
+	for _, src := range append([]string{g.src}, g.others...) {
+		b, err := os.ReadFile(g.path(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(src)
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Compile and link separately so the notes file is stem.gcno.
+		// Atomic counter updates keep gcov exact for threaded targets.
+		obj := strings.TrimSuffix(name, filepath.Ext(name)) + ".o"
+		args := append([]string{"-c", "--coverage", "-fprofile-update=atomic", "-O0", "-g"}, g.flags...)
+		gccIn(t, dir, cc, append(args, "-o", obj, name)...)
+		objs = append(objs, obj)
+	}
+	base = filepath.Base(g.src)
+	stem := strings.TrimSuffix(base, filepath.Ext(base))
+	ldArgs := append([]string{"--coverage"}, g.flags...)
+	gccIn(t, dir, cc, append(append(ldArgs, "-o", stem), objs...)...)
+	cmd := exec.Command(filepath.Join(dir, stem), g.args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(g.stdin)
+	var ee *exec.ExitError
+	if out, err := cmd.CombinedOutput(); err != nil && !errors.As(err, &ee) {
+		t.Fatalf("running the coverage build of %s: %v\n%s", g.src, err, tail(string(out)))
+	}
+	return dir, base
+}
+
+// gccIn runs the compiler cc (gcc, or g++ for C++) with args in dir,
+// failing the test with its output.
+func gccIn(t testing.TB, dir, cc string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(cc, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, tail(string(out)))
+	}
 }
 
 // parseGcov parses gcov's annotated source ("  count:  line:text") of the
@@ -895,9 +942,10 @@ func compareGcov(t *testing.T, g gcovRun, buildFlags []string) *profile {
 
 // moveFunctionEntries reconciles where gcov and DWARF put a function's
 // entry: gcov counts it on the line naming the function ("main(void)"),
-// gcc's line table on the line of the opening brace below it. A gcov line
-// patchprof lacks whose next line with code on either side is a "{" line
-// only patchprof has moves there. want is changed in place; the moves are
+// gcc's line table on the line of the opening brace below it ("{", or "){"
+// closing a parameter list that runs over several lines). A gcov line
+// patchprof lacks whose next line with code on either side is such a brace
+// line only patchprof has moves there. want is changed in place; the moves are
 // returned (from gcov's line to patchprof's).
 func moveFunctionEntries(want, got map[int]int64, src []string) map[int]int {
 	moves := make(map[int]int)
@@ -916,7 +964,7 @@ func moveFunctionEntries(want, got map[int]int64, src []string) map[int]int {
 				break
 			}
 		}
-		if next == 0 || !strings.HasPrefix(strings.TrimSpace(src[next-1]), "{") {
+		if next == 0 || !isOpeningBrace(src[next-1]) {
 			continue
 		}
 		moves[line] = next
@@ -924,6 +972,13 @@ func moveFunctionEntries(want, got map[int]int64, src []string) map[int]int {
 		want[next] = n
 	}
 	return moves
+}
+
+// isOpeningBrace reports whether a source line opens a function body below
+// its declarator: "{", or "){" ending a parameter list of several lines.
+func isOpeningBrace(line string) bool {
+	line = strings.TrimSpace(line)
+	return strings.HasPrefix(line, "{") || strings.HasPrefix(line, "){")
 }
 
 // oneLineError checks a failure of patchprof itself: exit code 2 and

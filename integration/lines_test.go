@@ -266,14 +266,19 @@ func TestMoveFunctionEntries(t *testing.T) {
 		"int f(void) {", // 6: both on one line
 		"\treturn 2;",   // 7
 		"}",             // 8
+		"static int g(", // 9: gcov counts the entry here
+		"  int a",       // 10
+		"){",            // 11: DWARF puts it here
+		"\treturn a;",   // 12
+		"}",             // 13
 	}
-	want := map[int]int64{2: 5, 4: 5, 6: 1, 7: 1}
-	got := map[int]int64{3: 5, 4: 5, 5: 5, 6: 1, 7: 1, 8: 1}
+	want := map[int]int64{2: 5, 4: 5, 6: 1, 7: 1, 9: 3, 12: 3}
+	got := map[int]int64{3: 5, 4: 5, 5: 5, 6: 1, 7: 1, 8: 1, 11: 3, 12: 3, 13: 3}
 	moves := moveFunctionEntries(want, got, src)
-	if fmt.Sprint(moves) != "map[2:3]" {
-		t.Errorf("moves %v, want map[2:3]", moves)
+	if fmt.Sprint(moves) != "map[2:3 9:11]" {
+		t.Errorf("moves %v, want map[2:3 9:11]", moves)
 	}
-	if fmt.Sprint(want) != fmt.Sprint(map[int]int64{3: 5, 4: 5, 6: 1, 7: 1}) {
+	if fmt.Sprint(want) != fmt.Sprint(map[int]int64{3: 5, 4: 5, 6: 1, 7: 1, 11: 3, 12: 3}) {
 		t.Errorf("want after the move: %v", want)
 	}
 }
