@@ -148,7 +148,16 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= lb.Addr })
 			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
+		if source != nil {
+			rs = addCodeless(rs, source)
+		}
 		closing, noStmt = markEpilogue(rs, code, f.Addr, sub)
+	}
+	// The lines that have code in the function: a case label's search
+	// stops at one.
+	coded := map[LineRef]bool{}
+	for _, r := range rs {
+		coded[r.ref] = true
 	}
 	// Blocks control jumps to: only they can start at a label.
 	target := make([]bool, len(g.Blocks))
@@ -185,6 +194,19 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		// no statement of GCC's either.
 		skipEffect := k >= 0 && noStmt && rs[k].ref == closing && bl.Start-f.Addr < uint64(len(code)) &&
 			onlyEpilogue(code[bl.Start-f.Addr:], bl.Start, nil)
+		// The code after a call that only stores its result (and pops
+		// pushed arguments) before the next row belongs to the call
+		// statement (GCC's `x = f (...)`), not to a statement after it:
+		// its block does not carry the call's line again.
+		if k >= 0 && b > 0 && g.Blocks[b-1].Term == cfg.TermCall && g.Blocks[b-1].End == bl.Start {
+			end := bl.End
+			if n := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.Start }); n < len(rs) {
+				end = min(end, rs[n].addr)
+			}
+			if bl.Start-f.Addr < uint64(len(code)) && end-f.Addr <= uint64(len(code)) && onlyMoves(code[bl.Start-f.Addr:end-f.Addr]) {
+				skipEffect = true
+			}
+		}
 		if k >= 0 && rs[k].addr < bl.Start && !skipEffect {
 			// Every row at that address, not just the last.
 			for j := k; j < len(rs) && rs[j].addr == rs[k].addr; j++ {
@@ -197,7 +219,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			}
 		}
 		if target[b] && source != nil && len(ls) > 0 && ls[0].addr == bl.Start {
-			ls = p.caseLabels(m, source, fi, keepFile, ls)
+			ls = p.caseLabels(m, source, fi, keepFile, ls, coded)
 		}
 		mf.blocks[b] = ls
 	}
@@ -213,29 +235,26 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 // label (an opening brace or a comment may follow).
 var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*\*/)?$`)
 
-// blankLine matches a source line with nothing GCC emits code for.
-var blankLine = regexp.MustCompile(`^(//.*|/\*.*\*/)?$`)
-
 // caseLabels puts before a jump target's lines the `case` or `default`
-// label written just above its first line (blank and comment lines
-// skipped), as gcov counts it: GCC's label statement starts the block and
-// DWARF records no address for it. Of several labels in a row GCC keeps
+// label written above its first line, as gcov counts it: GCC's label
+// statement starts the block and DWARF records no address for it. The
+// search goes up over lines without code in the function (blank lines,
+// comments, declarations, macros that expand to nothing) and stops at a
+// line with code. Of several labels with no code between them GCC keeps
 // one, at the first (topmost) of them.
-func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi int, keepFile func(string) bool, ls []lineAt) []lineAt {
+func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi int, keepFile func(string) bool, ls []lineAt, coded map[LineRef]bool) []lineAt {
 	first := m.keys[ls[0].line]
 	src, ok := source(first.File)
 	if !ok || first.Line < 2 || first.Line > len(src) {
 		return ls
 	}
 	label := 0
-	for l := first.Line - 1; l >= 1 && first.Line-l <= 32; l-- {
-		text := strings.TrimSpace(src[l-1])
-		if caseLabel.MatchString(text) {
-			label = l
-			continue
-		}
-		if !blankLine.MatchString(text) {
+	for l := first.Line - 1; l >= 1 && first.Line-l <= 64; l-- {
+		if coded[LineRef{File: first.File, Line: l}] {
 			break
+		}
+		if caseLabel.MatchString(strings.TrimSpace(src[l-1])) {
+			label = l
 		}
 	}
 	if label == 0 {
@@ -243,6 +262,72 @@ func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi
 	}
 	at := lineAt{line: p.modelKey(m, LineRef{File: first.File, Line: label}, fi, keepFile), addr: ls[0].addr}
 	return append([]lineAt{at}, ls...)
+}
+
+// onlyMoves reports whether code only moves data (a call's result into
+// its variable) and releases pushed arguments: no arithmetic, no branch.
+func onlyMoves(code []byte) bool {
+	for off := 0; off < len(code); {
+		inst, err := symtab.DecodeInst(code[off:])
+		if err != nil || inst.Len == 0 {
+			return false
+		}
+		switch inst.Op {
+		case x86asm.MOV, x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSD, x86asm.MOVSS, x86asm.NOP:
+		case x86asm.ADD, x86asm.SUB:
+			if inst.Args[0] != x86asm.RSP {
+				return false
+			}
+		default:
+			return false
+		}
+		off += inst.Len
+	}
+	return true
+}
+
+// codeless matches a statement GCC keeps in its graph (so gcov counts
+// it) but emits no instruction for on x86-64: va_end.
+var codeless = regexp.MustCompile(`^(__builtin_)?va_end\s*\(.*\);`)
+
+// addCodeless gives the codeless statements written between a function's
+// rows (in its first row's file) a row of their own at the address of the
+// next statement below them, which is where GCC's statement order puts
+// them.
+func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
+	if len(rs) == 0 {
+		return rs
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	if !ok {
+		return rs
+	}
+	lo, hi := rs[0].ref.Line, rs[0].ref.Line
+	coded := map[int]bool{}
+	for _, r := range rs {
+		if r.ref.File == file {
+			lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
+			coded[r.ref.Line] = true
+		}
+	}
+	for l := lo + 1; l < hi && l <= len(src); l++ {
+		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) {
+			continue
+		}
+		// The row of the nearest line below with code.
+		next := -1
+		for k, r := range rs {
+			if r.ref.File == file && r.ref.Line > l && (next < 0 || r.ref.Line < rs[next].ref.Line) {
+				next = k
+			}
+		}
+		if next < 0 {
+			continue
+		}
+		rs = slices.Insert(rs, next, fnRow{addr: rs[next].addr, ref: LineRef{File: file, Line: l}})
+	}
+	return rs
 }
 
 // closesLoop reports whether block b is only a jmp backwards whose line

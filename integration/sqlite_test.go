@@ -160,9 +160,20 @@ func TestSQLiteGcov(t *testing.T) {
 		}
 	}
 	ppOnly := 0
+	var only []string
 	for line := range got {
 		if _, ok := wantLines[line]; !ok {
 			ppOnly++
+			only = append(only, fmt.Sprintf("  %s:%d %-60.60q gcov -, patchprof %d", base, line, text(line), got[line]))
+		}
+	}
+	sort.Strings(only)
+	// PATCHPROF_SQLITE_DIFFS=FILE writes every difference there, for
+	// working on the line model.
+	if name := os.Getenv("PATCHPROF_SQLITE_DIFFS"); name != "" {
+		all := append(append(append([]string{}, other...), uncounted...), only...)
+		if err := os.WriteFile(name, []byte(strings.Join(all, "\n")+"\n"), 0o644); err != nil {
+			t.Error(err)
 		}
 	}
 	differ := len(other) + len(uncounted)
