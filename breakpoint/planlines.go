@@ -235,12 +235,18 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 // label (an opening brace or a comment may follow).
 var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*\*/)?$`)
 
+// stopsLabel matches a source line a case label's search does not go
+// above although it has no code: a preprocessor directive (the code above
+// it may be compiled out, labels and all) or a statement that leaves the
+// case (compiled out, or it would have code).
+var stopsLabel = regexp.MustCompile(`^(#|(break|continue|return|goto)\b)`)
+
 // caseLabels puts before a jump target's lines the `case` or `default`
 // label written above its first line, as gcov counts it: GCC's label
 // statement starts the block and DWARF records no address for it. The
 // search goes up over lines without code in the function (blank lines,
 // comments, declarations, macros that expand to nothing) and stops at a
-// line with code. Of several labels with no code between them GCC keeps
+// line with code or one stopsLabel matches. Of several labels with no code between them GCC keeps
 // one, at the first (topmost) of them.
 func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi int, keepFile func(string) bool, ls []lineAt, coded map[LineRef]bool) []lineAt {
 	first := m.keys[ls[0].line]
@@ -250,10 +256,11 @@ func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi
 	}
 	label := 0
 	for l := first.Line - 1; l >= 1 && first.Line-l <= 64; l-- {
-		if coded[LineRef{File: first.File, Line: l}] {
+		text := strings.TrimSpace(src[l-1])
+		if coded[LineRef{File: first.File, Line: l}] || stopsLabel.MatchString(text) {
 			break
 		}
-		if caseLabel.MatchString(strings.TrimSpace(src[l-1])) {
+		if caseLabel.MatchString(text) {
 			label = l
 		}
 	}
