@@ -78,3 +78,41 @@ func subprogramAt(subs []lineinfo.Subprogram, addr uint64) *lineinfo.Subprogram 
 	}
 	return nil
 }
+
+// A FlowSummary is what the block counts say about one call-counted
+// function as a whole, as gcov's "function NAME called N returned R%
+// blocks executed B%" line reports it.
+type FlowSummary struct {
+	Blocks, Executed int    // blocks of the function, and how many ran
+	Returns          uint64 // how often it returned (its ret and tail-call blocks ran)
+}
+
+// Flow returns the summary of function fi (index into Funcs), when it was
+// counted by blocks. Go's stack-check blocks, which run before the call
+// is counted, are left out.
+func (p *Plan) Flow(fi int) (FlowSummary, bool) {
+	for _, fg := range p.Graphs {
+		if int(fg.Func) != fi {
+			continue
+		}
+		var s FlowSummary
+		for _, b := range fg.Graph.Blocks {
+			if b.Start < fg.Entry || b.Start >= fg.Tail {
+				continue
+			}
+			var n uint64
+			if i, ok := p.Table.Index(b.Start); ok {
+				n = p.Table.Hits[i]
+			}
+			s.Blocks++
+			if n > 0 {
+				s.Executed++
+			}
+			if b.Term == cfg.TermReturn || b.Term == cfg.TermTailCall {
+				s.Returns += n
+			}
+		}
+		return s, true
+	}
+	return FlowSummary{}, false
+}

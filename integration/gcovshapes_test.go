@@ -4,7 +4,9 @@ package integration
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -331,4 +333,74 @@ func lineDiffs(want, got map[int]int64) ([]lineDiff, int) {
 		out = append(out, d)
 	}
 	return out, len(all)
+}
+
+// gcovFunctionRE matches gcov's function line, its call count and
+// returned percentage apart from the blocks executed.
+var gcovFunctionRE = regexp.MustCompile(`^function (\S+) called (\d+ returned \d+%) blocks executed (\d+%)$`)
+
+// gcovFunctionLines returns, per function name, the "called N returned R%"
+// part and the "blocks executed" part of the function lines of text (a
+// .gcov file, or gcov -t output: only the part for the source file base).
+func gcovFunctionLines(text, base string) (calls, blocks map[string]string) {
+	calls, blocks = map[string]string{}, map[string]string{}
+	in := true
+	for _, l := range strings.Split(text, "\n") {
+		if i := strings.Index(l, ":Source:"); i >= 0 && strings.HasPrefix(strings.TrimSpace(l), "-:") {
+			in = filepath.Base(l[i+len(":Source:"):]) == base
+		}
+		if m := gcovFunctionRE.FindStringSubmatch(l); m != nil && in {
+			calls[m[1]], blocks[m[1]] = m[2], m[3]
+		}
+	}
+	return calls, blocks
+}
+
+// TestShapesGcovFunctions checks the function lines of the .gcov export
+// against real gcov -b -c on the C programs of the shapes corpus: every
+// function's "called N returned R%" must be gcov's. Blocks executed are
+// the machine code's blocks, which are close to GCC's own but not always
+// the same: a different percentage is logged, not failed.
+func TestShapesGcovFunctions(t *testing.T) {
+	needs(t)
+	mustHaveGcov(t)
+	t.Parallel()
+	for _, s := range shapes {
+		if filepath.Ext(s.src) != ".c" {
+			continue // C++ symbols: gcov names a constructor C2 where the symbol table's first name is C1
+		}
+		t.Run(strings.TrimSuffix(s.src, ".c"), func(t *testing.T) {
+			src := filepath.Join("shapes", s.src)
+			exe := buildCFrom(t, filepath.Join(testdataDir, src), "-g", "-O0")
+			save := filepath.Join(t.TempDir(), "p.json")
+			if res := run(t, runOpts{args: []string{"--lines", "--funcs", "--save", save, exe}}); res.code != 0 {
+				t.Fatalf("%s", res)
+			}
+			dir := t.TempDir()
+			if res := run(t, runOpts{args: []string{"report", "--format", "gcov", "-o", dir, save}}); res.code != 0 {
+				t.Fatalf("%s", res)
+			}
+			gotCalls, gotBlocks := gcovFunctionLines(readFile(t, filepath.Join(dir, s.src+".gcov")), s.src)
+
+			gdir, base := coverageBuildRun(t, gcovRun{src: src})
+			cmd := exec.Command("gcov", "-t", "-b", "-c", base)
+			cmd.Dir = gdir
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("gcov -t -b -c %s: %v", base, err)
+			}
+			wantCalls, wantBlocks := gcovFunctionLines(string(out), base)
+			if len(wantCalls) == 0 {
+				t.Fatalf("no function lines in gcov's output:\n%s", tail(string(out)))
+			}
+			for name, w := range wantCalls {
+				if g, ok := gotCalls[name]; !ok || g != w {
+					t.Errorf("function %s: gcov says called %s, the .gcov export %q", name, w, g)
+				}
+				if gotBlocks[name] != wantBlocks[name] {
+					t.Logf("function %s: blocks executed %s, gcov %s (machine blocks, not GCC's)", name, gotBlocks[name], wantBlocks[name])
+				}
+			}
+		})
+	}
 }

@@ -138,12 +138,29 @@ func blockSummary(f profile.Function) string {
 }
 
 // gcovBlocksExecuted is the "blocks executed" percentage of gcov's
-// function summary line: 0% when blocks were not counted.
+// function line.
 func gcovBlocksExecuted(f profile.Function) string {
-	if f.Blocks == 0 {
+	return gcovPercent(uint64(f.BlocksExecuted), uint64(f.Blocks))
+}
+
+// gcovReturned is the "returned" percentage of gcov's function line: 0%
+// when the returns were not counted.
+func gcovReturned(f profile.Function) string {
+	return gcovPercent(f.Returns, f.Count)
+}
+
+// gcovPercent formats top/bottom as gcov's function and summary lines do
+// (gcov.cc, format_gcov with no decimals): a whole percentage, rounded,
+// but at least 1% when top is not 0; 0% when bottom is 0.
+func gcovPercent(top, bottom uint64) string {
+	if bottom == 0 {
 		return "0%"
 	}
-	return strconv.Itoa(f.BlocksExecuted*100/f.Blocks) + "%"
+	ratio := 100 * float32(top) / float32(bottom)
+	if ratio > 0 && ratio < 0.5 {
+		ratio = 1
+	}
+	return strconv.FormatFloat(float64(ratio), 'f', 0, 32) + "%"
 }
 
 // writeGcovBranches writes a line's branches in gcov -b's text form, after

@@ -44,7 +44,7 @@ func (e *GcovNameError) Error() string {
 //	        -:    0:Data:
 //	        -:    0:Runs:1
 //	        -:    1:#include <stdio.h>
-//	function main called 1 returned 0% blocks executed 0%
+//	function main called 1 returned 100% blocks executed 80%
 //	        1:    3:int main(void)
 //	    #####:    7:	unused();
 //
@@ -54,9 +54,11 @@ func (e *GcovNameError) Error() string {
 // line as it is in the file, tabs and all. Graph and Data are empty because
 // there are no .gcno or .gcda files; Runs is 1, the one monitored run.
 // Before the row of a function's entry line comes
-// `function NAME called N returned 0% blocks executed 0%`: patchprof
-// counts neither returns nor basic blocks, so both are 0%, what gcov prints
-// when it has no data for them; gcovr and lcov read only the call count.
+// `function NAME called N returned R% blocks executed B%`, with the
+// returns and blocks patchprof counted (Function.Returns, Blocks and
+// BlocksExecuted; 0%, what gcov prints when it has no data, for a function
+// whose blocks were not counted). The blocks are the machine code's, which
+// are close to but not always GCC's own, so B% can differ from gcov's.
 // Functions without a file or line get no such row.
 //
 // When a source cannot be read, or is shorter than the counts imply (it
@@ -138,7 +140,7 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 	fmt.Fprintf(w, "%9s:%5d:Runs:1\n", "-", 0)
 	for line := 1; line <= n; line++ {
 		for _, fn := range funcs[line] { // already in line, name, address order
-			fmt.Fprintf(w, "function %s called %d returned 0%% blocks executed %s\n", fn.Name, fn.Count, gcovBlocksExecuted(fn))
+			fmt.Fprintf(w, "function %s called %d returned %s blocks executed %s\n", fn.Name, fn.Count, gcovReturned(fn), gcovBlocksExecuted(fn))
 		}
 		count := "-"
 		if c, ok := counts[line]; ok {

@@ -56,7 +56,11 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			key := addrKey{f.Module, f.Address}
 			if i, ok := funcs[key]; ok {
 				out.Functions[i].Count += f.Count
+				out.Functions[i].Returns += f.Returns
 				out.Functions[i].Blocks = max(out.Functions[i].Blocks, f.Blocks)
+				// Without a block list (only --lines) the executed blocks
+				// cannot be united: the larger count is the best bound.
+				out.Functions[i].BlocksExecuted = max(out.Functions[i].BlocksExecuted, f.BlocksExecuted)
 				out.Functions[i].Edges = max(out.Functions[i].Edges, f.Edges)
 				continue
 			}

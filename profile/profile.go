@@ -157,10 +157,15 @@ type Function struct {
 	// profile's executable.
 	Module string `json:"module,omitempty"`
 	// Blocks is the number of basic blocks of the function when its
-	// blocks were counted (--blocks); 0 otherwise.
+	// blocks were counted (--blocks, or --lines for a function whose flow
+	// was recovered); 0 otherwise.
 	Blocks int `json:"blocks,omitempty"`
 	// BlocksExecuted is how many of them ran at least once.
 	BlocksExecuted int `json:"blocks_executed,omitempty"`
+	// Returns is how many times the function returned (left through its
+	// return or a tail call), when its blocks were counted: less than
+	// Count when calls ended in exit, longjmp or an exception.
+	Returns uint64 `json:"returns,omitempty"`
 	// Edges is the number of edges between its blocks (and out of it).
 	Edges int `json:"edges,omitempty"`
 }

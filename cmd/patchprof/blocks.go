@@ -158,7 +158,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 		}
 		if i, ok := funcAt[fnAddr]; ok {
 			f := &p.Functions[i]
-			f.Blocks, f.BlocksExecuted, f.Edges = len(g.Blocks), executed, len(g.Edges)
+			f.Edges = len(g.Edges) // blocks and returns: plan.Flow (profile.go)
 		}
 		if m.lt == nil {
 			continue

@@ -83,7 +83,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		}
 	}
 	if mode != profile.ModeLines {
-		for _, f := range plan.Funcs {
+		for fi, f := range plan.Funcs {
 			if !f.Planted {
 				continue
 			}
@@ -91,7 +91,11 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			if !ok {
 				continue
 			}
-			p.Functions = append(p.Functions, profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.FormatAddress(f.Addr), Module: name})
+			pf := profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.FormatAddress(f.Addr), Module: name}
+			if s, ok := plan.Flow(fi); ok {
+				pf.Blocks, pf.BlocksExecuted, pf.Returns = s.Blocks, s.Executed, s.Returns
+			}
+			p.Functions = append(p.Functions, pf)
 		}
 	}
 	for i := 0; i < t.Len(); i++ {
