@@ -471,19 +471,43 @@ func hasReturn(rs []fnRow, code []byte, base, start uint64) bool {
 	return false
 }
 
+// ListedLine returns the line block b of graph gi (index into Graphs) is
+// listed under in the line model, as gcov files the block's calls and
+// branches: the last line of its statements. ok is false when the block
+// has none or the function's lines were not derived from blocks.
+func (p *Plan) ListedLine(gi, b int) (LineRef, bool) {
+	if p.model == nil {
+		return LineRef{}, false
+	}
+	for _, mf := range p.model.funcs {
+		if mf.graph != gi {
+			continue
+		}
+		if b < 0 || b >= len(mf.blocks) || mf.skip[b] || len(mf.blocks[b]) == 0 {
+			return LineRef{}, false
+		}
+		return p.model.keys[mf.blocks[b][len(mf.blocks[b])-1].line], true
+	}
+	return LineRef{}, false
+}
+
 // LineCounts returns the count of every line of p.Lines: derived from
 // block and arc counts for the functions counted by blocks, the entries
 // the cursor counted (Table.LineEntries) for the others. A non-nil fault
 // is the link-time address of the instruction that faulted, ending the
 // run in the middle of its block: the lines after it get no credit for
 // that last entry.
-func (p *Plan) LineCounts(fault *uint64) []uint64 {
+//
+// unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
+// known only for the lines derived from blocks.
+func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted []bool) {
 	t := p.Table
 	out := make([]uint64, len(p.Lines))
 	copy(out, t.LineEntries)
+	unexecuted = make([]bool, len(p.Lines))
 	m := p.model
 	if m == nil || len(m.funcs) == 0 {
-		return out
+		return out, unexecuted
 	}
 	funcs := make([]linecount.Func, 0, len(m.funcs))
 	for _, mf := range m.funcs {
@@ -493,9 +517,10 @@ func (p *Plan) LineCounts(fault *uint64) []uint64 {
 	for k, c := range r.Counts {
 		if i := m.report[k]; i >= 0 {
 			out[i] += c
+			unexecuted[i] = unexecuted[i] || r.Unexecuted[k]
 		}
 	}
-	return out
+	return out, unexecuted
 }
 
 // flowOf turns one modelled function's counts into linecount's terms.
@@ -515,7 +540,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 				ls = append(ls, x.line)
 			}
 		}
-		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b]}
+		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b], Exceptional: bl.Landing}
 		if a := t.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: linecount.Outside, To: int32(b), Count: a})
 		}

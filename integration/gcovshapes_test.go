@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -399,6 +400,104 @@ func TestShapesGcovFunctions(t *testing.T) {
 				}
 				if gotBlocks[name] != wantBlocks[name] {
 					t.Logf("function %s: blocks executed %s, gcov %s (machine blocks, not GCC's)", name, gotBlocks[name], wantBlocks[name])
+				}
+			}
+		})
+	}
+}
+
+// gcovTextDiffs are the source lines where the .gcov export's lines after
+// the source line (its calls and branches) still differ from gcov -b -c's,
+// and why. Function lines are compared apart from their blocks executed
+// (the machine code's blocks, close to GCC's but not the same).
+var gcovTextDiffs = map[string]map[int]string{
+	"loops.c":     {75: "`if (++i < n) goto again;` jumps back: listed as a loop's bottom test, gcov lists its goto arc first"},
+	"multiline.c": {27: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it"},
+}
+
+// gcovGroups splits .gcov text (after its 4 header lines) into groups, one
+// per source line: the function lines before its row, the row, and the
+// call and branch lines after it. Function lines lose their blocks
+// executed percentage.
+func gcovGroups(text string) map[int]string {
+	groups := make(map[int]string)
+	var pending []string
+	rowRE := regexp.MustCompile(`^\s*\S+:\s*(\d+):`)
+	last := 0
+	for k, l := range strings.Split(text, "\n") {
+		if k < 4 || l == "" {
+			continue
+		}
+		if strings.HasPrefix(l, "function ") {
+			if i := strings.Index(l, " blocks executed "); i > 0 {
+				l = l[:i]
+			}
+			pending = append(pending, l)
+			continue
+		}
+		if m := rowRE.FindStringSubmatch(l); m != nil && !strings.HasPrefix(l, "branch") && !strings.HasPrefix(l, "call") {
+			last, _ = strconv.Atoi(m[1])
+			groups[last] = strings.Join(append(pending, l), "\n")
+			pending = nil
+			continue
+		}
+		groups[last] += "\n" + l
+	}
+	return groups
+}
+
+// TestGcovTextMatchesGcov compares the .gcov export of --blocks runs with
+// real gcov -b -c text on the C shapes and the Shell sort, source line by
+// source line: counts, the '*' of a line with a block that never ran,
+// function lines (called and returned), call lines and branch lines,
+// apart from the differences gcovTextDiffs documents.
+func TestGcovTextMatchesGcov(t *testing.T) {
+	needs(t)
+	mustHaveGcov(t)
+	t.Parallel()
+	srcs := []string{"shellsort.c"}
+	for _, s := range shapes {
+		if filepath.Ext(s.src) == ".c" {
+			srcs = append(srcs, filepath.Join("shapes", s.src))
+		}
+	}
+	for _, src := range srcs {
+		base := filepath.Base(src)
+		t.Run(strings.TrimSuffix(base, ".c"), func(t *testing.T) {
+			exe := buildCFrom(t, filepath.Join(testdataDir, src), "-g", "-O0")
+			save := filepath.Join(t.TempDir(), "p.json")
+			if res := run(t, runOpts{args: []string{"--blocks", "--save", save, exe}}); res.code != 0 {
+				t.Fatalf("%s", res)
+			}
+			dir := t.TempDir()
+			if res := run(t, runOpts{args: []string{"report", "--format", "gcov", "-o", dir, save}}); res.code != 0 {
+				t.Fatalf("%s", res)
+			}
+			got := gcovGroups(readFile(t, filepath.Join(dir, base+".gcov")))
+
+			gdir, gbase := coverageBuildRun(t, gcovRun{src: src})
+			cmd := exec.Command("gcov", "-t", "-b", "-c", gbase)
+			cmd.Dir = gdir
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("gcov -t -b -c %s: %v", gbase, err)
+			}
+			want := gcovGroups(string(out))
+			var lines []int
+			for l := range want {
+				lines = append(lines, l)
+			}
+			sort.Ints(lines)
+			known := gcovTextDiffs[base]
+			for _, l := range lines {
+				same := got[l] == want[l]
+				switch reason, ok := known[l]; {
+				case ok && same:
+					t.Errorf("%s:%d now agrees with gcov: remove it from gcovTextDiffs", base, l)
+				case ok:
+					t.Logf("%s:%d differs as documented (%s)", base, l, reason)
+				case !same:
+					t.Errorf("%s:%d: gcov -b -c:\n%s\nthe .gcov export:\n%s", base, l, want[l], got[l])
 				}
 			}
 		})

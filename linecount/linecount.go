@@ -40,6 +40,9 @@ type Block struct {
 	// block's statements, each once, in order of first appearance.
 	Lines []int32
 	Count uint64
+	// Exceptional marks a block entered only by the unwinder (a landing
+	// pad): gcov does not flag its lines as having an unexecuted block.
+	Exceptional bool
 }
 
 // Outside is the From of an Arc that enters the function from no block
@@ -60,8 +63,8 @@ type Result struct {
 	// Exists is true for every line some block has: a line with code,
 	// even when it never ran.
 	Exists []bool
-	// Unexecuted is true for a line with a block that never ran (gcov
-	// marks its count with '*').
+	// Unexecuted is true for a line with a block that never ran, not
+	// counting landing pads (gcov marks its count with '*').
 	Unexecuted []bool
 }
 
@@ -87,7 +90,7 @@ func Lines(funcs []Func, n int) Result {
 				}
 				res.Exists[l] = true
 				mention[l] += bl.Count
-				if bl.Count == 0 {
+				if bl.Count == 0 && !bl.Exceptional {
 					res.Unexecuted[l] = true
 				}
 			}

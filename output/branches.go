@@ -163,11 +163,98 @@ func gcovPercent(top, bottom uint64) string {
 	return strconv.FormatFloat(float64(ratio), 'f', 0, 32) + "%"
 }
 
-// writeGcovBranches writes a line's branches in gcov -b's text form, after
-// the line: "branch  0 taken 90%", "branch  1 never executed".
-func writeGcovBranches(w io.Writer, bs []profile.Branch) {
-	for k, o := range branchOutcomes(bs) {
-		fmt.Fprintf(w, "branch %2d %s\n", k, o)
+// writeGcovArcs writes a line's calls and branches as gcov -b -c does
+// after the line, numbered together in address order: "call    0
+// returned 1000", "branch  1 taken 9", "branch  2 taken 1 (fallthrough)",
+// "branch  3 never executed". gcov lists a condition's true arc first and
+// marks the arc to the block that follows in GCC's own order as the
+// fallthrough: a loop's bottom test (a backward jump) jumps when it holds,
+// and its false arc falls through; for a forward jump the true arc is the
+// one that falls through in GCC's order, the machine code's fall-through
+// unless Branch.TrueFallthrough says otherwise. Where that inference is
+// wrong the two lines come in the other order, with the same counts.
+func writeGcovArcs(w io.Writer, calls []profile.Call, bs []profile.Branch) {
+	k := 0
+	for len(calls) > 0 || len(bs) > 0 {
+		if len(calls) > 0 && (len(bs) == 0 || profile.CompareAddress(calls[0].Address, bs[0].Address) < 0) {
+			c := calls[0]
+			calls = calls[1:]
+			if c.Count == 0 {
+				fmt.Fprintf(w, "call   %2d never executed\n", k)
+			} else {
+				fmt.Fprintf(w, "call   %2d returned %d\n", k, c.Returned)
+			}
+			k++
+			continue
+		}
+		b := bs[0]
+		bs = bs[1:]
+		arcs := [2]struct {
+			n    uint64
+			fall bool
+		}{{b.Taken, false}, {b.NotTaken, true}} // a loop's bottom test
+		if !b.Backward() {
+			// The true arc first, marked as the fallthrough.
+			if b.TrueFallthrough {
+				arcs[0], arcs[1] = arcs[1], arcs[0]
+			} else {
+				arcs[0].fall, arcs[1].fall = true, false
+			}
+		}
+		for _, a := range arcs {
+			switch {
+			case b.Taken+b.NotTaken == 0:
+				fmt.Fprintf(w, "branch %2d never executed\n", k)
+			case a.fall:
+				fmt.Fprintf(w, "branch %2d taken %d (fallthrough)\n", k, a.n)
+			default:
+				fmt.Fprintf(w, "branch %2d taken %d\n", k, a.n)
+			}
+			k++
+		}
+	}
+}
+
+// callsOn returns the calls of line in cs, which are sorted by line.
+func callsOn(cs []profile.Call, line int) []profile.Call {
+	i := sort.Search(len(cs), func(k int) bool { return cs[k].Line >= line })
+	j := i
+	for j < len(cs) && cs[j].Line == line {
+		j++
+	}
+	return cs[i:j]
+}
+
+// attachCalls gives each export file its calls, summed by line and
+// address over the modules, sorted by line and address.
+func attachCalls(p *profile.Profile, files map[string]*exportFile) {
+	type key struct {
+		line int
+		addr string
+	}
+	at := map[string]map[key]int{}
+	for _, c := range p.Calls {
+		f := files[c.File]
+		if f == nil {
+			continue
+		}
+		if at[c.File] == nil {
+			at[c.File] = map[key]int{}
+		}
+		k := key{c.Line, c.Address}
+		if i, ok := at[c.File][k]; ok {
+			f.calls[i].Count += c.Count
+			f.calls[i].Returned += c.Returned
+			continue
+		}
+		at[c.File][k] = len(f.calls)
+		c.Module = ""
+		f.calls = append(f.calls, c)
+	}
+	for _, f := range files {
+		slices.SortStableFunc(f.calls, func(a, b profile.Call) int {
+			return cmp.Or(cmp.Compare(a.Line, b.Line), profile.CompareAddress(a.Address, b.Address))
+		})
 	}
 }
 

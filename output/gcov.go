@@ -37,7 +37,8 @@ func (e *GcovNameError) Error() string {
 // '#', a ".." component '^', and "." components are dropped
 // (#home#ann#src#x.c.gcov).
 //
-// The format is that of gcov -b (GCC 12) without branch and call lines:
+// The format is that of gcov -b -c (GCC 12); call and branch lines come
+// with block counts (--blocks, see writeGcovArcs):
 //
 //	        -:    0:Source:/home/ann/src/x.c
 //	        -:    0:Graph:
@@ -49,7 +50,8 @@ func (e *GcovNameError) Error() string {
 //	    #####:    7:	unused();
 //
 // Every source line gets a row: the count right-aligned in 9 columns ("-"
-// for a line without a count, "#####" for a counted line that never ran),
+// for a line without a count, "#####" for a counted line that never ran,
+// a '*' after a count when one of the line's blocks never ran),
 // ':', the line number right-aligned in 5 columns, ':', and the text of the
 // line as it is in the file, tabs and all. Graph and Data are empty because
 // there are no .gcno or .gcda files; Runs is 1, the one monitored run.
@@ -123,8 +125,10 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 	}
 	n := len(src)
 	counts := make(map[int]uint64, len(f.lines))
+	partly := make(map[int]bool)
 	for _, l := range f.lines {
 		counts[l.Line] = l.Count
+		partly[l.Line] = l.UnexecutedBlock
 		n = max(n, l.Line)
 	}
 	funcs := make(map[int][]profile.Function)
@@ -147,6 +151,9 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 			count = "#####"
 			if c > 0 {
 				count = fmt.Sprint(c)
+				if partly[line] {
+					count += "*" // a block on the line never ran
+				}
 			}
 		}
 		var s []byte
@@ -154,7 +161,7 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 			s = src[line-1]
 		}
 		fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, s)
-		writeGcovBranches(w, branchesOn(f.branches, line)) // --blocks (branches.go)
+		writeGcovArcs(w, callsOn(f.calls, line), branchesOn(f.branches, line)) // --blocks (branches.go)
 	}
 }
 

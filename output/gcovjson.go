@@ -85,8 +85,8 @@ type GcovJSONOptions struct {
 // modules are summed (see exportFiles).
 //
 // Lines are those with a count, in line order; unexecuted_block is true
-// exactly when the count is 0 (patchprof counts line entries, not basic
-// blocks, so a line that ran is never known to hold a block that did not),
+// when the count is 0 or one of the line's blocks never ran
+// (Line.UnexecutedBlock, known for lines derived from blocks),
 // and function_name is the function whose entry line is the closest at or
 // above the line in the same file, left out when no function is known.
 // Functions are sorted by entry line, then name: start_line is the entry
@@ -177,7 +177,7 @@ func gcovJSONFileOf(f *exportFile) gcovJSONFile {
 			LineNumber:      l.Line,
 			FunctionName:    owner(l.Line),
 			Count:           l.Count,
-			UnexecutedBlock: l.Count == 0,
+			UnexecutedBlock: l.Count == 0 || l.UnexecutedBlock,
 			Branches:        br,
 		})
 	}

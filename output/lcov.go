@@ -79,6 +79,9 @@ type exportFile struct {
 	// branches are the file's branch outcomes (--blocks), by line and
 	// address (branches.go).
 	branches []profile.Branch
+	// calls are the file's calls with their returns (--blocks), by line
+	// and address.
+	calls []profile.Call
 }
 
 // exportFiles groups the lines and functions of p by file, in path order.
@@ -137,6 +140,7 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		f.funcs = append(f.funcs, fn)
 	}
 	attachBranches(p, byName)
+	attachCalls(p, byName)
 	files := make([]*exportFile, 0, len(byName))
 	for _, f := range byName {
 		slices.SortStableFunc(f.lines, func(a, b profile.Line) int {

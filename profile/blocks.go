@@ -109,7 +109,42 @@ type Branch struct {
 	Taken uint64 `json:"taken"`
 	// NotTaken is how many times it fell through.
 	NotTaken uint64 `json:"not_taken"`
+	// Target is the link-time address the jump goes to when taken; ""
+	// in profiles written before it was recorded.
+	Target string `json:"target,omitempty"`
+	// TrueFallthrough says, for a forward jump, that the condition's
+	// true arc (gcov's first) is the fall-through, as patchprof infers it
+	// from where the two arcs lead: GCC -O0 usually jumps over the code
+	// that runs when an if's condition holds, but straight to a `break`.
+	TrueFallthrough bool `json:"true_fallthrough,omitempty"`
 	// Module is the path of the module the branch belongs to; "" is the
+	// profile's executable.
+	Module string `json:"module,omitempty"`
+}
+
+// Backward reports whether the jump goes to a lower address: the test at
+// the bottom of a loop, which GCC -O0 emits as jumping when its condition
+// holds (the true arc, gcov's first).
+func (b Branch) Backward() bool {
+	t, err := ParseAddress(b.Target)
+	a, err2 := ParseAddress(b.Address)
+	return b.Target != "" && err == nil && err2 == nil && t <= a
+}
+
+// A Call is one call instruction of a block-counted function, filed under
+// the source line of the call, with how often it ran and how often the
+// callee returned: gcov -b's "call N returned X".
+type Call struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Address string `json:"address"` // link-time address of the call instruction
+	// Count is how many times the call was made.
+	Count uint64 `json:"count"`
+	// Returned is how many times the callee returned to it: less than
+	// Count when it exited, longjmp'd or threw; more for setjmp, which
+	// returns again for every longjmp to it.
+	Returned uint64 `json:"returned"`
+	// Module is the path of the module the call belongs to; "" is the
 	// profile's executable.
 	Module string `json:"module,omitempty"`
 }
@@ -220,6 +255,27 @@ func (p *Profile) validateBlocks(modules map[string]bool) error {
 		}
 		branches[modAddr{br.Module, a}] = true
 	}
+	calls := make(map[modAddr]bool, len(p.Calls))
+	for i, c := range p.Calls {
+		field := "calls[" + strconv.Itoa(i) + "]"
+		if !modules[c.Module] {
+			return bad(field+".module", strconv.Quote(c.Module)+" is not in modules")
+		}
+		if c.File == "" {
+			return bad(field+".file", "empty")
+		}
+		if c.Line < 1 {
+			return bad(field+".line", strconv.Itoa(c.Line)+": want >= 1")
+		}
+		a, err := addr(field+".address", c.Address)
+		if err != nil {
+			return err
+		}
+		if calls[modAddr{c.Module, a}] {
+			return bad(field, "address "+c.Address+" listed twice")
+		}
+		calls[modAddr{c.Module, a}] = true
+	}
 	return nil
 }
 
@@ -236,6 +292,9 @@ func (p *Profile) sortBlocks() {
 	slices.SortStableFunc(p.Branches, func(a, b Branch) int {
 		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), CompareAddress(a.Address, b.Address))
 	})
+	slices.SortStableFunc(p.Calls, func(a, b Call) int {
+		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), CompareAddress(a.Address, b.Address))
+	})
 }
 
 // blockMerger sums the block, edge and branch counts of several profiles.
@@ -243,6 +302,7 @@ type blockMerger struct {
 	blocks   map[[2]string]int
 	edges    map[[3]string]int
 	branches map[[2]string]int
+	calls    map[[2]string]int
 }
 
 func (m *blockMerger) add(out, p *Profile) {
@@ -250,6 +310,17 @@ func (m *blockMerger) add(out, p *Profile) {
 		m.blocks = map[[2]string]int{}
 		m.edges = map[[3]string]int{}
 		m.branches = map[[2]string]int{}
+		m.calls = map[[2]string]int{}
+	}
+	for _, c := range p.Calls {
+		k := [2]string{c.Module, c.Address}
+		if i, ok := m.calls[k]; ok {
+			out.Calls[i].Count += c.Count
+			out.Calls[i].Returned += c.Returned
+			continue
+		}
+		m.calls[k] = len(out.Calls)
+		out.Calls = append(out.Calls, c)
 	}
 	for _, b := range p.Blocks {
 		k := [2]string{b.Module, b.Address}

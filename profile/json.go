@@ -189,6 +189,7 @@ type wire struct {
 	Blocks     []Block     `json:"blocks"`
 	Edges      []Edge      `json:"edges"`
 	Branches   []Branch    `json:"branches"`
+	Calls      []Call      `json:"calls"`
 }
 
 // Decode reads one profile in JSON from r and validates it. Bad JSON,
@@ -273,6 +274,7 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 		Blocks:     w.Blocks,
 		Edges:      w.Edges,
 		Branches:   w.Branches,
+		Calls:      w.Calls,
 	}
 	p.normalize()
 	if err := p.Validate(); err != nil {
@@ -334,6 +336,9 @@ func (p *Profile) normalize() {
 	}
 	if len(p.Branches) == 0 {
 		p.Branches = nil
+	}
+	if len(p.Calls) == 0 {
+		p.Calls = nil
 	}
 }
 

@@ -79,6 +79,9 @@ type Profile struct {
 	// block-counted functions whose jump is on a counted source line, as
 	// gcov -b reports them per line.
 	Branches []Branch `json:"branches,omitempty"`
+	// Calls holds every call instruction of the block-counted functions
+	// (--blocks), with how often the callee returned.
+	Calls []Call `json:"calls,omitempty"`
 }
 
 // A Module is an ELF file other than the executable whose code was counted.
@@ -132,6 +135,9 @@ type Line struct {
 	// Count is how many times control entered the line (see
 	// docs/design.md, "Line counts").
 	Count uint64 `json:"count"`
+	// UnexecutedBlock is true when a basic block on the line never ran
+	// (known for lines derived from blocks): gcov's '*' after the count.
+	UnexecutedBlock bool `json:"unexecuted_block,omitempty"`
 	// Function is the name of the function whose code the line is in
 	// (the first by address when several are), "" when unknown.
 	Function string `json:"function,omitempty"`

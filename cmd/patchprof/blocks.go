@@ -95,8 +95,8 @@ func addFlowNotes(p *profile.Profile, m *module, name string) {
 }
 
 // addBlocks appends module m's block and edge counts to p: the blocks and
-// edges lists, each function's block totals and each line's branch outcomes.
-// Functions whose flow could not be recovered get a note each.
+// edges lists, each function's edge total, each line's branch outcomes and
+// each call's returns.
 func addBlocks(p *profile.Profile, m *module, name string) {
 	plan := m.plan
 	t := plan.Table
@@ -119,7 +119,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 			lineAt[fileLine{l.File, l.Line}] = i
 		}
 	}
-	for _, fg := range plan.Graphs {
+	for gi, fg := range plan.Graphs {
 		g := fg.Graph
 		fn := plan.Funcs[fg.Func]
 		fnAddr := profile.FormatAddress(fn.Addr)
@@ -165,10 +165,16 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 		}
 		for k, b := range g.Blocks {
 			succ := g.Succs(k)
-			if b.Term != cfg.TermCond || len(succ) != 2 {
+			isCall := (b.Term == cfg.TermCall && len(succ) == 1) || b.Term == cfg.TermNoReturn
+			if (b.Term != cfg.TermCond || len(succ) != 2) && !isCall {
 				continue
 			}
+			// gcov files a block's arcs under the line it is listed
+			// under; without the line model, under the jump's own line.
 			file, line, ok := m.lt.Lookup(b.Last)
+			if l, listed := plan.ListedLine(gi, k); listed {
+				file, line, ok = l.File, l.Line, true
+			}
 			if !ok {
 				continue
 			}
@@ -176,13 +182,64 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 				continue
 			}
 			first := g.SuccIndex(k)
+			if isCall {
+				returned := uint64(0) // a call that does not return (exit, longjmp)
+				if b.Term == cfg.TermCall {
+					// A longjmp back to a setjmp's return arrives along no
+					// edge; gcov counts it as a return of the call.
+					returned = edgeCount(first)
+					if to := succ[0].To; to >= 0 {
+						returned += t.BlockArrivals[int(fg.FirstBlock)+to]
+					}
+				}
+				p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.FormatAddress(b.Last),
+					Count: counts[k], Returned: returned, Module: name})
+				continue
+			}
 			taken, fall := edgeCount(first), edgeCount(first+1)
 			if succ[0].To == cfg.Outside {
 				taken = counts[k] - min(counts[k], fall)
 			}
-			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.FormatAddress(b.Last), Taken: taken, NotTaken: fall, Module: name})
+			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.FormatAddress(b.Last),
+				Taken: taken, NotTaken: fall, Target: profile.FormatAddress(succ[0].Target),
+				TrueFallthrough: trueFallthrough(m, g, k, line), Module: name})
 		}
 	}
+}
+
+// trueFallthrough infers whether the forward conditional jump ending block
+// k of g, on line line, falls through on its condition's true arc, where
+// GCC puts the block that follows it (gcov's fallthrough): the arc that
+// leads to the nearer line below the condition (or on it, as the next
+// operand of && does), the fall-through when they tie or neither does. An
+// arc that only jumps back (a loop's closing jmp) leads nowhere below.
+// GCC -O0 jumps over an if's body, but straight to a `break` or `goto`,
+// whose line comes first.
+func trueFallthrough(m *module, g *cfg.Graph, k, line int) bool {
+	// lead returns the line an arc's destination starts, or 0 when it
+	// jumps back.
+	lead := func(e cfg.Edge) int {
+		target := e.Target
+		if to := e.To; to >= 0 && g.Blocks[to].Term == cfg.TermJump && g.Blocks[to].Insts == 1 {
+			target = g.Succs(to)[0].Target
+		}
+		if target <= g.Blocks[k].Last {
+			return 0
+		}
+		if _, l, ok := m.lt.Lookup(target); ok && l >= line {
+			return l
+		}
+		return 0
+	}
+	succ := g.Succs(k)
+	tl, fl := lead(succ[0]), lead(succ[1])
+	switch {
+	case tl == 0:
+		return true
+	case fl == 0:
+		return false
+	}
+	return fl <= tl
 }
 
 // writeDisasm writes the annotated disassembly of the block-counted

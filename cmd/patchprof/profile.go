@@ -56,13 +56,14 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		if fault.m == m {
 			at = &fault.addr
 		}
-		for i, c := range plan.LineCounts(at) {
+		counts, unexecuted := plan.LineCounts(at)
+		for i, c := range counts {
 			l := plan.Lines[i]
 			fn := ""
 			if k := plan.LineFuncs[i]; k >= 0 && int(k) < len(plan.Funcs) {
 				fn = plan.Funcs[k].Name
 			}
-			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, Module: name})
+			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, UnexecutedBlock: unexecuted[i], Module: name})
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {
