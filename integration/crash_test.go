@@ -132,3 +132,21 @@ func TestCrashReportOnStderr(t *testing.T) {
 		t.Errorf("report on stdout: %q", res.stdout)
 	}
 }
+
+// TestCrashMidBlock checks that a fault in the middle of a basic block
+// credits only the lines the last run of the block reached: work() is one
+// block run 5 times, and its fifth run faults between its lines.
+func TestCrashMidBlock(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "faultmid.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--lines", exe}})
+	if res.code != 139 {
+		t.Fatalf("%s: exit code %d, want 139 (SIGSEGV)\n%s", res.cmdline, res.code, tail(res.stderr))
+	}
+	for marker, want := range map[string]int64{
+		"BEFORE_FAULT": 5, "BEFORE_FAULT2": 5, "FAULT_LINE": 5, "AFTER_FAULT": 4, "AFTER_FAULT2": 4,
+	} {
+		wantLine(t, p, "faultmid.c", markerLine(t, "faultmid.c", marker), want)
+	}
+}
