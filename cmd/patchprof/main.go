@@ -13,7 +13,7 @@
 package main
 
 import (
-	"debug/elf"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -23,15 +23,15 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/patchprof/patchprof/breakpoint"
-	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/monitor"
-	"github.com/patchprof/patchprof/profile"
-	"github.com/patchprof/patchprof/symtab"
+	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profiler"
 )
 
 // exitUsage is patchprof's own failure status (bad flags, bad program, ptrace
@@ -190,51 +190,34 @@ func Main(args []string, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	}
-	sel := &selection{lines: lines, funcs: funcs, std: std, funcFilter: funcFilter, fileFilter: fileFilter, libs: libs}
-	sel.blocks = bf.blocks
-	sel.source = sourceReader(opt)
-	defer sel.close()
-	pr.step("reading " + prog)
-	sym, err := symtab.Open(path)
+	prof, err := profiler.Open(profiler.Config{
+		Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
+		FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
+		Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
+	}, profiler.Target{Path: path, Args: targv, Attach: attach, Name: prog})
 	if err != nil {
-		return fail(stderr, describeELFError(prog, err))
+		return fail(stderr, err)
 	}
-	defer sym.Close()
-	// A system program (sh, env, make) without what was asked for is run as
-	// a launcher: nothing is counted in it, and the programs it starts are
-	// profiled.
-	launcher := false
-	lt, lerr := lineinfo.Read(path)
-	if lerr != nil {
-		lt = nil
-		if lines && (!isSystem(path) || noFollow) {
-			if errors.Is(lerr, lineinfo.ErrNoLineInfo) {
-				return fail(stderr, &userError{fmt.Sprintf("%s has no DWARF line information: rebuild it with -g, or use --funcs", prog)})
-			}
-			return fail(stderr, &userError{fmt.Sprintf("%s: cannot read its line information (%v): use --funcs", prog, lerr)})
-		}
-		launcher = lines
-	}
-	if funcs && len(sym.Funcs) == 0 {
-		if !isSystem(path) || noFollow {
-			return fail(stderr, &userError{fmt.Sprintf("%s has no function symbols (stripped?): use an unstripped build, or --lines if it has DWARF", prog)})
-		}
-		launcher = true
-	}
-	popt := sel.planOptions(sym, lt)
-	if launcher {
-		popt = breakpoint.PlanOptions{}
-	}
-	plan := breakpoint.NewPlan(sym, lt, popt)
-	// Nothing selected in a dynamically linked program may still select code
-	// in its libraries, loaded at start or later (like gdb's pending
-	// breakpoints); a static one has nowhere else to look.
-	pending := plan.Table.Len() == 0 && !launcher
-	if pending && !dynamic(path) {
-		return fail(stderr, &userError{fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", prog)})
-	}
-	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher}
+	defer prof.Close()
+	return run(prof, runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, prog: prog}, pr, stderr)
+}
 
+// runFlags are the flags that shape a run's signals, reports and output.
+type runFlags struct {
+	attach             int
+	duration, interval time.Duration
+	save               string
+	rf                 reportFlags
+	bf                 *blockFlags
+	opt                output.Options
+	prog               string
+}
+
+// run profiles the target with prof and reports, handling patchprof's
+// signals: passed on to a started target, or, attached, the end of the
+// profile (with --duration). Interim reports come every --interval and
+// on SIGUSR1. It returns patchprof's exit status: the target's.
+func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) int {
 	// Terminal signals reach the target from the terminal itself: patchprof
 	// waits for the target and reports. Termination requests are passed on.
 	// A handler (not SIG_IGN) keeps the target's inherited dispositions default.
@@ -242,35 +225,74 @@ func Main(args []string, stderr io.Writer) int {
 	signal.Notify(sigs, termSignals...)
 	defer signal.Stop(sigs)
 	pidc := make(chan int, 1)
-	var stop chan struct{}
-	if attach > 0 {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if f.attach > 0 {
 		// Attached, patchprof's signals and the duration end the profile:
 		// restore the code, detach, report. The target runs on.
-		stop = make(chan struct{})
 		go func() {
 			var timeout <-chan time.Time
-			if duration > 0 {
-				timeout = time.After(duration)
+			if f.duration > 0 {
+				timeout = time.After(f.duration)
 			}
 			select {
 			case <-sigs:
 			case <-timeout:
+			case <-ctx.Done():
 			}
-			close(stop)
+			cancel()
 		}()
 	} else {
 		go forwardSignals(sigs, pidc)
 	}
+	interim := interimReports(prof, f, stderr)
+	defer interim()
 
-	// Interim reports: every --interval, and on SIGUSR1, without stopping.
-	snapReq := make(chan struct{}, 1)
+	pr.step(fmt.Sprintf("planting %d sites in %s", prof.Sites(), f.prog))
+	p, res, err := prof.Run(ctx, profiler.Hooks{OnStart: func(pid int) {
+		pr.done()
+		pidc <- pid
+		if f.attach > 0 {
+			// Operators (and tests) need to know when counting starts.
+			fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
+				pid, prof.Sites(), map[bool]string{true: " or --duration", false: ""}[f.duration > 0])
+		}
+	}})
+	interim()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) {
+		fmt.Fprintf(stderr, "patchprof: %s\n", n)
+	}
+	if f.save != "" {
+		if err := p.Save(f.save); err != nil {
+			fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
+		}
+	}
+	if err := f.rf.write(p, f.opt, stderr); err != nil {
+		fmt.Fprintf(stderr, "patchprof: %v\n", err)
+	}
+	if err := f.bf.writeDisasm(stderr, prof.Modules(), f.opt); err != nil {
+		fmt.Fprintf(stderr, "patchprof: %v\n", err)
+	}
+	return res.Exit.ShellStatus()
+}
+
+// interimReports writes a report (with --save: replaces the saved profile)
+// every --interval and on SIGUSR1 while the target runs, from the
+// profiler's snapshots. The returned function stops them and waits until
+// the last one is written.
+func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop func()) {
 	usr1 := make(chan os.Signal, 1)
 	signal.Notify(usr1, snapshotSignals...)
-	defer signal.Stop(usr1)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		var tick <-chan time.Time
-		if interval > 0 {
-			t := time.NewTicker(interval)
+		if f.interval > 0 {
+			t := time.NewTicker(f.interval)
 			defer t.Stop()
 			tick = t.C
 		}
@@ -278,91 +300,32 @@ func Main(args []string, stderr io.Writer) int {
 			select {
 			case <-tick:
 			case <-usr1:
+			case <-ctx.Done():
+				return
 			}
-			select {
-			case snapReq <- struct{}{}:
-			default: // one is already pending
+			p := prof.Snapshot(ctx)
+			if p == nil {
+				continue
+			}
+			if f.save != "" {
+				if err := p.Save(f.save); err != nil {
+					fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
+				}
+				continue
+			}
+			if err := f.rf.write(p, f.opt, stderr); err != nil {
+				fmt.Fprintf(stderr, "patchprof: %v\n", err)
 			}
 		}
 	}()
-	mode := profile.ModeLines
-	switch {
-	case lines && funcs:
-		mode = profile.ModeLinesFuncs
-	case funcs:
-		mode = profile.ModeFuncs
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			signal.Stop(usr1)
+			cancel()
+			<-done
+		})
 	}
-	snapshot := func(bias uint64) {
-		p := buildProfile(root, sel, &monitor.Result{Bias: bias}, mode, targv)
-		if launcher {
-			p.Notes = append(p.Notes, launcherNote(path))
-		}
-		p.Exit = profile.Exit{Running: true}
-		if save != "" {
-			if err := p.Save(save); err != nil {
-				fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
-			}
-			return
-		}
-		if err := rf.write(p, opt, stderr); err != nil {
-			fmt.Fprintf(stderr, "patchprof: %v\n", err)
-		}
-	}
-
-	pr.step(fmt.Sprintf("planting %d sites in %s", plan.Table.Len(), prog))
-	res, err := monitor.Run(monitor.Options{
-		SnapshotReq: snapReq,
-		Snapshot:    snapshot,
-		Path:        path,
-		Args:        targv,
-		Attach:      attach,
-		NoFollow:    noFollow,
-		Stop:        stop,
-		Table:       plan.Table,
-		Entry:       sym.Entry,
-		Images:      sel.image,
-		Engine:      engine,
-		Pin:         pin,
-		OnStart: func(pid int) {
-			pr.done()
-			pidc <- pid
-			if attach > 0 {
-				// Operators (and tests) need to know when counting starts.
-				fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
-					pid, sel.planted(plan), map[bool]string{true: " or --duration", false: ""}[duration > 0])
-			}
-		},
-	})
-	if err != nil {
-		return fail(stderr, err)
-	}
-	p := buildProfile(root, sel, res, mode, targv)
-	if res.Holds > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("other threads were held %d times while a site's original byte was in place (classic cycle)", res.Holds))
-	}
-	if res.ClassicSites > 0 {
-		p.Notes = append(p.Notes, fmt.Sprintf("%d sites could not be relocated out of line and used the classic cycle", res.ClassicSites))
-	}
-	if launcher {
-		p.Notes = append(p.Notes, launcherNote(path))
-	}
-	if pending && len(p.Modules) == 0 {
-		msg := fmt.Sprintf("no code in %s or the libraries it loaded matched the selection (check --func, --file and --lib)", prog)
-		p.Notes = append(p.Notes, msg)
-		fmt.Fprintf(stderr, "patchprof: %s\n", msg)
-	}
-	if save != "" {
-		if err := p.Save(save); err != nil {
-			fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
-		}
-	}
-	if err := rf.write(p, opt, stderr); err != nil {
-		fmt.Fprintf(stderr, "patchprof: %v\n", err)
-	}
-	if err := bf.writeDisasm(stderr, root, sel, opt); err != nil {
-		fmt.Fprintf(stderr, "patchprof: %v\n", err)
-	}
-	return res.Exit.ShellStatus()
 }
 
 func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
@@ -396,41 +359,6 @@ func checkWritable(flag, path string) error {
 		return &userError{fmt.Sprintf("%s %s is a directory: give a file name", flag, path)}
 	}
 	return nil
-}
-
-// isGo reports whether the executable was built by the Go toolchain, whose
-// functions re-run their stack-check prologue after a stack growth.
-func isGo(sym *symtab.File) bool {
-	for _, f := range sym.Funcs {
-		if f.Name == "runtime.morestack" || f.Name == "runtime.morestack.abi0" {
-			return true
-		}
-	}
-	return false
-}
-
-// goAutogenerated is the file the Go toolchain gives to compiler-made code
-// (wrappers, equality functions).
-const goAutogenerated = "<autogenerated>"
-
-// goStdName reports whether a Go symbol belongs to the runtime or standard
-// library by its package path: a first path element without a dot, other than
-// main ("sync/atomic.StoreUintptr", "runtime.asyncPreempt2.abi0"), or a type
-// descriptor's helper ("type:.eq.main.T").
-func goStdName(name string) bool {
-	if strings.HasPrefix(name, "type:") || strings.HasPrefix(name, "go:") {
-		return true
-	}
-	pkg := name
-	if i := strings.LastIndex(pkg, "/"); i >= 0 {
-		if j := strings.Index(pkg[i:], "."); j >= 0 {
-			pkg = pkg[:i+j]
-		}
-	} else if j := strings.Index(pkg, "."); j >= 0 {
-		pkg = pkg[:j]
-	}
-	first, _, _ := strings.Cut(pkg, "/")
-	return first != "main" && !strings.Contains(first, ".")
 }
 
 // processImage returns the executable and the arguments of a running process.
@@ -483,21 +411,6 @@ func resolve(prog string) (string, error) {
 	return abs, nil
 }
 
-func describeELFError(prog string, err error) error {
-	switch {
-	case errors.Is(err, symtab.ErrNotELF):
-		return &userError{fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
-	case errors.Is(err, symtab.ErrNotX86_64):
-		return &userError{fmt.Sprintf("%s: %v: patchprof profiles x86-64 programs only", prog, err)}
-	}
-	return &userError{fmt.Sprintf("%s: %v", prog, err)}
-}
-
-// launcherNote says why nothing was counted in the target itself.
-func launcherNote(path string) string {
-	return fmt.Sprintf("%s is a system program without the requested information: nothing was counted in it, only in the programs it started", path)
-}
-
 // libFlag collects the --lib patterns.
 type libFlag []string
 
@@ -511,18 +424,20 @@ func (f *libFlag) Set(v string) error {
 	return nil
 }
 
-// dynamic reports whether the program at path has a dynamic linker
-// (PT_INTERP), so libraries can bring more code.
-func dynamic(path string) bool {
-	f, err := elf.Open(path)
-	if err != nil {
-		return false
+// sourceReader returns a reader of source files that finds them as the
+// listing opt describes does, reading each file once.
+func sourceReader(opt output.Options) func(string) ([]string, bool) {
+	type read struct {
+		lines []string
+		ok    bool
 	}
-	defer f.Close()
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_INTERP {
-			return true
+	cache := map[string]read{}
+	return func(path string) ([]string, bool) {
+		r, seen := cache[path]
+		if !seen {
+			r.lines, r.ok = opt.ReadSource(path)
+			cache[path] = r
 		}
+		return r.lines, r.ok
 	}
-	return false
 }

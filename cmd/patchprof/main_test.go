@@ -5,26 +5,6 @@ import (
 	"testing"
 )
 
-func TestGoStdName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"runtime.mallocgc":             true,
-		"runtime.asyncPreempt2.abi0":   true,
-		"sync/atomic.StoreUintptr":     true,
-		"internal/poll.init":           true,
-		"type:.eq.main.T":              true,
-		"go:buildid":                   true,
-		"main.main":                    false,
-		"main.main.func1":              false,
-		"example.com/m/pkg.Do":         false,
-		"github.com/a/b.(*T).M":        false,
-		"golang.org/x/sys/unix.Pwrite": false,
-	} {
-		if got := goStdName(name); got != want {
-			t.Errorf("goStdName(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
-
 // TestUsageErrors: every mistake on the command line is one line on stderr
 // and exit status 2, before anything runs.
 func TestUsageErrors(t *testing.T) {

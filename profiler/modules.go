@@ -1,4 +1,4 @@
-package main
+package profiler
 
 import (
 	"errors"
@@ -9,7 +9,6 @@ import (
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/monitor"
-	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -43,24 +42,6 @@ type selection struct {
 	source func(path string) ([]string, bool)
 
 	mods []*module // in the order they were first mapped
-}
-
-// sourceReader returns a reader of source files that finds them as the
-// listing opt describes does, reading each file once.
-func sourceReader(opt output.Options) func(string) ([]string, bool) {
-	type read struct {
-		lines []string
-		ok    bool
-	}
-	cache := map[string]read{}
-	return func(path string) ([]string, bool) {
-		r, seen := cache[path]
-		if !seen {
-			r.lines, r.ok = opt.ReadSource(path)
-			cache[path] = r
-		}
-		return r.lines, r.ok
-	}
 }
 
 // planOptions returns what to plant in one module.

@@ -1,0 +1,202 @@
+package profiler
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/profile"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// addCFG sets the plan options for block counting in the module sym: jump
+// tables are read from the file's loadable segments, calls named from its
+// symbols and PLT. A file that cannot be read for that gets no block sites
+// (every function would be refused anyway) and a note through the plan.
+func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
+	popt.Blocks = true
+	data, err := os.ReadFile(sym.Path)
+	if err != nil {
+		popt.CalleeName = cfg.CalleeNames(sym, nil)
+		return
+	}
+	im, err := cfg.NewELFImage(bytes.NewReader(data))
+	if err != nil {
+		popt.CalleeName = cfg.CalleeNames(sym, nil)
+		return
+	}
+	popt.CFGImage = im
+	popt.CalleeName = cfg.CalleeNames(sym, im)
+	// Without them a C++ function's catch blocks and cleanups are dead
+	// code, or the function unrecoverable: not wrong counts, fewer.
+	popt.LandingPads, _ = cfg.ELFLandingPads(bytes.NewReader(data))
+}
+
+// addFlowNotes notes the functions of module m whose flow could not be
+// recovered: no block counts, and lines counted at their rows with the
+// previous-row rule instead of derived from blocks.
+func addFlowNotes(p *profile.Profile, m *module, name string) {
+	plan := m.plan
+	in := ""
+	if name != "" {
+		in = " in " + name
+	}
+	const shown = 10
+	for k, be := range plan.BlockErrors {
+		if k == shown {
+			p.Notes = append(p.Notes, fmt.Sprintf("%d more functions%s without block counts (control flow not recoverable)", len(plan.BlockErrors)-shown, in))
+			break
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("no block counts for %s%s: %v; its lines are counted at their rows and its calls at its entry", plan.Funcs[be.Func].Name, in, be.Err))
+	}
+}
+
+// addBlocks appends module m's block and edge counts to p: the blocks and
+// edges lists, each function's edge total, each line's branch outcomes and
+// each call's returns.
+func addBlocks(p *profile.Profile, m *module, name string) {
+	plan := m.plan
+	t := plan.Table
+	if len(plan.Graphs) == 0 {
+		return
+	}
+	funcAt := map[string]int{}
+	for i, f := range p.Functions {
+		if f.Module == name {
+			funcAt[f.Address] = i
+		}
+	}
+	type fileLine struct {
+		file string
+		line int
+	}
+	lineAt := map[fileLine]int{}
+	for i, l := range p.Lines {
+		if l.Module == name {
+			lineAt[fileLine{l.File, l.Line}] = i
+		}
+	}
+	for gi, fg := range plan.Graphs {
+		g := fg.Graph
+		fn := plan.Funcs[fg.Func]
+		fnAddr := profile.FormatAddress(fn.Addr)
+		counts := make([]uint64, len(g.Blocks))
+		executed := 0
+		for k, b := range g.Blocks {
+			if i, ok := t.Index(b.Start); ok {
+				counts[k] = t.Hits[i]
+			}
+			if counts[k] > 0 {
+				executed++
+			}
+			p.Blocks = append(p.Blocks, profile.Block{
+				Address: profile.FormatAddress(b.Start), End: profile.FormatAddress(b.End), Function: fnAddr,
+				Count: counts[k], Entries: t.BlockArrivals[int(fg.FirstBlock)+k], Module: name,
+			})
+		}
+		edgeCount := func(k int) uint64 { return t.EdgeCounts[int(fg.FirstEdge)+k] }
+		for k, e := range g.Edges {
+			pe := profile.Edge{From: profile.FormatAddress(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: edgeCount(k), Module: name}
+			if e.To == cfg.Outside {
+				// Nothing in this function traps where the jump lands: its
+				// count is what left the block by no other edge.
+				pe.To, pe.Exits = profile.FormatAddress(e.Target), true
+				pe.Count = counts[e.From]
+				first := g.SuccIndex(e.From)
+				for j, o := range g.Succs(e.From) {
+					if o.To != cfg.Outside {
+						pe.Count -= min(pe.Count, edgeCount(first+j))
+					}
+				}
+			} else {
+				pe.To = profile.FormatAddress(g.Blocks[e.To].Start)
+			}
+			p.Edges = append(p.Edges, pe)
+		}
+		if i, ok := funcAt[fnAddr]; ok {
+			f := &p.Functions[i]
+			f.Edges = len(g.Edges) // blocks and returns: plan.Flow (profile.go)
+		}
+		if m.lt == nil {
+			continue
+		}
+		for k, b := range g.Blocks {
+			succ := g.Succs(k)
+			isCall := (b.Term == cfg.TermCall && len(succ) == 1) || b.Term == cfg.TermNoReturn
+			if (b.Term != cfg.TermCond || len(succ) != 2) && !isCall {
+				continue
+			}
+			// gcov files a block's arcs under the line it is listed
+			// under; without the line model, under the jump's own line.
+			file, line, ok := m.lt.Lookup(b.Last)
+			if l, listed := plan.ListedLine(gi, k); listed {
+				file, line, ok = l.File, l.Line, true
+			}
+			if !ok {
+				continue
+			}
+			if _, ok := lineAt[fileLine{file, line}]; !ok {
+				continue
+			}
+			first := g.SuccIndex(k)
+			if isCall {
+				returned := uint64(0) // a call that does not return (exit, longjmp)
+				if b.Term == cfg.TermCall {
+					// A longjmp back to a setjmp's return arrives along no
+					// edge; gcov counts it as a return of the call.
+					returned = edgeCount(first)
+					if to := succ[0].To; to >= 0 {
+						returned += t.BlockArrivals[int(fg.FirstBlock)+to]
+					}
+				}
+				p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.FormatAddress(b.Last),
+					Count: counts[k], Returned: returned, Module: name})
+				continue
+			}
+			taken, fall := edgeCount(first), edgeCount(first+1)
+			if succ[0].To == cfg.Outside {
+				taken = counts[k] - min(counts[k], fall)
+			}
+			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.FormatAddress(b.Last),
+				Taken: taken, NotTaken: fall, Target: profile.FormatAddress(succ[0].Target),
+				TrueFallthrough: trueFallthrough(m, g, k, line), Module: name})
+		}
+	}
+}
+
+// trueFallthrough infers whether the forward conditional jump ending block
+// k of g, on line line, falls through on its condition's true arc, where
+// GCC puts the block that follows it (gcov's fallthrough): the arc that
+// leads to the nearer line below the condition (or on it, as the next
+// operand of && does), the fall-through when they tie or neither does. An
+// arc that only jumps back (a loop's closing jmp) leads nowhere below.
+// GCC -O0 jumps over an if's body, but straight to a `break` or `goto`,
+// whose line comes first.
+func trueFallthrough(m *module, g *cfg.Graph, k, line int) bool {
+	// lead returns the line an arc's destination starts, or 0 when it
+	// jumps back.
+	lead := func(e cfg.Edge) int {
+		target := e.Target
+		if to := e.To; to >= 0 && g.Blocks[to].Term == cfg.TermJump && g.Blocks[to].Insts == 1 {
+			target = g.Succs(to)[0].Target
+		}
+		if target <= g.Blocks[k].Last {
+			return 0
+		}
+		if _, l, ok := m.lt.Lookup(target); ok && l >= line {
+			return l
+		}
+		return 0
+	}
+	succ := g.Succs(k)
+	tl, fl := lead(succ[0]), lead(succ[1])
+	switch {
+	case tl == 0:
+		return true
+	case fl == 0:
+		return false
+	}
+	return fl <= tl
+}

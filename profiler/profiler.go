@@ -1,0 +1,298 @@
+// Package profiler owns one profiling run for any front end (the command
+// line today, a live endpoint next): which files are profiled and what is
+// planted in them (modules, selection, the Go filter, the launcher
+// decision), running the target under the monitor, and turning the
+// monitor's counts into a profile.Profile (lines derived from blocks,
+// functions, blocks, branches and calls, the crash site). A front end
+// keeps its flags, its terminal, its signals and its output.
+//
+// Data flows one way: the readers (symtab, lineinfo, cfg) feed breakpoint,
+// the monitor runs the plan, the profiler assembles the profile, and
+// output renders it. Models: delve's service/debugger, one layer shared by
+// every front end, and pprof's driver.
+package profiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/monitor"
+	"github.com/patchprof/patchprof/profile"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// A Config says what to count and where.
+type Config struct {
+	Lines, Funcs bool // count source lines, function calls (at least one)
+	Blocks       bool // report basic blocks, edges, branches and calls (--blocks)
+	Std          bool // include the Go runtime and standard library
+	// FuncFilter and FileFilter keep functions and source files (nil:
+	// all).
+	FuncFilter, FileFilter func(string) bool
+	// Libs are the --lib patterns: when set, exactly the libraries whose
+	// path or base name matches one are profiled.
+	Libs []string
+	// Source reads a source file's lines, as the listing finds it: the
+	// line model reads case labels from it. Nil reads none.
+	Source func(path string) ([]string, bool)
+	// NoFollow profiles only the first process.
+	NoFollow bool
+	// Engine and Pin are monitor.Options' Engine and Pin.
+	Engine string
+	Pin    bool
+}
+
+// A Target is the program to profile: started from Path with Args, or
+// the running process Attach.
+type Target struct {
+	Path   string   // the executable, absolute
+	Args   []string // its argv (for a started program, what it runs with)
+	Attach int      // the PID to attach to; 0 starts Path
+	Name   string   // how messages name it ("./prog", "/bin/x (PID 12)")
+}
+
+// A UserError is an error the user caused and can fix (a program without
+// what was asked for, a selection that matches nothing): its message is
+// one line that says what to do.
+type UserError struct{ Msg string }
+
+func (e *UserError) Error() string { return e.Msg }
+
+// A Profiler is one profiling run, opened and then run once.
+type Profiler struct {
+	cfg      Config
+	target   Target
+	sel      *selection
+	root     *module
+	launcher bool // the target is a system program run as a launcher
+	pending  bool // nothing matched in the executable: libraries may match
+	mode     string
+
+	// Snapshot's requests: the replies waiting, and a wake-up of the
+	// monitor, which serves them between two stops; done is closed when
+	// the run has ended.
+	mu      sync.Mutex
+	waiting []chan *profile.Profile
+	req     chan struct{}
+	done    chan struct{}
+}
+
+// Open reads the target's executable and plans what to plant in it. The
+// returned Profiler holds the files open until Close.
+func Open(cfg Config, t Target) (*Profiler, error) {
+	if !cfg.Lines && !cfg.Funcs {
+		cfg.Lines = true
+	}
+	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks,
+		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source}
+	sym, err := symtab.Open(t.Path)
+	if err != nil {
+		return nil, describeELFError(t.Name, err)
+	}
+	// A system program (sh, env, make) without what was asked for is run as
+	// a launcher: nothing is counted in it, and the programs it starts are
+	// profiled.
+	launcher := false
+	lt, lerr := lineinfo.Read(t.Path)
+	if lerr != nil {
+		lt = nil
+		if cfg.Lines && (!isSystem(t.Path) || cfg.NoFollow) {
+			sym.Close()
+			if errors.Is(lerr, lineinfo.ErrNoLineInfo) {
+				return nil, &UserError{fmt.Sprintf("%s has no DWARF line information: rebuild it with -g, or use --funcs", t.Name)}
+			}
+			return nil, &UserError{fmt.Sprintf("%s: cannot read its line information (%v): use --funcs", t.Name, lerr)}
+		}
+		launcher = cfg.Lines
+	}
+	if cfg.Funcs && len(sym.Funcs) == 0 {
+		if !isSystem(t.Path) || cfg.NoFollow {
+			sym.Close()
+			return nil, &UserError{fmt.Sprintf("%s has no function symbols (stripped?): use an unstripped build, or --lines if it has DWARF", t.Name)}
+		}
+		launcher = true
+	}
+	popt := sel.planOptions(sym, lt)
+	if launcher {
+		popt = breakpoint.PlanOptions{}
+	}
+	plan := breakpoint.NewPlan(sym, lt, popt)
+	// Nothing selected in a dynamically linked program may still select code
+	// in its libraries, loaded at start or later (like gdb's pending
+	// breakpoints); a static one has nowhere else to look.
+	pending := plan.Table.Len() == 0 && !launcher
+	if pending && !dynamic(t.Path) {
+		sym.Close()
+		return nil, &UserError{fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", t.Name)}
+	}
+	mode := profile.ModeLines
+	switch {
+	case cfg.Lines && cfg.Funcs:
+		mode = profile.ModeLinesFuncs
+	case cfg.Funcs:
+		mode = profile.ModeFuncs
+	}
+	return &Profiler{
+		cfg: cfg, target: t, sel: sel, launcher: launcher, pending: pending, mode: mode,
+		root: &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher},
+		req:  make(chan struct{}, 1), done: make(chan struct{}),
+	}, nil
+}
+
+// Sites returns how many sites are planted in the executable so far, and
+// in the libraries and programs it loaded.
+func (p *Profiler) Sites() int { return p.sel.planted(p.root.plan) }
+
+// Close releases the files Open and the run opened.
+func (p *Profiler) Close() error {
+	return errors.Join(p.root.sym.Close(), p.sel.close())
+}
+
+// Hooks are a front end's part in a run. All are optional.
+type Hooks struct {
+	// OnStart is called once the target runs (or is attached), with its
+	// PID, on the monitor's thread.
+	OnStart func(pid int)
+}
+
+// Run profiles the target until it exits, or, attached, until ctx is done
+// (then the code is restored and the process left running). It returns
+// the profile and the monitor's result (the exit status is
+// res.Exit.ShellStatus()).
+func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor.Result, error) {
+	var stop chan struct{}
+	if p.target.Attach > 0 {
+		stop = make(chan struct{})
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-ctx.Done():
+				close(stop)
+			case <-done:
+			}
+		}()
+	}
+	defer close(p.done)
+	res, err := monitor.Run(monitor.Options{
+		// The monitor serves snapshots on its own thread, between stops:
+		// SnapshotReq asks, Snapshot answers with the counts of the moment.
+		SnapshotReq: p.req,
+		Snapshot: func(bias uint64) {
+			p.mu.Lock()
+			waiting := p.waiting
+			p.waiting = nil
+			p.mu.Unlock()
+			if len(waiting) == 0 {
+				return
+			}
+			prof := p.interim(bias)
+			for _, w := range waiting {
+				w <- prof // buffered: never blocks the monitor
+			}
+		},
+		Path:     p.target.Path,
+		Args:     p.target.Args,
+		Attach:   p.target.Attach,
+		NoFollow: p.cfg.NoFollow,
+		Stop:     stop,
+		Table:    p.root.plan.Table,
+		Entry:    p.root.sym.Entry,
+		Images:   p.sel.image,
+		Engine:   p.cfg.Engine,
+		Pin:      p.cfg.Pin,
+		OnStart:  h.OnStart,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	prof := buildProfile(p.root, p.sel, res, p.mode, p.target.Args)
+	if res.Holds > 0 {
+		prof.Notes = append(prof.Notes, fmt.Sprintf("other threads were held %d times while a site's original byte was in place (classic cycle)", res.Holds))
+	}
+	if res.ClassicSites > 0 {
+		prof.Notes = append(prof.Notes, fmt.Sprintf("%d sites could not be relocated out of line and used the classic cycle", res.ClassicSites))
+	}
+	if p.launcher {
+		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
+	}
+	if p.pending && len(prof.Modules) == 0 {
+		prof.Notes = append(prof.Notes, p.NothingMatched())
+	}
+	return prof, res, nil
+}
+
+// NothingMatched is the note of a run in which no code of the program or
+// its libraries matched the selection.
+func (p *Profiler) NothingMatched() string {
+	return fmt.Sprintf("no code in %s or the libraries it loaded matched the selection (check --func, --file and --lib)", p.target.Name)
+}
+
+// Snapshot returns the profile of the moment while Run runs (exit
+// "running"), served between two stops of the target so that no hit is
+// lost or counted twice; it waits for the next stop. It returns nil when
+// the run has ended or ctx is done first.
+func (p *Profiler) Snapshot(ctx context.Context) *profile.Profile {
+	r := make(chan *profile.Profile, 1)
+	p.mu.Lock()
+	p.waiting = append(p.waiting, r)
+	p.mu.Unlock()
+	select {
+	case p.req <- struct{}{}:
+	default: // a request is already pending; it serves every waiting reply
+	}
+	select {
+	case prof := <-r:
+		return prof
+	case <-p.done:
+		return nil
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// interim builds the profile of the moment, on the monitor's thread.
+func (p *Profiler) interim(bias uint64) *profile.Profile {
+	prof := buildProfile(p.root, p.sel, &monitor.Result{Bias: bias}, p.mode, p.target.Args)
+	if p.launcher {
+		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
+	}
+	prof.Exit = profile.Exit{Running: true}
+	return prof
+}
+
+// describeELFError words an error of symtab.Open for the user.
+func describeELFError(prog string, err error) error {
+	switch {
+	case errors.Is(err, symtab.ErrNotELF):
+		return &UserError{fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
+	case errors.Is(err, symtab.ErrNotX86_64):
+		return &UserError{fmt.Sprintf("%s: %v: patchprof profiles x86-64 programs only", prog, err)}
+	}
+	return &UserError{fmt.Sprintf("%s: %v", prog, err)}
+}
+
+// A Module is one profiled file as a front end may inspect it after a run
+// (an annotated disassembly, say): the executable first, then every
+// library and program that counted something, in the order mapped.
+type Module struct {
+	Name  string // "" for the executable, else its path (profile's module name)
+	Sym   *symtab.File
+	Lines *lineinfo.Table // nil without line information
+	Plan  *breakpoint.Plan
+}
+
+// Modules returns the profiled modules. They stay valid until Close.
+func (p *Profiler) Modules() []Module {
+	out := []Module{{Sym: p.root.sym, Lines: p.root.lt, Plan: p.root.plan}}
+	for _, m := range p.sel.mods {
+		if m.counted && m.path != p.root.sym.Path {
+			out = append(out, Module{Name: m.path, Sym: m.sym, Lines: m.lt, Plan: m.plan})
+		}
+	}
+	return out
+}
