@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -219,6 +220,13 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 	}
 	if p.launcher {
 		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
+	}
+	if res.Degraded != nil {
+		// Failures that left the counts incomplete (a site not re-armed, a
+		// restore that failed): said in the report, one note each.
+		for _, line := range strings.Split(res.Degraded.Error(), "\n") {
+			prof.Notes = append(prof.Notes, "counts may be incomplete: "+line)
+		}
 	}
 	if p.pending && len(prof.Modules) == 0 {
 		prof.Notes = append(prof.Notes, p.NothingMatched())
