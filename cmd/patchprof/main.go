@@ -70,6 +70,61 @@ func Main(args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "merge" {
 		return mergeMain(args[1:], stderr)
 	}
+	f, err := parseFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		return fail(stderr, err)
+	}
+	// A step that takes more than a second shows on a terminal's stderr;
+	// anything patchprof itself writes there ends the step first.
+	pr := newProgress(stderr)
+	defer pr.done()
+	stderr = pr
+	t, err := f.target()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	f.run.prog = t.Name
+	pr.step("reading " + t.Name)
+	prof, err := profiler.Open(f.cfg, t)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer prof.Close()
+	return run(prof, f.run, pr, stderr)
+}
+
+// mainFlags are the main command's parsed and checked flags.
+type mainFlags struct {
+	cfg  profiler.Config
+	run  runFlags
+	args []string // the program and its arguments (none with -p)
+}
+
+// target resolves the program to start, or the process to attach to.
+func (f *mainFlags) target() (profiler.Target, error) {
+	if pid := f.run.attach; pid > 0 {
+		if err := monitor.CheckAttach(pid); err != nil {
+			return profiler.Target{}, err
+		}
+		path, argv, err := processImage(pid)
+		if err != nil {
+			return profiler.Target{}, err
+		}
+		return profiler.Target{Path: path, Args: argv, Attach: pid, Name: fmt.Sprintf("%s (PID %d)", path, pid)}, nil
+	}
+	path, err := resolve(f.args[0])
+	if err != nil {
+		return profiler.Target{}, err
+	}
+	return profiler.Target{Path: path, Args: f.args, Name: f.args[0]}, nil
+}
+
+// parseFlags parses and checks the main command's flags; with -h it
+// prints the usage and returns flag.ErrHelp.
+func parseFlags(args []string) (*mainFlags, error) {
 	fs := flag.NewFlagSet("patchprof", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -103,48 +158,48 @@ func Main(args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
-			return 0
+			return nil, err
 		}
-		return fail(stderr, &userError{fmt.Sprintf("%v (see patchprof -h)", err)})
+		return nil, &userError{fmt.Sprintf("%v (see patchprof -h)", err)}
 	}
 	switch {
 	case attach < 0:
-		return fail(stderr, &userError{fmt.Sprintf("-p %d: a PID is a positive number", attach)})
+		return nil, &userError{fmt.Sprintf("-p %d: a PID is a positive number", attach)}
 	case attach > 0 && fs.NArg() > 0:
-		return fail(stderr, &userError{"-p PID attaches to a running process: give either -p or a program to run, not both"})
+		return nil, &userError{"-p PID attaches to a running process: give either -p or a program to run, not both"}
 	case attach == 0 && fs.NArg() == 0:
-		return fail(stderr, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"})
+		return nil, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"}
 	case engine != monitor.EngineXOL && engine != monitor.EngineClassic:
-		return fail(stderr, &userError{fmt.Sprintf("--engine %q: want xol or classic", engine)})
+		return nil, &userError{fmt.Sprintf("--engine %q: want xol or classic", engine)}
 	case interval < 0:
-		return fail(stderr, &userError{fmt.Sprintf("--interval %v: give a positive duration", interval)})
+		return nil, &userError{fmt.Sprintf("--interval %v: give a positive duration", interval)}
 	case duration < 0:
-		return fail(stderr, &userError{fmt.Sprintf("--duration %v: give a positive duration", duration)})
+		return nil, &userError{fmt.Sprintf("--duration %v: give a positive duration", duration)}
 	case duration > 0 && attach == 0:
-		return fail(stderr, &userError{"--duration only applies with -p PID (a started program is profiled to its end)"})
+		return nil, &userError{"--duration only applies with -p PID (a started program is profiled to its end)"}
 	}
 	if err := bf.apply(&lines, &funcs); err != nil {
-		return fail(stderr, err)
+		return nil, err
 	}
 	if !lines && !funcs {
 		lines = true
 	}
 	opt, err := rf.options()
 	if err != nil {
-		return fail(stderr, err)
+		return nil, err
 	}
 	var funcFilter func(string) bool
 	if funcRE != "" {
 		re, err := regexp.Compile(funcRE)
 		if err != nil {
-			return fail(stderr, &userError{fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)})
+			return nil, &userError{fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)}
 		}
 		funcFilter = re.MatchString
 	}
 	var fileFilter func(string) bool
 	if fileGlob != "" {
 		if _, err := filepath.Match(fileGlob, ""); err != nil {
-			return fail(stderr, &userError{fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)})
+			return nil, &userError{fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)}
 		}
 		fileFilter = func(p string) bool {
 			a, _ := filepath.Match(fileGlob, p)
@@ -154,52 +209,23 @@ func Main(args []string, stderr io.Writer) int {
 	}
 
 	if rf.format != "listing" && rf.out == "" {
-		return fail(stderr, &userError{fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)})
+		return nil, &userError{fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)}
 	}
 	if err := checkWritable("-o", rf.out); err != nil {
-		return fail(stderr, err)
+		return nil, err
 	}
 	if err := checkWritable("--save", save); err != nil {
-		return fail(stderr, err)
+		return nil, err
 	}
-	// A step that takes more than a second shows on a terminal's stderr;
-	// anything patchprof itself writes there ends the step first.
-	pr := newProgress(stderr)
-	defer pr.done()
-	stderr = pr
-	var (
-		prog, path string
-		targv      []string
-	)
-	if attach > 0 {
-		if err := monitor.CheckAttach(attach); err != nil {
-			return fail(stderr, err)
-		}
-		var err error
-		path, targv, err = processImage(attach)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		prog = fmt.Sprintf("%s (PID %d)", path, attach)
-	} else {
-		prog = fs.Arg(0)
-		targv = fs.Args()
-		var err error
-		path, err = resolve(prog)
-		if err != nil {
-			return fail(stderr, err)
-		}
-	}
-	prof, err := profiler.Open(profiler.Config{
-		Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
-		FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
-		Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
-	}, profiler.Target{Path: path, Args: targv, Attach: attach, Name: prog})
-	if err != nil {
-		return fail(stderr, err)
-	}
-	defer prof.Close()
-	return run(prof, runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, prog: prog}, pr, stderr)
+	return &mainFlags{
+		cfg: profiler.Config{
+			Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
+			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
+			Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
+		},
+		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt},
+		args: fs.Args(),
+	}, nil
 }
 
 // runFlags are the flags that shape a run's signals, reports and output.
