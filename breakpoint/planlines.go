@@ -228,7 +228,45 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	for b := range g.Blocks {
 		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
 	}
+	// The same jmp at the end of a longer block (the loop's last
+	// statement falls into it) is no statement either, its row naming the
+	// loop head's line, unless the block also runs a `for` header's
+	// increment (a line above the head), which GCC's latch carries.
+	for b := range g.Blocks {
+		ls := mf.blocks[b]
+		n := len(ls)
+		if n < 2 || mf.skip[b] || ls[n-1].addr != g.Blocks[b].Last || !closesLoopTail(g, b, ls[n-1], mf.blocks) {
+			continue
+		}
+		head := m.keys[ls[n-1].line]
+		above := false
+		for _, x := range ls[:n-1] {
+			if k := m.keys[x.line]; k.File == head.File && k.Line < head.Line {
+				above = true
+			}
+		}
+		if !above {
+			mf.blocks[b] = ls[:n-1]
+		}
+	}
 	m.funcs = append(m.funcs, mf)
+}
+
+// closesLoopTail reports whether the last line x of block b, first seen
+// at the block's last instruction, is a backward jmp to a block whose first
+// line is x's: a loop's closing jmp at the end of its last statement's
+// block.
+func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
+	bl := &g.Blocks[b]
+	if bl.Term != cfg.TermJump {
+		return false
+	}
+	succ := g.Succs(b)
+	if len(succ) != 1 || succ[0].To < 0 || succ[0].Target >= bl.Start {
+		return false
+	}
+	to := all[succ[0].To]
+	return len(to) > 0 && to[0].line == x.line
 }
 
 // caseLabel matches a source line that is only a `case` or `default`
