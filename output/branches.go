@@ -54,32 +54,48 @@ func sortedBranches(bs []profile.Branch) []profile.Branch {
 // attachBranches gives each export file its branches, summed by file, line
 // and address over the modules (exportFiles sums lines the same way).
 func attachBranches(p *profile.Profile, files map[string]*exportFile) {
+	attachFiled(sortedBranches(p.Branches), files,
+		func(f *exportFile) *[]profile.Branch { return &f.branches },
+		func(b profile.Branch) (string, int, string) { return b.File, b.Line, b.Address },
+		func(dst *profile.Branch, src profile.Branch) { dst.Taken += src.Taken; dst.NotTaken += src.NotTaken },
+		func(b *profile.Branch) { b.Module = "" })
+}
+
+// attachFiled gives each export file the items filed under its lines
+// (branches, calls): summed by line and address over the modules with
+// sum, their module cleared, sorted by line and address. slot is a file's
+// list, at an item's file, line and address.
+func attachFiled[T any](items []T, files map[string]*exportFile, slot func(*exportFile) *[]T,
+	at func(T) (string, int, string), sum func(dst *T, src T), clearModule func(*T)) {
 	type key struct {
 		line int
 		addr string
 	}
-	at := map[string]map[key]int{}
-	for _, b := range sortedBranches(p.Branches) {
-		f := files[b.File]
+	index := map[string]map[key]int{}
+	for _, it := range items {
+		file, line, addr := at(it)
+		f := files[file]
 		if f == nil {
 			continue
 		}
-		if at[b.File] == nil {
-			at[b.File] = map[key]int{}
+		if index[file] == nil {
+			index[file] = map[key]int{}
 		}
-		k := key{b.Line, b.Address}
-		if i, ok := at[b.File][k]; ok {
-			f.branches[i].Taken += b.Taken
-			f.branches[i].NotTaken += b.NotTaken
+		list := slot(f)
+		k := key{line, addr}
+		if i, ok := index[file][k]; ok {
+			sum(&(*list)[i], it)
 			continue
 		}
-		at[b.File][k] = len(f.branches)
-		b.Module = ""
-		f.branches = append(f.branches, b)
+		index[file][k] = len(*list)
+		clearModule(&it)
+		*list = append(*list, it)
 	}
 	for _, f := range files {
-		slices.SortStableFunc(f.branches, func(a, b profile.Branch) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), profile.CompareAddress(a.Address, b.Address))
+		slices.SortStableFunc(*slot(f), func(a, b T) int {
+			_, la, aa := at(a)
+			_, lb, ab := at(b)
+			return cmp.Or(cmp.Compare(la, lb), profile.CompareAddress(aa, ab))
 		})
 	}
 }
@@ -228,34 +244,11 @@ func callsOn(cs []profile.Call, line int) []profile.Call {
 // attachCalls gives each export file its calls, summed by line and
 // address over the modules, sorted by line and address.
 func attachCalls(p *profile.Profile, files map[string]*exportFile) {
-	type key struct {
-		line int
-		addr string
-	}
-	at := map[string]map[key]int{}
-	for _, c := range p.Calls {
-		f := files[c.File]
-		if f == nil {
-			continue
-		}
-		if at[c.File] == nil {
-			at[c.File] = map[key]int{}
-		}
-		k := key{c.Line, c.Address}
-		if i, ok := at[c.File][k]; ok {
-			f.calls[i].Count += c.Count
-			f.calls[i].Returned += c.Returned
-			continue
-		}
-		at[c.File][k] = len(f.calls)
-		c.Module = ""
-		f.calls = append(f.calls, c)
-	}
-	for _, f := range files {
-		slices.SortStableFunc(f.calls, func(a, b profile.Call) int {
-			return cmp.Or(cmp.Compare(a.Line, b.Line), profile.CompareAddress(a.Address, b.Address))
-		})
-	}
+	attachFiled(p.Calls, files,
+		func(f *exportFile) *[]profile.Call { return &f.calls },
+		func(c profile.Call) (string, int, string) { return c.File, c.Line, c.Address },
+		func(dst *profile.Call, src profile.Call) { dst.Count += src.Count; dst.Returned += src.Returned },
+		func(c *profile.Call) { c.Module = "" })
 }
 
 // writeLCOVBranches writes a file's branch records: one BRDA per outcome

@@ -234,47 +234,47 @@ func (p *Profile) validateBlocks(modules map[string]bool) error {
 		}
 		edges[k] = true
 	}
-	branches := make(map[modAddr]bool, len(p.Branches))
-	for i, br := range p.Branches {
-		field := "branches[" + strconv.Itoa(i) + "]"
-		if !modules[br.Module] {
-			return bad(field+".module", strconv.Quote(br.Module)+" is not in modules")
-		}
-		if br.File == "" {
-			return bad(field+".file", "empty")
-		}
-		if br.Line < 1 {
-			return bad(field+".line", strconv.Itoa(br.Line)+": want >= 1")
-		}
-		a, err := addr(field+".address", br.Address)
-		if err != nil {
-			return err
-		}
-		if branches[modAddr{br.Module, a}] {
-			return bad(field, "address "+br.Address+" listed twice")
-		}
-		branches[modAddr{br.Module, a}] = true
+	// Branches and calls are filed under a source line, one per address.
+	type filed struct {
+		module, file, address string
+		line                  int
 	}
-	calls := make(map[modAddr]bool, len(p.Calls))
-	for i, c := range p.Calls {
-		field := "calls[" + strconv.Itoa(i) + "]"
-		if !modules[c.Module] {
-			return bad(field+".module", strconv.Quote(c.Module)+" is not in modules")
+	checkFiled := func(list string, items []filed) error {
+		seen := make(map[modAddr]bool, len(items))
+		for i, it := range items {
+			field := list + "[" + strconv.Itoa(i) + "]"
+			if !modules[it.module] {
+				return bad(field+".module", strconv.Quote(it.module)+" is not in modules")
+			}
+			if it.file == "" {
+				return bad(field+".file", "empty")
+			}
+			if it.line < 1 {
+				return bad(field+".line", strconv.Itoa(it.line)+": want >= 1")
+			}
+			a, err := addr(field+".address", it.address)
+			if err != nil {
+				return err
+			}
+			if seen[modAddr{it.module, a}] {
+				return bad(field, "address "+it.address+" listed twice")
+			}
+			seen[modAddr{it.module, a}] = true
 		}
-		if c.File == "" {
-			return bad(field+".file", "empty")
-		}
-		if c.Line < 1 {
-			return bad(field+".line", strconv.Itoa(c.Line)+": want >= 1")
-		}
-		a, err := addr(field+".address", c.Address)
-		if err != nil {
-			return err
-		}
-		if calls[modAddr{c.Module, a}] {
-			return bad(field, "address "+c.Address+" listed twice")
-		}
-		calls[modAddr{c.Module, a}] = true
+		return nil
+	}
+	var brs, calls []filed
+	for _, b := range p.Branches {
+		brs = append(brs, filed{b.Module, b.File, b.Address, b.Line})
+	}
+	for _, c := range p.Calls {
+		calls = append(calls, filed{c.Module, c.File, c.Address, c.Line})
+	}
+	if err := checkFiled("branches", brs); err != nil {
+		return err
+	}
+	if err := checkFiled("calls", calls); err != nil {
+		return err
 	}
 	return nil
 }
