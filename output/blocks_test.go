@@ -43,15 +43,15 @@ func blocksProfile() *profile.Profile {
 			{File: f, Line: 7, Count: 10}, {File: f, Line: 8, Count: 3}, {File: f, Line: 9, Count: 1}, {File: f, Line: 10, Count: 1},
 		},
 		Functions: []profile.Function{
-			{Name: "count", Count: 1, File: f, Line: 3, Address: "0x1000", Blocks: 7, BlocksExecuted: 7, Edges: 9},
-			{Name: "unused", Count: 0, File: f, Line: 3, Address: "0x1100", Blocks: 2, BlocksExecuted: 0, Edges: 1},
+			{Name: "count", Count: 1, File: f, Line: 3, Address: 0x1000, Blocks: 7, BlocksExecuted: 7, Edges: 9},
+			{Name: "unused", Count: 0, File: f, Line: 3, Address: 0x1100, Blocks: 2, BlocksExecuted: 0, Edges: 1},
 		},
-		Sites: []profile.Site{{Address: "0x1000", Count: 1, Kind: "line,func,block"}},
+		Sites: []profile.Site{{Address: 0x1000, Count: 1, Kind: "line,func,block"}},
 		Branches: []profile.Branch{
-			{File: f, Line: 7, Address: "0x1024", Taken: 5, NotTaken: 5},
-			{File: f, Line: 6, Address: "0x1040", Taken: 10, NotTaken: 1},
-			{File: f, Line: 7, Address: "0x101c", Taken: 2, NotTaken: 3},
-			{File: f, Line: 9, Address: "0x1050", Taken: 0, NotTaken: 0},
+			{File: f, Line: 7, Address: 0x1024, Taken: 5, NotTaken: 5},
+			{File: f, Line: 6, Address: 0x1040, Taken: 10, NotTaken: 1},
+			{File: f, Line: 7, Address: 0x101c, Taken: 2, NotTaken: 3},
+			{File: f, Line: 9, Address: 0x1050, Taken: 0, NotTaken: 0},
 		},
 	}
 }

@@ -46,7 +46,7 @@ func sortedBranches(bs []profile.Branch) []profile.Branch {
 	out := slices.Clone(bs)
 	slices.SortStableFunc(out, func(a, b profile.Branch) int {
 		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File),
-			cmp.Compare(a.Line, b.Line), profile.CompareAddress(a.Address, b.Address))
+			cmp.Compare(a.Line, b.Line), cmp.Compare(a.Address, b.Address))
 	})
 	return out
 }
@@ -56,7 +56,7 @@ func sortedBranches(bs []profile.Branch) []profile.Branch {
 func attachBranches(p *profile.Profile, files map[string]*exportFile) {
 	attachFiled(sortedBranches(p.Branches), files,
 		func(f *exportFile) *[]profile.Branch { return &f.branches },
-		func(b profile.Branch) (string, int, string) { return b.File, b.Line, b.Address },
+		func(b profile.Branch) (string, int, profile.Address) { return b.File, b.Line, b.Address },
 		func(dst *profile.Branch, src profile.Branch) { dst.Taken += src.Taken; dst.NotTaken += src.NotTaken },
 		func(b *profile.Branch) { b.Module = "" })
 }
@@ -66,10 +66,10 @@ func attachBranches(p *profile.Profile, files map[string]*exportFile) {
 // sum, their module cleared, sorted by line and address. slot is a file's
 // list, at an item's file, line and address.
 func attachFiled[T any](items []T, files map[string]*exportFile, slot func(*exportFile) *[]T,
-	at func(T) (string, int, string), sum func(dst *T, src T), clearModule func(*T)) {
+	at func(T) (string, int, profile.Address), sum func(dst *T, src T), clearModule func(*T)) {
 	type key struct {
 		line int
-		addr string
+		addr profile.Address
 	}
 	index := map[string]map[key]int{}
 	for _, it := range items {
@@ -95,7 +95,7 @@ func attachFiled[T any](items []T, files map[string]*exportFile, slot func(*expo
 		slices.SortStableFunc(*slot(f), func(a, b T) int {
 			_, la, aa := at(a)
 			_, lb, ab := at(b)
-			return cmp.Or(cmp.Compare(la, lb), profile.CompareAddress(aa, ab))
+			return cmp.Or(cmp.Compare(la, lb), cmp.Compare(aa, ab))
 		})
 	}
 }
@@ -192,7 +192,7 @@ func gcovPercent(top, bottom uint64) string {
 func writeGcovArcs(w io.Writer, calls []profile.Call, bs []profile.Branch) {
 	k := 0
 	for len(calls) > 0 || len(bs) > 0 {
-		if len(calls) > 0 && (len(bs) == 0 || profile.CompareAddress(calls[0].Address, bs[0].Address) < 0) {
+		if len(calls) > 0 && (len(bs) == 0 || calls[0].Address < bs[0].Address) {
 			c := calls[0]
 			calls = calls[1:]
 			if c.Count == 0 {
@@ -246,7 +246,7 @@ func callsOn(cs []profile.Call, line int) []profile.Call {
 func attachCalls(p *profile.Profile, files map[string]*exportFile) {
 	attachFiled(p.Calls, files,
 		func(f *exportFile) *[]profile.Call { return &f.calls },
-		func(c profile.Call) (string, int, string) { return c.File, c.Line, c.Address },
+		func(c profile.Call) (string, int, profile.Address) { return c.File, c.Line, c.Address },
 		func(dst *profile.Call, src profile.Call) { dst.Count += src.Count; dst.Returned += src.Returned },
 		func(c *profile.Call) { c.Module = "" })
 }

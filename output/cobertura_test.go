@@ -160,7 +160,7 @@ func TestWriteCoberturaMatchesGcovr(t *testing.T) {
 	}
 	for i, fn := range counts.Files[0].Functions {
 		p.Functions = append(p.Functions, profile.Function{Name: fn.Name, Count: fn.ExecutionCount,
-			File: prog, Line: fn.StartLine, Address: profile.FormatAddress(0x401000 + uint64(16*i))})
+			File: prog, Line: fn.StartLine, Address: profile.Address(0x401000 + uint64(16*i))})
 	}
 	var b bytes.Buffer
 	if err := WriteCobertura(&b, p, CoberturaOptions{Root: work, Timestamp: 1}); err != nil {

@@ -327,7 +327,7 @@ func TestWriteGcovMatchesGcov(t *testing.T) {
 		for ; len(pending) > 0; pending = pending[2:] {
 			n, _ := strconv.ParseUint(pending[1], 10, 64)
 			p.Functions = append(p.Functions, profile.Function{Name: pending[0], Count: n,
-				File: prog, Line: line, Address: profile.FormatAddress(0x401000 + uint64(16*len(p.Functions)))})
+				File: prog, Line: line, Address: profile.Address(0x401000 + uint64(16*len(p.Functions)))})
 		}
 		switch count := m[1]; count {
 		case "-":

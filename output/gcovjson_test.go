@@ -128,7 +128,7 @@ func TestWriteGcovJSONMatchesGcov(t *testing.T) {
 	p := &profile.Profile{Executable: filepath.Join(work, "prog"), Mode: profile.ModeLinesFuncs}
 	for i, fn := range ref.Files[0].Functions {
 		p.Functions = append(p.Functions, profile.Function{Name: fn.Name, Count: fn.ExecutionCount,
-			File: prog, Line: fn.StartLine, Address: profile.FormatAddress(0x401000 + uint64(16*i))})
+			File: prog, Line: fn.StartLine, Address: profile.Address(0x401000 + uint64(16*i))})
 	}
 	for _, l := range ref.Files[0].Lines {
 		p.Lines = append(p.Lines, profile.Line{File: prog, Line: l.LineNumber, Count: l.Count})

@@ -120,7 +120,7 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 	funcs := slices.Clone(p.Functions)
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(DisplayName(a.Name), DisplayName(b.Name)),
-			strings.Compare(a.Module, b.Module), profile.CompareAddress(a.Address, b.Address))
+			strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address))
 	})
 	for _, f := range funcs {
 		hf := htmlFunc{Count: f.Count, Name: DisplayName(f.Name)}

@@ -130,7 +130,7 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		if i, ok := funcAt[k]; ok {
 			g := &f.funcs[i]
 			g.Count += fn.Count
-			if profile.CompareAddress(fn.Address, g.Address) < 0 {
+			if fn.Address < g.Address {
 				g.Address = fn.Address // keep the order independent of p's
 			}
 			continue
@@ -148,7 +148,7 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		})
 		slices.SortStableFunc(f.funcs, func(a, b profile.Function) int {
 			return cmp.Or(cmp.Compare(a.Line, b.Line), strings.Compare(a.Name, b.Name),
-				profile.CompareAddress(a.Address, b.Address))
+				cmp.Compare(a.Address, b.Address))
 		})
 		files = append(files, f)
 	}

@@ -55,10 +55,10 @@ func exportProfile(root string) *profile.Profile {
 			{File: b, Line: 1, Count: 0},
 		},
 		Functions: []profile.Function{
-			{Name: "main", Count: 1, File: a, Line: 8, Address: "0x401150"},
-			{Name: "_start", Count: 1, Address: "0x401040"},
-			{Name: "unused", Count: 0, File: b, Line: 1, Address: "0x401180"},
-			{Name: "sq", Count: 5, File: a, Line: 3, Address: "0x401126"},
+			{Name: "main", Count: 1, File: a, Line: 8, Address: 0x401150},
+			{Name: "_start", Count: 1, Address: 0x401040},
+			{Name: "unused", Count: 0, File: b, Line: 1, Address: 0x401180},
+			{Name: "sq", Count: 5, File: a, Line: 3, Address: 0x401126},
 		},
 	}
 }

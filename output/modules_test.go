@@ -31,11 +31,11 @@ func twoModules() *profile.Profile {
 			{File: b, Line: 1, Count: 2, Module: lib},
 		},
 		Functions: []profile.Function{
-			{Name: "unused", Count: 2, File: b, Line: 1, Address: "0x1100", Module: lib},
-			{Name: "main", Count: 1, File: a, Line: 8, Address: "0x401150"},
-			{Name: "_init", Count: 1, Address: "0x1000", Module: lib},
-			{Name: "unused", Count: 0, File: b, Line: 1, Address: "0x401180"},
-			{Name: "sq", Count: 5, File: a, Line: 3, Address: "0x401126"},
+			{Name: "unused", Count: 2, File: b, Line: 1, Address: 0x1100, Module: lib},
+			{Name: "main", Count: 1, File: a, Line: 8, Address: 0x401150},
+			{Name: "_init", Count: 1, Address: 0x1000, Module: lib},
+			{Name: "unused", Count: 0, File: b, Line: 1, Address: 0x401180},
+			{Name: "sq", Count: 5, File: a, Line: 3, Address: 0x401126},
 		},
 	}
 }

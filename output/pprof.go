@@ -185,11 +185,7 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 	}
 
 	if callIdx >= 0 {
-		type entry struct {
-			fn   profile.Function
-			addr uint64
-		}
-		var entries []entry
+		var entries []profile.Function
 		for _, f := range p.Functions {
 			if f.Count == 0 {
 				continue
@@ -197,22 +193,18 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 			if f.Count > math.MaxInt64 {
 				return nil, fmt.Errorf("function %s: %w: %d", f.Name, ErrCountTooLarge, f.Count)
 			}
-			addr, err := profile.ParseAddress(f.Address)
-			if err != nil {
-				return nil, fmt.Errorf("function %s: %w", f.Name, err)
-			}
-			entries = append(entries, entry{f, addr})
+			entries = append(entries, f)
 		}
-		slices.SortFunc(entries, func(a, b entry) int {
-			return cmp.Or(cmp.Compare(rank[a.fn.Module], rank[b.fn.Module]), strings.Compare(a.fn.Module, b.fn.Module),
-				cmp.Compare(a.addr, b.addr), strings.Compare(a.fn.Name, b.fn.Name))
+		slices.SortFunc(entries, func(a, b profile.Function) int {
+			return cmp.Or(cmp.Compare(rank[a.Module], rank[b.Module]), strings.Compare(a.Module, b.Module),
+				cmp.Compare(a.Address, b.Address), strings.Compare(a.Name, b.Name))
 		})
-		for _, e := range entries {
-			fn := newFunction(e.fn.Name, e.fn.File, e.fn.Line)
-			addSample(callIdx, e.fn.Count, &pprof.Location{
-				Address: e.addr,
-				Line:    []pprof.Line{{Function: fn, Line: int64(e.fn.Line)}},
-			}, e.fn.Module)
+		for _, f := range entries {
+			fn := newFunction(f.Name, f.File, f.Line)
+			addSample(callIdx, f.Count, &pprof.Location{
+				Address: uint64(f.Address),
+				Line:    []pprof.Line{{Function: fn, Line: int64(f.Line)}},
+			}, f.Module)
 		}
 	}
 

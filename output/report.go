@@ -186,7 +186,7 @@ func (r *report) header() {
 	case e.Signal != "":
 		b.WriteString(" killed by ")
 		b.WriteString(e.Signal)
-		if e.FaultAddress != "" {
+		if e.FaultAddress != nil {
 			fmt.Fprintf(&b, " (fault address %s)", e.FaultAddress)
 		}
 		if e.Function != "" {
@@ -582,7 +582,7 @@ func (r *report) functions(list []profile.Function) {
 	}
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(names[a.Name], names[b.Name]),
-			strings.Compare(a.Name, b.Name), strings.Compare(a.Address, b.Address))
+			strings.Compare(a.Name, b.Name), cmp.Compare(a.Address, b.Address))
 	})
 	title := "FUNCTION CALLS"
 	if r.opt.Top > 0 && len(funcs) > r.opt.Top {

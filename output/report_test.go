@@ -76,7 +76,7 @@ func crashProfile() *profile.Profile {
 		Executable: dir + "/crash",
 		Args:       []string{"./crash", "7"},
 		Mode:       profile.ModeLinesFuncs,
-		Exit: profile.Exit{Signal: "SIGSEGV", FaultAddress: "0x0", PC: "0x401136",
+		Exit: profile.Exit{Signal: "SIGSEGV", FaultAddress: new(profile.Address(0x0)), PC: new(profile.Address(0x401136)),
 			Function: "div0", File: dir + "/crash.c", Line: 7},
 		Lines: []profile.Line{
 			{File: dir + "/crash.c", Line: 5, Count: 1},
@@ -90,9 +90,9 @@ func crashProfile() *profile.Profile {
 			{File: dir + "/crash.c", Line: 16, Count: 2},
 		},
 		Functions: []profile.Function{
-			{Name: "div0", Count: 1, File: dir + "/crash.c", Line: 4, Address: "0x401126"},
-			{Name: "helper", Count: 3, File: dir + "/crash.c", Line: 11, Address: "0x401150"},
-			{Name: "main", Count: 1, File: "/elsewhere/main.c", Line: 3, Address: "0x401190"},
+			{Name: "div0", Count: 1, File: dir + "/crash.c", Line: 4, Address: 0x401126},
+			{Name: "helper", Count: 3, File: dir + "/crash.c", Line: 11, Address: 0x401150},
+			{Name: "main", Count: 1, File: "/elsewhere/main.c", Line: 3, Address: 0x401190},
 		},
 	}
 }
@@ -112,11 +112,11 @@ func TestGolden(t *testing.T) {
 		Version: profile.Version, Executable: "/usr/bin/tool", Args: []string{"tool", "-v"},
 		Mode: profile.ModeFuncs, Exit: profile.Exit{Code: intp(3)},
 		Functions: []profile.Function{
-			{Name: "parse", Count: 1200, Address: "0x1200"},
-			{Name: "main", Count: 1, Address: "0x1000"},
-			{Name: "lex", Count: 1200, Address: "0x1100"},
-			{Name: "_ZN9namespace5Klass22a_rather_long_method_nameINS_6ThingyEEEvRKT_", Count: 7, Address: "0x1300", File: "/usr/src/tool/klass.cc", Line: 88},
-			{Name: "unused", Count: 0, Address: "0x1400"},
+			{Name: "parse", Count: 1200, Address: 0x1200},
+			{Name: "main", Count: 1, Address: 0x1000},
+			{Name: "lex", Count: 1200, Address: 0x1100},
+			{Name: "_ZN9namespace5Klass22a_rather_long_method_nameINS_6ThingyEEEvRKT_", Count: 7, Address: 0x1300, File: "/usr/src/tool/klass.cc", Line: 88},
+			{Name: "unused", Count: 0, Address: 0x1400},
 		},
 	}
 
@@ -384,13 +384,13 @@ func TestHeader(t *testing.T) {
 			"patchprof: /bin/true exited with code 0"},
 		{profile.Profile{Executable: "/bin/x", Args: []string{"x"}, Exit: profile.Exit{Signal: "SIGKILL"}},
 			"patchprof: x killed by SIGKILL"},
-		{profile.Profile{Args: []string{"./x"}, Exit: profile.Exit{Signal: "SIGBUS", FaultAddress: "0x7f00", PC: "0x10"}},
+		{profile.Profile{Args: []string{"./x"}, Exit: profile.Exit{Signal: "SIGBUS", FaultAddress: new(profile.Address(0x7f00)), PC: new(profile.Address(0x10))}},
 			"patchprof: ./x killed by SIGBUS (fault address 0x7f00)"},
 		{profile.Profile{Args: []string{"./x"}, Exit: profile.Exit{Signal: "SIGABRT", Function: "raise"}},
 			"patchprof: ./x killed by SIGABRT in raise"},
 		{profile.Profile{Args: []string{"./x"}, Exit: profile.Exit{Signal: "SIGFPE", File: dir + "/d.c"}},
 			"patchprof: ./x killed by SIGFPE at d.c"},
-		{profile.Profile{Args: []string{"./x"}, Exit: profile.Exit{Signal: "SIGSEGV", FaultAddress: "0x0", Function: "f", File: "/abs/crash.c", Line: 12}},
+		{profile.Profile{Args: []string{"./x"}, Exit: profile.Exit{Signal: "SIGSEGV", FaultAddress: new(profile.Address(0x0)), Function: "f", File: "/abs/crash.c", Line: 12}},
 			"patchprof: ./x killed by SIGSEGV (fault address 0x0) in f at /abs/crash.c:12"},
 		{profile.Profile{Args: []string{"./x"}},
 			"patchprof: ./x ended with unknown status"},

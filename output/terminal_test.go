@@ -38,17 +38,17 @@ func TestTerminalGolden(t *testing.T) {
 		Version: profile.Version, Executable: "/usr/bin/mixed", Args: []string{"mixed"},
 		Mode: profile.ModeFuncs, Exit: profile.Exit{Signal: "SIGABRT", Function: "_ZN5shape4areaEv"},
 		Functions: []profile.Function{
-			{Name: "_ZN9namespace5Klass25a_rather_long_method_nameINS_6ThingyEEEvRKT_", Count: 7, Address: "0x1300"},
-			{Name: "_Z3addii", Count: 12, Address: "0x1100"},
-			{Name: "_ZN4core3fmt5write17h0123456789abcdefE", Count: 3, Address: "0x1400"},
-			{Name: "_RNvCs1234_7mycrate3foo", Count: 3, Address: "0x1500"},
-			{Name: "main.(*Server).Run", Count: 1, Address: "0x1600"},
-			{Name: "_Zbroken", Count: 1, Address: "0x1700"},
-			{Name: "_ZN5shape4areaEv", Count: 1, Address: "0x1800"},
+			{Name: "_ZN9namespace5Klass25a_rather_long_method_nameINS_6ThingyEEEvRKT_", Count: 7, Address: 0x1300},
+			{Name: "_Z3addii", Count: 12, Address: 0x1100},
+			{Name: "_ZN4core3fmt5write17h0123456789abcdefE", Count: 3, Address: 0x1400},
+			{Name: "_RNvCs1234_7mycrate3foo", Count: 3, Address: 0x1500},
+			{Name: "main.(*Server).Run", Count: 1, Address: 0x1600},
+			{Name: "_Zbroken", Count: 1, Address: 0x1700},
+			{Name: "_ZN5shape4areaEv", Count: 1, Address: 0x1800},
 		},
 	}
 	crashMods := twoModules()
-	crashMods.Exit = profile.Exit{Signal: "SIGSEGV", FaultAddress: "0x0", File: dir + "/b.c", Line: 3}
+	crashMods.Exit = profile.Exit{Signal: "SIGSEGV", FaultAddress: new(profile.Address(0x0)), File: dir + "/b.c", Line: 3}
 	funcsMods := twoModules()
 	funcsMods.Mode, funcsMods.Lines = profile.ModeFuncs, []profile.Line{}
 	emptyMod := twoModules()

@@ -58,11 +58,11 @@ const (
 // line code entered only at its first instruction.
 type Block struct {
 	// Address is the link-time address of the block's first instruction.
-	Address string `json:"address"`
+	Address Address `json:"address"`
 	// End is the link-time address just past its last instruction.
-	End string `json:"end"`
+	End Address `json:"end"`
 	// Function is the link-time entry address of the function holding it.
-	Function string `json:"function"`
+	Function Address `json:"function"`
 	// Count is how many times the block ran (traps at Address).
 	Count uint64 `json:"count"`
 	// Entries is how many of those arrivals came along none of the
@@ -81,10 +81,10 @@ type Block struct {
 // edges entering it plus its Entries (flow conservation).
 type Edge struct {
 	// From is the Address of the block the edge leaves.
-	From string `json:"from"`
+	From Address `json:"from"`
 	// To is the Address of the block it enters; with Exits, the address
 	// outside the function it jumps to (a tail call).
-	To string `json:"to"`
+	To Address `json:"to"`
 	// Kind is EdgeFallthrough, EdgeTaken, EdgeJumpTable or EdgeReturn.
 	Kind string `json:"kind"`
 	// Exits is true for a jump that leaves the function. Its count is not
@@ -104,14 +104,16 @@ type Branch struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
 	// Address is the link-time address of the conditional jump.
-	Address string `json:"address"`
+	Address Address `json:"address"`
 	// Taken is how many times the jump was taken.
 	Taken uint64 `json:"taken"`
 	// NotTaken is how many times it fell through.
 	NotTaken uint64 `json:"not_taken"`
-	// Target is the link-time address the jump goes to when taken; ""
-	// in profiles written before it was recorded.
-	Target string `json:"target,omitempty"`
+	// Target is the link-time address the jump goes to when taken; 0 (left
+	// out of the JSON) in profiles written before it was recorded. No
+	// conditional jump of a program's code goes to address 0, the ELF
+	// header's place.
+	Target Address `json:"target,omitempty"`
 	// TrueFallthrough says, for a forward jump, that the condition's
 	// true arc (gcov's first) is the fall-through, as patchprof infers it
 	// from where the two arcs lead: GCC -O0 usually jumps over the code
@@ -126,18 +128,16 @@ type Branch struct {
 // the bottom of a loop, which GCC -O0 emits as jumping when its condition
 // holds (the true arc, gcov's first).
 func (b Branch) Backward() bool {
-	t, err := ParseAddress(b.Target)
-	a, err2 := ParseAddress(b.Address)
-	return b.Target != "" && err == nil && err2 == nil && t <= a
+	return b.Target != 0 && b.Target <= b.Address
 }
 
 // A Call is one call instruction of a block-counted function, filed under
 // the source line of the call, with how often it ran and how often the
 // callee returned: gcov -b's "call N returned X".
 type Call struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Address string `json:"address"` // link-time address of the call instruction
+	File    string  `json:"file"`
+	Line    int     `json:"line"`
+	Address Address `json:"address"` // link-time address of the call instruction
 	// Count is how many times the call was made.
 	Count uint64 `json:"count"`
 	// Returned is how many times the callee returned to it: less than
@@ -155,17 +155,6 @@ func (p *Profile) HasBlocks() bool { return len(p.Blocks) > 0 }
 // validateBlocks checks the block, edge and branch fields (see
 // docs/profile-format.md, "blocks").
 func (p *Profile) validateBlocks(modules map[string]bool) error {
-	type modAddr struct {
-		module string
-		addr   uint64
-	}
-	addr := func(field, s string) (uint64, error) {
-		a, err := ParseAddress(s)
-		if err != nil {
-			return 0, &FormatError{Field: field, Err: err}
-		}
-		return a, nil
-	}
 	bad := func(field, msg string) error { return &FormatError{Field: field, Msg: msg} }
 	blocks := make(map[modAddr]bool, len(p.Blocks))
 	for i, b := range p.Blocks {
@@ -173,71 +162,50 @@ func (p *Profile) validateBlocks(modules map[string]bool) error {
 		if !modules[b.Module] {
 			return bad(field+".module", strconv.Quote(b.Module)+" is not in modules")
 		}
-		a, err := addr(field+".address", b.Address)
-		if err != nil {
-			return err
+		a := b.Address
+		if b.End <= a {
+			return bad(field+".end", b.End.String()+": want an address after "+a.String())
 		}
-		end, err := addr(field+".end", b.End)
-		if err != nil {
-			return err
-		}
-		fn, err := addr(field+".function", b.Function)
-		if err != nil {
-			return err
-		}
-		if end <= a {
-			return bad(field+".end", b.End+": want an address after "+b.Address)
-		}
-		if fn > a {
-			return bad(field+".function", b.Function+": want the entry of the function holding "+b.Address)
+		if b.Function > a {
+			return bad(field+".function", b.Function.String()+": want the entry of the function holding "+a.String())
 		}
 		if b.Entries > b.Count {
 			return bad(field+".entries", "more entries than the block's count")
 		}
 		if blocks[modAddr{b.Module, a}] {
-			return bad(field, "address "+b.Address+" listed twice")
+			return bad(field, "address "+a.String()+" listed twice")
 		}
 		blocks[modAddr{b.Module, a}] = true
 	}
-	type edgeKey struct {
-		module   string
-		from, to uint64
-	}
-	edges := make(map[edgeKey]bool, len(p.Edges))
+	edges := make(map[modEdge]bool, len(p.Edges))
 	for i, e := range p.Edges {
 		field := "edges[" + strconv.Itoa(i) + "]"
 		if !modules[e.Module] {
 			return bad(field+".module", strconv.Quote(e.Module)+" is not in modules")
 		}
-		from, err := addr(field+".from", e.From)
-		if err != nil {
-			return err
-		}
-		to, err := addr(field+".to", e.To)
-		if err != nil {
-			return err
-		}
+		from, to := e.From, e.To
 		if !blocks[modAddr{e.Module, from}] {
-			return bad(field+".from", e.From+" is not a block")
+			return bad(field+".from", from.String()+" is not a block")
 		}
 		if !e.Exits && !blocks[modAddr{e.Module, to}] {
-			return bad(field+".to", e.To+" is not a block (and the edge does not exit)")
+			return bad(field+".to", to.String()+" is not a block (and the edge does not exit)")
 		}
 		switch e.Kind {
 		case EdgeFallthrough, EdgeTaken, EdgeJumpTable, EdgeReturn:
 		default:
 			return bad(field+".kind", strconv.Quote(e.Kind)+": want "+EdgeFallthrough+", "+EdgeTaken+", "+EdgeJumpTable+" or "+EdgeReturn)
 		}
-		k := edgeKey{e.Module, from, to}
+		k := modEdge{e.Module, from, to}
 		if edges[k] {
-			return bad(field, "edge "+e.From+" -> "+e.To+" listed twice")
+			return bad(field, "edge "+from.String()+" -> "+to.String()+" listed twice")
 		}
 		edges[k] = true
 	}
 	// Branches and calls are filed under a source line, one per address.
 	type filed struct {
-		module, file, address string
-		line                  int
+		module, file string
+		address      Address
+		line         int
 	}
 	checkFiled := func(list string, items []filed) error {
 		seen := make(map[modAddr]bool, len(items))
@@ -252,14 +220,10 @@ func (p *Profile) validateBlocks(modules map[string]bool) error {
 			if it.line < 1 {
 				return bad(field+".line", strconv.Itoa(it.line)+": want >= 1")
 			}
-			a, err := addr(field+".address", it.address)
-			if err != nil {
-				return err
+			if seen[modAddr{it.module, it.address}] {
+				return bad(field, "address "+it.address.String()+" listed twice")
 			}
-			if seen[modAddr{it.module, a}] {
-				return bad(field, "address "+it.address+" listed twice")
-			}
-			seen[modAddr{it.module, a}] = true
+			seen[modAddr{it.module, it.address}] = true
 		}
 		return nil
 	}
@@ -284,36 +248,48 @@ func (p *Profile) validateBlocks(modules map[string]bool) error {
 // address).
 func (p *Profile) sortBlocks() {
 	slices.SortStableFunc(p.Blocks, func(a, b Block) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address))
+		return cmp.Or(strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address))
 	})
 	slices.SortStableFunc(p.Edges, func(a, b Edge) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.From, b.From), CompareAddress(a.To, b.To))
+		return cmp.Or(strings.Compare(a.Module, b.Module), cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
 	})
 	slices.SortStableFunc(p.Branches, func(a, b Branch) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), CompareAddress(a.Address, b.Address))
+		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Address, b.Address))
 	})
 	slices.SortStableFunc(p.Calls, func(a, b Call) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), CompareAddress(a.Address, b.Address))
+		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Address, b.Address))
 	})
 }
 
 // blockMerger sums the block, edge and branch counts of several profiles.
 type blockMerger struct {
-	blocks   map[[2]string]int
-	edges    map[[3]string]int
-	branches map[[2]string]int
-	calls    map[[2]string]int
+	blocks   map[modAddr]int
+	edges    map[modEdge]int
+	branches map[modAddr]int
+	calls    map[modAddr]int
+}
+
+// A modAddr is an address in a module (its path, "" for the executable).
+type modAddr struct {
+	module string
+	addr   Address
+}
+
+// A modEdge is an edge between two addresses of a module.
+type modEdge struct {
+	module   string
+	from, to Address
 }
 
 func (m *blockMerger) add(out, p *Profile) {
 	if m.blocks == nil {
-		m.blocks = map[[2]string]int{}
-		m.edges = map[[3]string]int{}
-		m.branches = map[[2]string]int{}
-		m.calls = map[[2]string]int{}
+		m.blocks = map[modAddr]int{}
+		m.edges = map[modEdge]int{}
+		m.branches = map[modAddr]int{}
+		m.calls = map[modAddr]int{}
 	}
 	for _, c := range p.Calls {
-		k := [2]string{c.Module, c.Address}
+		k := modAddr{c.Module, c.Address}
 		if i, ok := m.calls[k]; ok {
 			out.Calls[i].Count += c.Count
 			out.Calls[i].Returned += c.Returned
@@ -323,7 +299,7 @@ func (m *blockMerger) add(out, p *Profile) {
 		out.Calls = append(out.Calls, c)
 	}
 	for _, b := range p.Blocks {
-		k := [2]string{b.Module, b.Address}
+		k := modAddr{b.Module, b.Address}
 		if i, ok := m.blocks[k]; ok {
 			out.Blocks[i].Count += b.Count
 			out.Blocks[i].Entries += b.Entries
@@ -333,7 +309,7 @@ func (m *blockMerger) add(out, p *Profile) {
 		out.Blocks = append(out.Blocks, b)
 	}
 	for _, e := range p.Edges {
-		k := [3]string{e.Module, e.From, e.To}
+		k := modEdge{e.Module, e.From, e.To}
 		if i, ok := m.edges[k]; ok {
 			out.Edges[i].Count += e.Count
 			continue
@@ -342,7 +318,7 @@ func (m *blockMerger) add(out, p *Profile) {
 		out.Edges = append(out.Edges, e)
 	}
 	for _, b := range p.Branches {
-		k := [2]string{b.Module, b.Address}
+		k := modAddr{b.Module, b.Address}
 		if i, ok := m.branches[k]; ok {
 			out.Branches[i].Taken += b.Taken
 			out.Branches[i].NotTaken += b.NotTaken
@@ -358,16 +334,16 @@ func (m *blockMerger) finish(out *Profile) {
 	if len(out.Blocks) == 0 {
 		return
 	}
-	executed := map[[2]string]int{}
+	executed := map[modAddr]int{}
 	for _, b := range out.Blocks {
 		if b.Count > 0 {
-			executed[[2]string{b.Module, b.Function}]++
+			executed[modAddr{b.Module, b.Function}]++
 		}
 	}
 	for i := range out.Functions {
 		f := &out.Functions[i]
 		if f.Blocks > 0 {
-			f.BlocksExecuted = executed[[2]string{f.Module, f.Address}]
+			f.BlocksExecuted = executed[modAddr{f.Module, f.Address}]
 		}
 	}
 }

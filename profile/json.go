@@ -60,10 +60,6 @@ func (p *Profile) Validate() error {
 		module, file string
 		line         int
 	}
-	type modAddr struct {
-		module string
-		addr   uint64
-	}
 	lines := make(map[fileLine]bool, len(p.Lines))
 	for i, l := range p.Lines {
 		field := "lines[" + strconv.Itoa(i) + "]"
@@ -94,10 +90,7 @@ func (p *Profile) Validate() error {
 		if f.Line < 0 {
 			return bad(field+".line", "%d: want >= 0", f.Line)
 		}
-		a, err := ParseAddress(f.Address)
-		if err != nil {
-			return &FormatError{Field: field + ".address", Err: err}
-		}
+		a := f.Address
 		if funcs[modAddr{f.Module, a}] {
 			return bad(field, "address %s listed twice", f.Address)
 		}
@@ -109,10 +102,7 @@ func (p *Profile) Validate() error {
 		if err := module(field, s.Module); err != nil {
 			return err
 		}
-		a, err := ParseAddress(s.Address)
-		if err != nil {
-			return &FormatError{Field: field + ".address", Err: err}
-		}
+		a := s.Address
 		if sites[modAddr{s.Module, a}] {
 			return bad(field, "address %s listed twice", s.Address)
 		}
@@ -125,9 +115,6 @@ func (p *Profile) Validate() error {
 		field := "dropped[" + strconv.Itoa(i) + "]"
 		if err := module(field, d.Module); err != nil {
 			return err
-		}
-		if _, err := ParseAddress(d.Address); err != nil {
-			return &FormatError{Field: field + ".address", Err: err}
 		}
 		if d.Reason == "" {
 			return bad(field+".reason", "empty")
@@ -148,14 +135,6 @@ func (e *Exit) validate() error {
 	}
 	if e.Running && (e.Code != nil || e.Signal != "" || e.Detached) {
 		return bad("running", "a running target has no exit code, signal or detach")
-	}
-	for _, a := range []struct{ field, s string }{{"fault_address", e.FaultAddress}, {"pc", e.PC}} {
-		if a.s == "" {
-			continue
-		}
-		if _, err := ParseAddress(a.s); err != nil {
-			return &FormatError{Field: "exit." + a.field, Err: err}
-		}
 	}
 	if e.Line < 0 {
 		return bad("line", "%d: want >= 0", e.Line)
@@ -296,12 +275,67 @@ func unmarshal(data []byte, v any) error {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
 			fe.Msg, fe.Err = "truncated", io.ErrUnexpectedEOF
 		}
+		var ae *AddressError
+		if errors.As(err, &ae) {
+			fe.Field, fe.Msg, fe.Err = addressField(data, ae.Text), "", ae
+		}
 		return fe
 	}
 	if _, err := d.Token(); err != io.EOF {
 		return &FormatError{Msg: fmt.Sprintf("trailing data after the profile at offset %d", d.InputOffset())}
 	}
 	return nil
+}
+
+// addressField returns the name of the first address field of data
+// ("functions[3].address") whose text is text, "" if none is. encoding/json
+// stops at an Address that does not parse without saying where; this second
+// look, taken only on that failure, names the field the way Validate names
+// the others.
+func addressField(data []byte, text string) string {
+	type addr struct {
+		Address  *string `json:"address"`
+		End      *string `json:"end"`
+		Function *string `json:"function"`
+		From     *string `json:"from"`
+		To       *string `json:"to"`
+		Target   *string `json:"target"`
+	}
+	var doc struct {
+		Exit struct {
+			FaultAddress *string `json:"fault_address"`
+			PC           *string `json:"pc"`
+		} `json:"exit"`
+		Functions, Sites, Dropped, Blocks, Edges, Branches, Calls []addr
+	}
+	// Type errors elsewhere do not matter here: Unmarshal fills in what it
+	// can, and the address in question is a string (it reached
+	// UnmarshalText).
+	_ = json.Unmarshal(data, &doc)
+	is := func(s *string) bool { return s != nil && *s == text }
+	switch {
+	case is(doc.Exit.FaultAddress):
+		return "exit.fault_address"
+	case is(doc.Exit.PC):
+		return "exit.pc"
+	}
+	for _, list := range []struct {
+		name  string
+		items []addr
+	}{{"functions", doc.Functions}, {"sites", doc.Sites}, {"dropped", doc.Dropped}, {"blocks", doc.Blocks},
+		{"edges", doc.Edges}, {"branches", doc.Branches}, {"calls", doc.Calls}} {
+		for i, it := range list.items {
+			for _, f := range []struct {
+				name string
+				s    *string
+			}{{"address", it.Address}, {"end", it.End}, {"function", it.Function}, {"from", it.From}, {"to", it.To}, {"target", it.Target}} {
+				if is(f.s) {
+					return list.name + "[" + strconv.Itoa(i) + "]." + f.name
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // normalize gives the slices their canonical emptiness: required lists are

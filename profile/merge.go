@@ -27,11 +27,10 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		module, file string
 		line         int
 	}
-	type addrKey struct{ module, addr string }
 	lines := map[lineKey]int{}
-	funcs := map[addrKey]int{}
-	sites := map[addrKey]int{}
-	dropped := map[addrKey]bool{}
+	funcs := map[modAddr]int{}
+	sites := map[modAddr]int{}
+	dropped := map[modAddr]bool{}
 	modules := map[string]bool{}
 	notes := map[string]bool{}
 	hasLines, hasFuncs := false, false
@@ -53,7 +52,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			out.Lines = append(out.Lines, l)
 		}
 		for _, f := range p.Functions {
-			key := addrKey{f.Module, f.Address}
+			key := modAddr{f.Module, f.Address}
 			if i, ok := funcs[key]; ok {
 				out.Functions[i].Count += f.Count
 				out.Functions[i].Returns += f.Returns
@@ -68,7 +67,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			out.Functions = append(out.Functions, f)
 		}
 		for _, s := range p.Sites {
-			key := addrKey{s.Module, s.Address}
+			key := modAddr{s.Module, s.Address}
 			if i, ok := sites[key]; ok {
 				out.Sites[i].Count += s.Count
 				out.Sites[i].Kind = UnionKind(out.Sites[i].Kind, s.Kind)
@@ -79,7 +78,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		}
 		bm.add(out, p)
 		for _, d := range p.Dropped {
-			if key := (addrKey{d.Module, d.Address}); !dropped[key] {
+			if key := (modAddr{d.Module, d.Address}); !dropped[key] {
 				dropped[key] = true
 				out.Dropped = append(out.Dropped, d)
 			}

@@ -9,11 +9,11 @@ func TestMerge(t *testing.T) {
 	code := 0
 	a := &Profile{Version: Version, Executable: "/x", BuildID: "ab", Mode: ModeLines, Exit: Exit{Code: &code},
 		Lines: []Line{{File: "/x.c", Line: 3, Count: 10}, {File: "/x.c", Line: 4}},
-		Sites: []Site{{Address: "0x10", Count: 10, Kind: KindLine}}}
+		Sites: []Site{{Address: 0x10, Count: 10, Kind: KindLine}}}
 	b := &Profile{Version: Version, Executable: "/x", BuildID: "ab", Mode: ModeFuncs, Exit: Exit{Signal: "SIGSEGV"},
 		Lines:     []Line{{File: "/x.c", Line: 3, Count: 5}, {File: "/x.c", Line: 7, Count: 1}},
-		Functions: []Function{{Name: "f", Count: 2, Address: "0x10"}},
-		Sites:     []Site{{Address: "0x10", Count: 2, Kind: KindFunc}}}
+		Functions: []Function{{Name: "f", Count: 2, Address: 0x10}},
+		Sites:     []Site{{Address: 0x10, Count: 2, Kind: KindFunc}}}
 	m, err := Merge(false, a, b)
 	if err != nil {
 		t.Fatal(err)

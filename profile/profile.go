@@ -2,9 +2,7 @@ package profile
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -109,12 +107,14 @@ type Exit struct {
 	Running bool `json:"running,omitempty"`
 	// Signal is the name of the signal that killed the target ("SIGSEGV").
 	Signal string `json:"signal,omitempty"`
-	// FaultAddress is the faulting address in hex ("0x0"), only for
-	// SIGSEGV, SIGBUS, SIGILL and SIGFPE.
-	FaultAddress string `json:"fault_address,omitempty"`
-	// PC is the program counter at the fatal signal, in hex: the link-time
-	// address when it lies inside the executable, else the runtime address.
-	PC string `json:"pc,omitempty"`
+	// FaultAddress is the faulting address, only for SIGSEGV, SIGBUS,
+	// SIGILL and SIGFPE; nil when unknown. A pointer, because 0 (a NULL
+	// dereference) is the most common value and must still be saved.
+	FaultAddress *Address `json:"fault_address,omitempty"`
+	// PC is the program counter at the fatal signal: the link-time address
+	// when it lies inside the executable, else the runtime address; nil
+	// when unknown (a jump to NULL has PC 0).
+	PC *Address `json:"pc,omitempty"`
 	// Function is the name of the function containing PC, if known.
 	Function string `json:"function,omitempty"`
 	// File is the absolute source file of PC, if known.
@@ -157,8 +157,8 @@ type Function struct {
 	File string `json:"file,omitempty"`
 	// Line is the source line of the entry, if DWARF knows it.
 	Line int `json:"line,omitempty"`
-	// Address is the link-time entry address in hex.
-	Address string `json:"address"`
+	// Address is the link-time entry address.
+	Address Address `json:"address"`
 	// Module is the path of the module the entry belongs to; "" is the
 	// profile's executable.
 	Module string `json:"module,omitempty"`
@@ -178,8 +178,8 @@ type Function struct {
 
 // A Site is one planted breakpoint address and its raw trap count.
 type Site struct {
-	// Address is the link-time address in hex.
-	Address string `json:"address"`
+	// Address is the link-time address.
+	Address Address `json:"address"`
 	// Count is the number of traps taken at Address.
 	Count uint64 `json:"count"`
 	// Kind is KindLine, KindFunc or KindLineFunc, or a list with
@@ -192,8 +192,8 @@ type Site struct {
 
 // A Dropped is a line-table row that was not planted.
 type Dropped struct {
-	// Address is the row's link-time address in hex.
-	Address string `json:"address"`
+	// Address is the row's link-time address.
+	Address Address `json:"address"`
 	// File is the row's absolute source file.
 	File string `json:"file"`
 	// Line is the row's line number.
@@ -225,13 +225,13 @@ func (p *Profile) Sort() {
 		return cmp.Or(strings.Compare(a.Module, b.Module), strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	slices.SortStableFunc(p.Functions, func(a, b Function) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address), strings.Compare(a.Name, b.Name))
+		return cmp.Or(strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address), strings.Compare(a.Name, b.Name))
 	})
 	slices.SortStableFunc(p.Sites, func(a, b Site) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address))
+		return cmp.Or(strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address))
 	})
 	slices.SortStableFunc(p.Dropped, func(a, b Dropped) int {
-		return cmp.Or(strings.Compare(a.Module, b.Module), CompareAddress(a.Address, b.Address),
+		return cmp.Or(strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address),
 			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	p.sortBlocks()
@@ -254,42 +254,6 @@ func (p *Profile) ModuleName(module string) string {
 		return p.Executable
 	}
 	return module
-}
-
-// CompareAddress orders hex addresses by value (for Sort and the exporters); strings that do not parse
-// sort after all that do, among themselves by text, so the order is total.
-func CompareAddress(a, b string) int {
-	x, errx := ParseAddress(a)
-	y, erry := ParseAddress(b)
-	switch {
-	case errx == nil && erry == nil:
-		return cmp.Compare(x, y)
-	case errx == nil:
-		return -1
-	case erry == nil:
-		return 1
-	}
-	return strings.Compare(a, b)
-}
-
-// FormatAddress returns addr in the profile's address notation: lower-case
-// hex with a 0x prefix ("0x401136").
-func FormatAddress(addr uint64) string {
-	return "0x" + strconv.FormatUint(addr, 16)
-}
-
-// ParseAddress parses an address written by FormatAddress. It accepts upper-
-// or lower-case hex digits after a "0x" prefix.
-func ParseAddress(s string) (uint64, error) {
-	h, ok := strings.CutPrefix(s, "0x")
-	if !ok || h == "" || strings.HasPrefix(h, "+") || strings.HasPrefix(h, "-") {
-		return 0, fmt.Errorf("address %q: want hex with a 0x prefix", s)
-	}
-	v, err := strconv.ParseUint(h, 16, 64)
-	if err != nil {
-		return 0, fmt.Errorf("address %q: %w", s, err)
-	}
-	return v, nil
 }
 
 // ShellStatus returns the status a shell would report for the target: the

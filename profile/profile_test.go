@@ -28,15 +28,15 @@ func sample() *Profile {
 			{File: "/src/a.c", Line: 9, Count: 1},
 		},
 		Functions: []Function{
-			{Name: "f", Count: 2, Address: "0x1010", File: "/src/a.c", Line: 9},
-			{Name: "main", Count: 1, Address: "0x200"},
+			{Name: "f", Count: 2, Address: 0x1010, File: "/src/a.c", Line: 9},
+			{Name: "main", Count: 1, Address: 0x200},
 		},
 		Sites: []Site{
-			{Address: "0x1010", Count: 2, Kind: KindLineFunc},
-			{Address: "0x200", Count: 1, Kind: KindFunc},
-			{Address: "0xff0", Count: 5, Kind: KindLine},
+			{Address: 0x1010, Count: 2, Kind: KindLineFunc},
+			{Address: 0x200, Count: 1, Kind: KindFunc},
+			{Address: 0xff0, Count: 5, Kind: KindLine},
 		},
-		Dropped: []Dropped{{Address: "0x1013", File: "/src/a.c", Line: 9, Reason: "not an instruction start"}},
+		Dropped: []Dropped{{Address: 0x1013, File: "/src/a.c", Line: 9, Reason: "not an instruction start"}},
 		Notes:   []string{"1 line-table row dropped: not an instruction start"},
 	}
 }
@@ -53,8 +53,8 @@ func TestSort(t *testing.T) {
 		t.Errorf("lines order = %q, want %q", got, want)
 	}
 	// Addresses sort by value, not by text: 0x200 < 0xff0 < 0x1010.
-	if a := []string{p.Sites[0].Address, p.Sites[1].Address, p.Sites[2].Address}; !reflect.DeepEqual(a, []string{"0x200", "0xff0", "0x1010"}) {
-		t.Errorf("sites order = %q", a)
+	if a := []Address{p.Sites[0].Address, p.Sites[1].Address, p.Sites[2].Address}; !reflect.DeepEqual(a, []Address{0x200, 0xff0, 0x1010}) {
+		t.Errorf("sites order = %v", a)
 	}
 	if p.Functions[0].Name != "main" {
 		t.Errorf("functions order: first = %q, want main", p.Functions[0].Name)
@@ -66,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 	path := filepath.Join(dir, "p.json")
 	for _, p := range []*Profile{sample(), {
 		Version: Version, Executable: "/x", Args: nil, Mode: ModeFuncs,
-		Exit: Exit{Signal: "SIGSEGV", FaultAddress: "0x0", PC: "0x401000", Function: "crash", File: "/x.c", Line: 12},
+		Exit: Exit{Signal: "SIGSEGV", FaultAddress: new(Address(0x0)), PC: new(Address(0x401000)), Function: "crash", File: "/x.c", Line: 12},
 	}} {
 		if err := p.Save(path); err != nil {
 			t.Fatalf("Save: %v", err)
@@ -251,11 +251,17 @@ func TestLoadErrors(t *testing.T) {
 }
 
 func TestAddress(t *testing.T) {
-	for _, a := range []uint64{0, 1, 0x401136, 1<<64 - 1} {
-		s := FormatAddress(a)
+	for _, a := range []Address{0, 1, 0x401136, 1<<64 - 1} {
+		s := a.String()
 		if b, err := ParseAddress(s); err != nil || b != a {
 			t.Errorf("ParseAddress(%q) = %#x, %v; want %#x", s, b, err, a)
 		}
+		if text, _ := a.MarshalText(); string(text) != s {
+			t.Errorf("%#x.MarshalText() = %q, want %q", uint64(a), text, s)
+		}
+	}
+	if a, err := ParseAddress("0x40113A"); err != nil || a != 0x40113a || a.String() != "0x40113a" {
+		t.Errorf("ParseAddress(0x40113A) = %v, %v; want 0x40113a", a, err)
 	}
 	for _, s := range []string{"", "0x", "401136", "0x+1", "0x-1", "0xg", "0x10000000000000000", " 0x1"} {
 		if _, err := ParseAddress(s); err == nil {

@@ -67,7 +67,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {
-			p.Dropped = append(p.Dropped, profile.Dropped{Address: profile.FormatAddress(d.Addr), File: d.File, Line: d.Line, Reason: d.Reason, Module: name})
+			p.Dropped = append(p.Dropped, profile.Dropped{Address: profile.Address(d.Addr), File: d.File, Line: d.Line, Reason: d.Reason, Module: name})
 			reasons[d.Reason]++
 		}
 		var keys []string
@@ -92,7 +92,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			if !ok {
 				continue
 			}
-			pf := profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.FormatAddress(f.Addr), Module: name}
+			pf := profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.Address(f.Addr), Module: name}
 			if s, ok := plan.Flow(fi); ok {
 				pf.Blocks, pf.BlocksExecuted, pf.Returns = s.Blocks, s.Executed, s.Returns
 			}
@@ -103,7 +103,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		if t.Kind(i) == 0 {
 			continue // the dynamic linker's notification point: ours, not the program's
 		}
-		p.Sites = append(p.Sites, profile.Site{Address: profile.FormatAddress(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
+		p.Sites = append(p.Sites, profile.Site{Address: profile.Address(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
 	}
 	addFlowNotes(p, m, name)
 	if blocks {
@@ -157,7 +157,7 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 	}
 	switch e.Signal {
 	case 11, 7, 4, 8: // SIGSEGV, SIGBUS, SIGILL, SIGFPE
-		x.FaultAddress = profile.FormatAddress(f.Addr)
+		x.FaultAddress = new(profile.Address(f.Addr))
 	}
 	places := placesOf(root, sel, res)
 	// in returns the module whose code holds the runtime address pc.
@@ -178,9 +178,9 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 	)
 	if m, link, ok := in(f.PC); ok {
 		where, wm = link, m
-		x.PC = profile.FormatAddress(link)
+		x.PC = new(profile.Address(link))
 	} else {
-		x.PC = profile.FormatAddress(f.PC)
+		x.PC = new(profile.Address(f.PC))
 		for k := 0; k+8 <= len(f.Stack); k += 8 {
 			ra := binary.LittleEndian.Uint64(f.Stack[k:])
 			if m, link, ok := in(ra); ok && m.sym.IsReturnAddress(link) {

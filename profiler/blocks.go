@@ -62,7 +62,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 	if len(plan.Graphs) == 0 {
 		return
 	}
-	funcAt := map[string]int{}
+	funcAt := map[profile.Address]int{}
 	for i, f := range p.Functions {
 		if f.Module == name {
 			funcAt[f.Address] = i
@@ -81,7 +81,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 	for gi, fg := range plan.Graphs {
 		g := fg.Graph
 		fn := plan.Funcs[fg.Func]
-		fnAddr := profile.FormatAddress(fn.Addr)
+		fnAddr := profile.Address(fn.Addr)
 		counts := make([]uint64, len(g.Blocks))
 		executed := 0
 		for k, b := range g.Blocks {
@@ -92,17 +92,17 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 				executed++
 			}
 			p.Blocks = append(p.Blocks, profile.Block{
-				Address: profile.FormatAddress(b.Start), End: profile.FormatAddress(b.End), Function: fnAddr,
+				Address: profile.Address(b.Start), End: profile.Address(b.End), Function: fnAddr,
 				Count: counts[k], Entries: t.BlockArrivals[int(fg.FirstBlock)+k], Module: name,
 			})
 		}
 		edgeCount := func(k int) uint64 { return t.EdgeCounts[int(fg.FirstEdge)+k] }
 		for k, e := range g.Edges {
-			pe := profile.Edge{From: profile.FormatAddress(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: edgeCount(k), Module: name}
+			pe := profile.Edge{From: profile.Address(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: edgeCount(k), Module: name}
 			if e.To == cfg.Outside {
 				// Nothing in this function traps where the jump lands: its
 				// count is what left the block by no other edge.
-				pe.To, pe.Exits = profile.FormatAddress(e.Target), true
+				pe.To, pe.Exits = profile.Address(e.Target), true
 				pe.Count = counts[e.From]
 				first := g.SuccIndex(e.From)
 				for j, o := range g.Succs(e.From) {
@@ -111,7 +111,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 					}
 				}
 			} else {
-				pe.To = profile.FormatAddress(g.Blocks[e.To].Start)
+				pe.To = profile.Address(g.Blocks[e.To].Start)
 			}
 			p.Edges = append(p.Edges, pe)
 		}
@@ -151,7 +151,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 						returned += t.BlockArrivals[int(fg.FirstBlock)+to]
 					}
 				}
-				p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.FormatAddress(b.Last),
+				p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.Address(b.Last),
 					Count: counts[k], Returned: returned, Module: name})
 				continue
 			}
@@ -159,8 +159,8 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 			if succ[0].To == cfg.Outside {
 				taken = counts[k] - min(counts[k], fall)
 			}
-			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.FormatAddress(b.Last),
-				Taken: taken, NotTaken: fall, Target: profile.FormatAddress(succ[0].Target),
+			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.Address(b.Last),
+				Taken: taken, NotTaken: fall, Target: profile.Address(succ[0].Target),
 				TrueFallthrough: trueFallthrough(m, g, k, line), Module: name})
 		}
 	}
