@@ -10,6 +10,22 @@ import (
 // the supported one.
 var ErrVersion = errors.New("unsupported profile format version")
 
+// ErrNotRegular means a profile path names something other than a regular
+// file: a directory, a FIFO, a device or a socket. Load refuses those
+// before reading, because reading /dev/zero never ends and opening a FIFO
+// waits for a writer.
+var ErrNotRegular = errors.New("not a regular file")
+
+// ErrTooLarge means a profile is larger than MaxSize. Load and Decode stop
+// reading there rather than let a wrong file exhaust memory.
+var ErrTooLarge = errors.New("too large for a patchprof profile")
+
+// MaxSize is the largest profile Load and Decode read, in bytes (256 MiB).
+// Saved profiles are far smaller: a few bytes per planted site, line,
+// block and edge, so even a program of a million counted lines stays
+// around a hundred megabytes.
+const MaxSize = 256 << 20
+
 // A FormatError reports a profile that is not valid JSON or does not follow
 // the schema: a missing or malformed field, or an inconsistent value.
 type FormatError struct {
@@ -21,19 +37,28 @@ type FormatError struct {
 	Field string
 	// Msg says what is wrong.
 	Msg string
+	// NotProfile is true when the document is not a profile at all (not
+	// JSON, or JSON but not an object): the message then says so instead
+	// of "bad profile".
+	NotProfile bool
 	// Err is the underlying error, if any (a *json.SyntaxError,
 	// io.ErrUnexpectedEOF, ...).
 	Err error
 }
 
-// Error implements error: "PATH: bad profile: FIELD: MSG: ERR".
+// Error implements error: "PATH: bad profile: FIELD: MSG: ERR", or
+// "PATH: not a patchprof profile: MSG: ERR" with NotProfile.
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")
 	}
-	b.WriteString("bad profile")
+	if e.NotProfile {
+		b.WriteString("not a patchprof profile")
+	} else {
+		b.WriteString("bad profile")
+	}
 	if e.Field != "" {
 		b.WriteString(": ")
 		b.WriteString(e.Field)

@@ -22,6 +22,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte(`{"version":1,"executable":"/x","args":[],"mode":"lines","exit":{"code":0},"lines":[],"functions":[],"sites":[]}`))
 	f.Add([]byte(`{"version":1,"executable":"/x","args":["a"],"mode":"funcs","exit":{"signal":"SIGBUS","pc":"0x10"},"lines":[],"functions":[{"name":"f","count":1,"address":"0x10"}],"sites":[{"address":"0x10","count":1,"kind":"func"}]}`))
 	f.Add([]byte(`{"version":2}`))
+	// Issue 12: impossible values, and JSON of the wrong shape.
+	f.Add([]byte(`{"version":2,"executable":"/x","args":[],"mode":"funcs","exit":{"code":300},"lines":[],"functions":[],"sites":[]}`))
+	f.Add([]byte(`{"version":2,"executable":"/x","args":[],"mode":"funcs","exit":{"signal":"SIGFOO","pc":"0x0"},"lines":[],"functions":[],"sites":[]}`))
+	f.Add([]byte(`{"version":2,"executable":"/x","args":[],"mode":"funcs","exit":{},"lines":[],"functions":[{"name":"f","count":1,"address":"0x10","blocks":1,"blocks_executed":2}],"sites":[]}`))
+	f.Add([]byte(`[{"version":2}]`))
 	f.Add([]byte(`{"version":1e400}`))
 	f.Add([]byte("\x00\xff"))
 	f.Add([]byte(""))

@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
+	"strings"
 )
 
 // Validate checks p against the schema of docs/profile-format.md: the
@@ -41,7 +43,7 @@ func (p *Profile) Validate() error {
 			return bad(field+".path", "empty")
 		}
 		if modules[m.Path] || m.Path == p.Executable {
-			return bad(field, "%s listed twice", m.Path)
+			return bad(field, "%q listed twice", m.Path)
 		}
 		modules[m.Path] = true
 		switch m.Kind {
@@ -74,7 +76,7 @@ func (p *Profile) Validate() error {
 		}
 		k := fileLine{l.Module, l.File, l.Line}
 		if lines[k] {
-			return bad(field, "%s:%d listed twice", l.File, l.Line)
+			return bad(field, "%q line %d listed twice", l.File, l.Line)
 		}
 		lines[k] = true
 	}
@@ -89,6 +91,17 @@ func (p *Profile) Validate() error {
 		}
 		if f.Line < 0 {
 			return bad(field+".line", "%d: want >= 0", f.Line)
+		}
+		for _, n := range []struct {
+			name string
+			v    int
+		}{{"blocks", f.Blocks}, {"blocks_executed", f.BlocksExecuted}, {"edges", f.Edges}} {
+			if n.v < 0 {
+				return bad(field+"."+n.name, "%d: want >= 0", n.v)
+			}
+		}
+		if f.BlocksExecuted > f.Blocks {
+			return bad(field+".blocks_executed", "%d: more than the function's %d blocks", f.BlocksExecuted, f.Blocks)
 		}
 		a := f.Address
 		if funcs[modAddr{f.Module, a}] {
@@ -128,7 +141,7 @@ func (e *Exit) validate() error {
 		return &FormatError{Field: "exit." + field, Msg: fmt.Sprintf(format, args...)}
 	}
 	if e.Code != nil && e.Signal != "" {
-		return bad("code", "both an exit code and a signal (%s)", e.Signal)
+		return bad("code", "both an exit code and a signal (%q)", e.Signal)
 	}
 	if e.Detached && (e.Code != nil || e.Signal != "") {
 		return bad("detached", "a detached target has no exit code or signal")
@@ -136,10 +149,58 @@ func (e *Exit) validate() error {
 	if e.Running && (e.Code != nil || e.Signal != "" || e.Detached) {
 		return bad("running", "a running target has no exit code, signal or detach")
 	}
+	// exit(2) keeps the low 8 bits of the status: wait(2) cannot report more.
+	if e.Code != nil && (*e.Code < 0 || *e.Code > 255) {
+		return bad("code", "%d: want 0 to 255", *e.Code)
+	}
+	n, known := SignalNumber(e.Signal)
+	if e.Signal != "" && !known {
+		return bad("signal", "%q: want a Linux signal name such as \"SIGSEGV\", or \"signal N\" with N from 1 to %d", e.Signal, maxSignal)
+	}
+	if e.FaultAddress != nil {
+		switch n {
+		case 4, 7, 8, 11: // SIGILL, SIGBUS, SIGFPE, SIGSEGV: the signals with si_addr (sigaction(2))
+		default:
+			return bad("fault_address", "given for %s: only SIGSEGV, SIGBUS, SIGILL and SIGFPE have one", describeSignal(e.Signal))
+		}
+	}
+	if !known && (e.PC != nil || e.Function != "" || e.File != "" || e.Line != 0 || e.Module != "") {
+		field := "pc"
+		switch {
+		case e.PC != nil:
+		case e.Function != "":
+			field = "function"
+		case e.File != "":
+			field = "file"
+		case e.Line != 0:
+			field = "line"
+		default:
+			field = "module"
+		}
+		return bad(field, "a place of death without a fatal signal")
+	}
 	if e.Line < 0 {
 		return bad("line", "%d: want >= 0", e.Line)
 	}
 	return nil
+}
+
+// describeSignal names a signal for a message, or says there is none.
+func describeSignal(s string) string {
+	if s == "" {
+		return "an exit without a signal"
+	}
+	return s
+}
+
+// clip shortens a value quoted from a bad file to what a one-line message
+// can hold.
+func clip(s string) string {
+	const max = 40
+	if len(s) <= max {
+		return s
+	}
+	return s[:max] + "..."
 }
 
 func versionError(v int, path string) error {
@@ -176,9 +237,12 @@ type wire struct {
 // *FormatError (with an empty Path); another format version gives an error
 // wrapping ErrVersion. Unknown fields are ignored.
 func Decode(r io.Reader) (*Profile, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("read profile: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("read profile: %w: more than %d MiB", ErrTooLarge, MaxSize>>20)
 	}
 	return decode(data, "")
 }
@@ -210,7 +274,7 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 	}
 	var v int
 	if err := json.Unmarshal(head.Version, &v); err != nil {
-		return nil, &FormatError{Field: "version", Msg: "want an integer", Err: err}
+		return nil, &FormatError{Field: "version", Msg: clip(string(head.Version)) + ": want an integer"}
 	}
 	if v < oldestVersion || v > Version {
 		return nil, versionError(v, path)
@@ -263,28 +327,90 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 }
 
 // unmarshal decodes exactly one JSON value from data into v, turning every
-// failure into a *FormatError.
+// failure into a *FormatError worded for the user, never in Go's terms
+// (encoding/json would say "want struct { Version json.RawMessage ... }").
 func unmarshal(data []byte, v any) error {
 	d := json.NewDecoder(bytes.NewReader(data))
 	if err := d.Decode(v); err != nil {
-		fe := &FormatError{Msg: "not a patchprof profile", Err: err}
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			fe.Field, fe.Msg = te.Field, "want "+te.Type.String()+", have "+te.Value
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-			fe.Msg, fe.Err = "truncated", io.ErrUnexpectedEOF
-		}
-		var ae *AddressError
-		if errors.As(err, &ae) {
-			fe.Field, fe.Msg, fe.Err = addressField(data, ae.Text), "", ae
-		}
-		return fe
+		return jsonError(err, data)
 	}
+	end := d.InputOffset()
 	if _, err := d.Token(); err != io.EOF {
-		return &FormatError{Msg: fmt.Sprintf("trailing data after the profile at offset %d", d.InputOffset())}
+		return &FormatError{NotProfile: true, Msg: fmt.Sprintf("more data after the profile's end, at offset %d", end)}
 	}
 	return nil
+}
+
+// jsonError translates an encoding/json error on data.
+func jsonError(err error, data []byte) *FormatError {
+	var (
+		te *json.UnmarshalTypeError
+		se *json.SyntaxError
+		ae *AddressError
+	)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &FormatError{Msg: "truncated: the JSON ends before the profile does", Err: io.ErrUnexpectedEOF}
+	case errors.As(err, &ae):
+		return &FormatError{Field: addressField(data, ae.Text), Err: ae}
+	case errors.As(err, &se):
+		return &FormatError{NotProfile: true, Msg: fmt.Sprintf("not JSON at offset %d: %s", se.Offset, se.Error())}
+	case errors.As(err, &te):
+		have := jsonValue(te.Value)
+		if te.Field == "" {
+			return &FormatError{NotProfile: true, Msg: "the document is " + have + ", not an object"}
+		}
+		return &FormatError{Field: te.Field, Msg: have + ": want " + jsonType(te.Type)}
+	}
+	return &FormatError{NotProfile: true, Msg: "cannot decode the JSON", Err: err}
+}
+
+// jsonValue words the Value of a json.UnmarshalTypeError ("array",
+// "number -1") for a message.
+func jsonValue(v string) string {
+	if n, ok := strings.CutPrefix(v, "number "); ok {
+		return n
+	}
+	switch v {
+	case "array":
+		return "a list"
+	case "object":
+		return "an object"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "number":
+		return "a number"
+	}
+	return v
+}
+
+// jsonType words the JSON a Go type of the schema wants.
+func jsonType(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[Address]() {
+		return `an address, a string such as "0x401136"`
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "a list"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer from 0 to 2^64-1"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another type"
 }
 
 // addressField returns the name of the first address field of data
@@ -444,14 +570,77 @@ func (p *Profile) Save(path string) (err error) {
 }
 
 // Load reads and validates the profile saved at path. Errors: the
-// *os.PathError of a file that cannot be read; a *FormatError (with Path
-// set) for bad JSON, a missing required field or a value that breaks the
-// schema; an error wrapping ErrVersion, naming both versions, for a profile
-// of another format version.
+// *os.PathError of a file that cannot be read; an error wrapping
+// ErrNotRegular for a directory, FIFO or device, and ErrTooLarge for a file
+// of more than MaxSize bytes; a *FormatError (with Path set) for bad JSON,
+// a missing required field or a value that breaks the schema; an error
+// wrapping ErrVersion, naming both versions, for a profile of another
+// format version.
 func Load(path string) (*Profile, error) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	return decode(data, path)
+}
+
+// readRegular reads the regular file at path, of at most MaxSize bytes.
+func readRegular(path string) (data []byte, err error) {
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
 	}
-	return decode(data, path)
+	if err := checkRegular(path, fi); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	// The file opened may not be the one Stat saw (replaced in between).
+	if fi, err = f.Stat(); err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	if err := checkRegular(path, fi); err != nil {
+		return nil, err
+	}
+	if fi.Size() > MaxSize {
+		return nil, tooLarge(path, fi.Size())
+	}
+	data, err = io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("load profile: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, tooLarge(path, int64(len(data)))
+	}
+	return data, nil
+}
+
+func tooLarge(path string, size int64) error {
+	return fmt.Errorf("%s: %w: %d MiB or more, and profiles are at most %d MiB: is it a profile saved with --save?",
+		path, ErrTooLarge, size>>20, MaxSize>>20)
+}
+
+// checkRegular refuses anything but a regular file, naming what it is.
+func checkRegular(path string, fi os.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	what := "a special file"
+	switch {
+	case m.IsDir():
+		what = "a directory"
+	case m&os.ModeNamedPipe != 0:
+		what = "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		what = "a character device"
+	case m&os.ModeDevice != 0:
+		what = "a block device"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s, %w: give the path of a profile saved with --save", path, what, ErrNotRegular)
 }
