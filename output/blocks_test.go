@@ -2,6 +2,7 @@ package output
 
 import (
 	"bytes"
+	"math"
 	"os"
 	"testing"
 
@@ -99,7 +100,10 @@ func TestPercent(t *testing.T) {
 	for _, tc := range []struct {
 		n, total uint64
 		want     string
-	}{{0, 10, "0%"}, {10, 10, "100%"}, {1, 1000, "1%"}, {999, 1000, "99%"}, {5, 10, "50%"}, {2, 3, "67%"}} {
+	}{{0, 10, "0%"}, {10, 10, "100%"}, {1, 1000, "1%"}, {999, 1000, "99%"}, {5, 10, "50%"}, {2, 3, "67%"},
+		// Counts whose n*200 does not fit in 64 bits (issue 12).
+		{1 << 62, 1 << 63, "50%"}, {math.MaxUint64 / 3, math.MaxUint64, "33%"}, {math.MaxUint64 - 1, math.MaxUint64, "99%"},
+		{1, math.MaxUint64, "1%"}, {math.MaxUint64, math.MaxUint64, "100%"}} {
 		if got := percent(tc.n, tc.total); got != tc.want {
 			t.Errorf("percent(%d, %d) = %s, want %s", tc.n, tc.total, got, tc.want)
 		}

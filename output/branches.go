@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -57,7 +58,9 @@ func attachBranches(p *profile.Profile, files map[string]*exportFile) {
 	attachFiled(sortedBranches(p.Branches), files,
 		func(f *exportFile) *[]profile.Branch { return &f.branches },
 		func(b profile.Branch) (string, int, profile.Address) { return b.File, b.Line, b.Address },
-		func(dst *profile.Branch, src profile.Branch) { dst.Taken += src.Taken; dst.NotTaken += src.NotTaken },
+		func(dst *profile.Branch, src profile.Branch) {
+			dst.Taken, dst.NotTaken = profile.SumCounts(dst.Taken, src.Taken), profile.SumCounts(dst.NotTaken, src.NotTaken)
+		},
 		func(b *profile.Branch) { b.Module = "" })
 }
 
@@ -105,7 +108,7 @@ func attachFiled[T any](items []T, files map[string]*exportFile, slot func(*expo
 func branchOutcomes(bs []profile.Branch) []string {
 	var out []string
 	for _, b := range bs {
-		total := b.Taken + b.NotTaken
+		total := profile.SumCounts(b.Taken, b.NotTaken)
 		for _, n := range [2]uint64{b.Taken, b.NotTaken} {
 			if total == 0 {
 				out = append(out, "never executed")
@@ -120,7 +123,13 @@ func branchOutcomes(bs []profile.Branch) []string {
 // percent formats n/total as gcov does: rounded to a whole percent, but
 // never 0% for a count above 0 nor 100% for one below total.
 func percent(n, total uint64) string {
-	p := (n*200 + total) / (2 * total)
+	// n <= total; halve both until n*200 cannot overflow: the percentage
+	// of counts this large does not depend on their low bits.
+	sn, st := n, total
+	for st > math.MaxUint64/256 {
+		sn, st = sn>>1, st>>1
+	}
+	p := (sn*200 + st) / (2 * st)
 	switch {
 	case n > 0 && p == 0:
 		p = 1
@@ -247,7 +256,9 @@ func attachCalls(p *profile.Profile, files map[string]*exportFile) {
 	attachFiled(p.Calls, files,
 		func(f *exportFile) *[]profile.Call { return &f.calls },
 		func(c profile.Call) (string, int, profile.Address) { return c.File, c.Line, c.Address },
-		func(dst *profile.Call, src profile.Call) { dst.Count += src.Count; dst.Returned += src.Returned },
+		func(dst *profile.Call, src profile.Call) {
+			dst.Count, dst.Returned = profile.SumCounts(dst.Count, src.Count), profile.SumCounts(dst.Returned, src.Returned)
+		},
 		func(c *profile.Call) { c.Module = "" })
 }
 

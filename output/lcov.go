@@ -114,7 +114,7 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		f := get(l.File)
 		k := lineKey{l.File, l.Line}
 		if i, ok := lineAt[k]; ok {
-			f.lines[i].Count += l.Count
+			f.lines[i].Count = profile.SumCounts(f.lines[i].Count, l.Count)
 			continue
 		}
 		lineAt[k] = len(f.lines)
@@ -129,7 +129,7 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		k := funcKey{fn.File, fn.Name, fn.Line}
 		if i, ok := funcAt[k]; ok {
 			g := &f.funcs[i]
-			g.Count += fn.Count
+			g.Count = profile.SumCounts(g.Count, fn.Count)
 			if fn.Address < g.Address {
 				g.Address = fn.Address // keep the order independent of p's
 			}

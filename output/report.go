@@ -244,7 +244,7 @@ func byFile(lines []profile.Line) []fileCounts {
 		if _, seen := f.counts[l.Line]; !seen {
 			f.lines = append(f.lines, l.Line)
 		}
-		f.counts[l.Line] += l.Count
+		f.counts[l.Line] = profile.SumCounts(f.counts[l.Line], l.Count)
 	}
 	slices.SortFunc(files, func(a, b fileCounts) int { return strings.Compare(a.path, b.path) })
 	for i := range files {

@@ -267,6 +267,7 @@ type blockMerger struct {
 	edges    map[modEdge]int
 	branches map[modAddr]int
 	calls    map[modAddr]int
+	sat      *saturator
 }
 
 // A modAddr is an address in a module (its path, "" for the executable).
@@ -291,8 +292,8 @@ func (m *blockMerger) add(out, p *Profile) {
 	for _, c := range p.Calls {
 		k := modAddr{c.Module, c.Address}
 		if i, ok := m.calls[k]; ok {
-			out.Calls[i].Count += c.Count
-			out.Calls[i].Returned += c.Returned
+			m.sat.add(&out.Calls[i].Count, c.Count)
+			m.sat.add(&out.Calls[i].Returned, c.Returned)
 			continue
 		}
 		m.calls[k] = len(out.Calls)
@@ -301,8 +302,8 @@ func (m *blockMerger) add(out, p *Profile) {
 	for _, b := range p.Blocks {
 		k := modAddr{b.Module, b.Address}
 		if i, ok := m.blocks[k]; ok {
-			out.Blocks[i].Count += b.Count
-			out.Blocks[i].Entries += b.Entries
+			m.sat.add(&out.Blocks[i].Count, b.Count)
+			m.sat.add(&out.Blocks[i].Entries, b.Entries)
 			continue
 		}
 		m.blocks[k] = len(out.Blocks)
@@ -311,7 +312,7 @@ func (m *blockMerger) add(out, p *Profile) {
 	for _, e := range p.Edges {
 		k := modEdge{e.Module, e.From, e.To}
 		if i, ok := m.edges[k]; ok {
-			out.Edges[i].Count += e.Count
+			m.sat.add(&out.Edges[i].Count, e.Count)
 			continue
 		}
 		m.edges[k] = len(out.Edges)
@@ -320,8 +321,8 @@ func (m *blockMerger) add(out, p *Profile) {
 	for _, b := range p.Branches {
 		k := modAddr{b.Module, b.Address}
 		if i, ok := m.branches[k]; ok {
-			out.Branches[i].Taken += b.Taken
-			out.Branches[i].NotTaken += b.NotTaken
+			m.sat.add(&out.Branches[i].Taken, b.Taken)
+			m.sat.add(&out.Branches[i].NotTaken, b.NotTaken)
 			continue
 		}
 		m.branches[k] = len(out.Branches)

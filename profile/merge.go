@@ -3,6 +3,8 @@ package profile
 import (
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 )
 
 // ErrMismatch is returned by Merge for profiles of different executables.
@@ -14,6 +16,11 @@ var ErrMismatch = errors.New("profiles of different executables")
 // build IDs are equal (or, without build IDs, their executable paths); force
 // merges anyway. The result's mode covers what any input counted; its exit is
 // the last input's.
+//
+// A sum that would pass 2^64-1 stays at 2^64-1 (saturates) rather than wrap
+// around to a small number, and a note of the result says how many counts
+// were capped: they are then lower bounds. Wrapping would turn the hottest
+// line into a cold one; refusing would lose every other count.
 func Merge(force bool, ps ...*Profile) (*Profile, error) {
 	if len(ps) == 0 {
 		return nil, errors.New("nothing to merge")
@@ -34,7 +41,8 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 	modules := map[string]bool{}
 	notes := map[string]bool{}
 	hasLines, hasFuncs := false, false
-	var bm blockMerger
+	var sat saturator
+	bm := blockMerger{sat: &sat}
 	for k, p := range ps {
 		if !force && !sameExecutable(first, p) {
 			return nil, fmt.Errorf("%w: %s (build ID %q) and %s (build ID %q): use --force to merge anyway",
@@ -45,7 +53,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		for _, l := range p.Lines {
 			key := lineKey{l.Module, l.File, l.Line}
 			if i, ok := lines[key]; ok {
-				out.Lines[i].Count += l.Count
+				sat.add(&out.Lines[i].Count, l.Count)
 				continue
 			}
 			lines[key] = len(out.Lines)
@@ -54,8 +62,8 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		for _, f := range p.Functions {
 			key := modAddr{f.Module, f.Address}
 			if i, ok := funcs[key]; ok {
-				out.Functions[i].Count += f.Count
-				out.Functions[i].Returns += f.Returns
+				sat.add(&out.Functions[i].Count, f.Count)
+				sat.add(&out.Functions[i].Returns, f.Returns)
 				out.Functions[i].Blocks = max(out.Functions[i].Blocks, f.Blocks)
 				// Without a block list (only --lines) the executed blocks
 				// cannot be united: the larger count is the best bound.
@@ -69,7 +77,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		for _, s := range p.Sites {
 			key := modAddr{s.Module, s.Address}
 			if i, ok := sites[key]; ok {
-				out.Sites[i].Count += s.Count
+				sat.add(&out.Sites[i].Count, s.Count)
 				out.Sites[i].Kind = UnionKind(out.Sites[i].Kind, s.Kind)
 				continue
 			}
@@ -111,8 +119,35 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 	if len(ps) > 1 {
 		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d profiles", len(ps)))
 	}
+	if sat.capped > 0 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d merged counts passed 2^64-1 and were capped at %d: they are lower bounds", sat.capped, uint64(math.MaxUint64)))
+	}
 	out.Sort()
 	return out, nil
+}
+
+// A saturator adds counts without wrapping around, counting the sums it
+// capped.
+type saturator struct{ capped int }
+
+// add adds n to *c, or sets *c to 2^64-1 if the sum would not fit.
+func (s *saturator) add(c *uint64, n uint64) {
+	if n > math.MaxUint64-*c {
+		s.capped++
+	}
+	*c = SumCounts(*c, n)
+}
+
+// SumCounts returns a+b, or 2^64-1 when the sum does not fit in 64 bits:
+// counts saturate instead of wrapping around (a wrapped sum would show the
+// hottest line as nearly cold). Exporters sum the counts of one file over
+// several modules with it.
+func SumCounts(a, b uint64) uint64 {
+	sum, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return sum
 }
 
 func sameExecutable(a, b *Profile) bool {
