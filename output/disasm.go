@@ -73,7 +73,7 @@ func WriteDisasm(w io.Writer, fns []DisasmFunc, opt Options) error {
 			}
 		}
 		r.section()
-		head := "DISASSEMBLY OF " + DisplayName(f.Name)
+		head := "DISASSEMBLY OF " + escapeControl(DisplayName(f.Name))
 		if f.Module != "" {
 			head += " in " + r.display(f.Module)
 		}

@@ -60,7 +60,14 @@
 // source has changed since the build; a note says so). When the source
 // cannot be found, only the counted lines are listed, with empty SOURCE,
 // and a note tells how to point patchprof at it. No output line ends in a
-// space.
+// space. What any report writes is thus bounded by the sources and the
+// profile, whatever line numbers the profile holds.
+//
+// Control characters in file, function and module names, notes and the
+// program's name (which come from a profile or DWARF) are written as Go
+// escapes ("\n", "\x1b") in the listing, lcov and gcov outputs, so a name
+// can neither split a row or a record nor send escape sequences to the
+// terminal.
 //
 // # Finding sources
 //

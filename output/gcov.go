@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/patchprof/patchprof/profile"
@@ -65,8 +66,10 @@ func (e *GcovNameError) Error() string {
 //
 // When a source cannot be read, or is shorter than the counts imply (it
 // changed since the build), rows are still written for the counted lines
-// and function entries beyond its end, with empty text. gcov would drop
-// them; here the counts are kept.
+// and function entries beyond its end, with gcov's text for a line past the
+// end of the source, "/*EOF*/"; no row is written for the other lines
+// there, so the output stays proportional to the profile even when its
+// line numbers are huge.
 func WriteGcov(dir string, p *profile.Profile, readFile func(string) ([]byte, error)) ([]string, error) {
 	if readFile == nil {
 		readFile = os.ReadFile
@@ -123,28 +126,34 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 		// gcov's read_line keeps everything but the '\n', including a CR.
 		src = bytes.Split(bytes.TrimSuffix(text, []byte("\n")), []byte("\n"))
 	}
-	n := len(src)
 	counts := make(map[int]uint64, len(f.lines))
 	partly := make(map[int]bool)
+	var beyond []int // counted lines past the source's end (all of them without a source)
 	for _, l := range f.lines {
 		counts[l.Line] = l.Count
 		partly[l.Line] = l.UnexecutedBlock
-		n = max(n, l.Line)
+		if l.Line > len(src) {
+			beyond = append(beyond, l.Line)
+		}
 	}
 	funcs := make(map[int][]profile.Function)
 	for _, fn := range f.funcs {
 		if fn.Line >= 1 {
 			funcs[fn.Line] = append(funcs[fn.Line], fn)
-			n = max(n, fn.Line)
+			if fn.Line > len(src) {
+				beyond = append(beyond, fn.Line)
+			}
 		}
 	}
-	fmt.Fprintf(w, "%9s:%5d:Source:%s\n", "-", 0, f.name)
+	slices.Sort(beyond)
+	beyond = slices.Compact(beyond)
+	fmt.Fprintf(w, "%9s:%5d:Source:%s\n", "-", 0, escapeControl(f.name))
 	fmt.Fprintf(w, "%9s:%5d:Graph:\n", "-", 0)
 	fmt.Fprintf(w, "%9s:%5d:Data:\n", "-", 0)
 	fmt.Fprintf(w, "%9s:%5d:Runs:1\n", "-", 0)
-	for line := 1; line <= n; line++ {
+	row := func(line int, text []byte) {
 		for _, fn := range funcs[line] { // already in line, name, address order
-			fmt.Fprintf(w, "function %s called %d returned %s blocks executed %s\n", fn.Name, fn.Count, gcovReturned(fn), gcovBlocksExecuted(fn))
+			fmt.Fprintf(w, "function %s called %d returned %s blocks executed %s\n", escapeControl(fn.Name), fn.Count, gcovReturned(fn), gcovBlocksExecuted(fn))
 		}
 		count := "-"
 		if c, ok := counts[line]; ok {
@@ -156,14 +165,22 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 				}
 			}
 		}
-		var s []byte
-		if line <= len(src) {
-			s = src[line-1]
-		}
-		fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, s)
+		fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, text)
 		writeGcovArcs(w, callsOn(f.calls, line), branchesOn(f.branches, line)) // --blocks (branches.go)
 	}
+	for i, text := range src {
+		row(i+1, text)
+	}
+	// Past the source's end only the lines with counts get a row, so that
+	// what is written is bounded by the profile, whatever its line numbers.
+	for _, line := range beyond {
+		row(line, []byte(gcovEOF))
+	}
 }
+
+// gcovEOF is the text gcov gives a row past the end of the source it read
+// (gcov.c, output_lines).
+const gcovEOF = "/*EOF*/"
 
 // gcovNames returns the .gcov file name of each file: its base name plus
 // ".gcov", or, for base names shared by several files, the mangled path.

@@ -70,10 +70,8 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 	for i, f := range files {
 		hf := htmlFile{ID: "file-" + strconv.Itoa(i+1), Name: r.display(f.name)}
 		counts := make(map[int]uint64, len(f.lines))
-		n := 0
 		for _, l := range f.lines {
 			counts[l.Line] = l.Count
-			n = max(n, l.Line)
 			hf.Lines++
 			if l.Count > 0 {
 				hf.Run++
@@ -84,13 +82,25 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		src, found := r.source(f.name)
 		if !found {
 			page.Notes = append(page.Notes, fmt.Sprintf("source not found: %s (use --source-dir DIR or --subst-path FROM=TO)", f.name))
-		} else {
-			n = max(n, len(src))
 		}
-		for line := 1; line <= n; line++ {
-			if _, counted := counts[line]; !found && !counted {
-				continue
+		// The rows: every line of the source, then the counted lines past
+		// its end (all of them when it was not found), so that the page is
+		// bounded by the source and the profile, whatever the line numbers.
+		rows := make([]int, 0, len(src)+len(f.lines))
+		for i := range src {
+			rows = append(rows, i+1)
+		}
+		last := 0
+		for _, l := range f.lines { // in line order (exportFiles)
+			if l.Line > len(src) {
+				rows = append(rows, l.Line)
+				last = l.Line
 			}
+		}
+		if found && last > 0 {
+			page.Notes = append(page.Notes, fmt.Sprintf("%s has %d lines but the profile counts line %d: the source has changed since the build", f.name, len(src), last))
+		}
+		for _, line := range rows {
 			row := htmlRow{ID: hf.ID + "-" + strconv.Itoa(line), Line: line}
 			if line <= len(src) {
 				row.Text = src[line-1]

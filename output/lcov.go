@@ -40,14 +40,14 @@ func WriteLCOV(w io.Writer, p *profile.Profile) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "TN:\n")
 	for _, f := range exportFiles(p) {
-		fmt.Fprintf(bw, "SF:%s\n", f.name)
+		fmt.Fprintf(bw, "SF:%s\n", escapeControl(f.name))
 		if len(f.funcs) > 0 {
 			hit := 0
 			for _, fn := range f.funcs {
-				fmt.Fprintf(bw, "FN:%d,%s\n", fn.Line, fn.Name)
+				fmt.Fprintf(bw, "FN:%d,%s\n", fn.Line, escapeControl(fn.Name))
 			}
 			for _, fn := range f.funcs {
-				fmt.Fprintf(bw, "FNDA:%d,%s\n", fn.Count, fn.Name)
+				fmt.Fprintf(bw, "FNDA:%d,%s\n", fn.Count, escapeControl(fn.Name))
 				if fn.Count > 0 {
 					hit++
 				}

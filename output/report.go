@@ -146,8 +146,14 @@ func cleanDir(d string) string {
 	return path.Clean(filepath.ToSlash(d))
 }
 
-// display shortens file for the report: relative to Cwd when under it.
+// display shortens file for the report: relative to Cwd when under it, its
+// control characters escaped (escapeControl).
 func (r *report) display(file string) string {
+	return escapeControl(r.relative(file))
+}
+
+// relative returns file relative to Cwd when it is under it.
+func (r *report) relative(file string) string {
 	if r.cwd == "" {
 		return file
 	}
@@ -175,7 +181,7 @@ func (r *report) header() {
 	e := p.Exit
 	var b strings.Builder
 	b.WriteString("patchprof: ")
-	b.WriteString(prog)
+	b.WriteString(escapeControl(prog))
 	switch {
 	case e.Detached:
 		b.WriteString(" detached: it runs on, unharmed")
@@ -191,7 +197,7 @@ func (r *report) header() {
 		}
 		if e.Function != "" {
 			b.WriteString(" in ")
-			b.WriteString(DisplayName(e.Function))
+			b.WriteString(escapeControl(DisplayName(e.Function)))
 		}
 		if e.File != "" {
 			b.WriteString(" at ")
@@ -578,7 +584,7 @@ func (r *report) functions(list []profile.Function) {
 	}
 	names := make(map[string]string, len(funcs)) // symbol -> display name
 	for _, f := range funcs {
-		names[f.Name] = DisplayName(f.Name)
+		names[f.Name] = escapeControl(DisplayName(f.Name))
 	}
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(names[a.Name], names[b.Name]),
@@ -623,9 +629,9 @@ func (r *report) notes() {
 	}
 	r.section()
 	for _, n := range r.p.Notes {
-		r.line("note: " + n)
+		r.line("note: " + escapeControl(n))
 	}
 	for _, n := range r.extra {
-		r.line("note: " + n)
+		r.line("note: " + escapeControl(n))
 	}
 }
