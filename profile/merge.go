@@ -120,7 +120,11 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d profiles", len(ps)))
 	}
 	if sat.capped > 0 {
-		out.Notes = append(out.Notes, fmt.Sprintf("%d merged counts passed 2^64-1 and were capped at %d: they are lower bounds", sat.capped, uint64(math.MaxUint64)))
+		if sat.capped == 1 {
+			out.Notes = append(out.Notes, fmt.Sprintf("1 merged count passed 2^64-1 and was capped at %d: it is a lower bound", uint64(math.MaxUint64)))
+		} else {
+			out.Notes = append(out.Notes, fmt.Sprintf("%d merged counts passed 2^64-1 and were capped at %d: they are lower bounds", sat.capped, uint64(math.MaxUint64)))
+		}
 	}
 	out.Sort()
 	return out, nil
