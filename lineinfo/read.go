@@ -71,7 +71,9 @@ func closeErr(f *elf.File) error {
 func openELF(path string) (f *elf.File, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			f, err = nil, fmt.Errorf("%s: corrupt ELF file: %v", path, p)
+			// Not naming path: callers name the file, and the error of a
+			// failed elf.Open (*os.PathError) already does.
+			f, err = nil, fmt.Errorf("corrupt ELF file: %v", p)
 		}
 	}()
 	return elf.Open(path)

@@ -13,6 +13,7 @@
 package profiler
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -273,15 +274,25 @@ func (p *Profiler) interim(bias uint64) *profile.Profile {
 	return prof
 }
 
-// describeELFError words an error of symtab.Open for the user.
+// describeELFError words an error of symtab.Open for the user. The message
+// names prog once: a *symtab.FormatError names the path itself, so only
+// its parts are used (the message used to read "X: X: EOF").
 func describeELFError(prog string, err error) error {
 	switch {
 	case errors.Is(err, symtab.ErrNotELF):
 		return &UserError{fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
-	case errors.Is(err, symtab.ErrNotX86_64):
-		return &UserError{fmt.Sprintf("%s: %v: patchprof profiles x86-64 programs only", prog, err)}
 	}
-	return &UserError{fmt.Sprintf("%s: %v", prog, err)}
+	var fe *symtab.FormatError
+	if !errors.As(err, &fe) {
+		return &UserError{fmt.Sprintf("%s: %v", prog, err)}
+	}
+	switch {
+	case errors.Is(err, symtab.ErrNotX86_64):
+		return &UserError{fmt.Sprintf("%s: %v (%s): patchprof profiles x86-64 programs only", prog, fe.Err, fe.Msg)}
+	case errors.Is(err, symtab.ErrNotExecutable):
+		return &UserError{fmt.Sprintf("%s: %v (%s): give a program, not an object file or a core dump", prog, fe.Err, fe.Msg)}
+	}
+	return &UserError{fmt.Sprintf("%s: %s (%v): is the file complete? Rebuild it or copy it again", prog, cmp.Or(fe.Msg, "corrupt ELF file"), fe.Err)}
 }
 
 // A Module is one profiled file as a front end may inspect it after a run
