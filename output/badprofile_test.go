@@ -164,3 +164,32 @@ function f\n\x1b]0;owned\a called 1 returned 0% blocks executed 0%
 		t.Errorf("gcov:\n%s\nwant\n%s", gcov, wantGcov)
 	}
 }
+
+// TestExitOutside: a target killed while in code patchprof did not read
+// (SIGTERM in libc's raise) is reported with both places: its PC, outside
+// the profiled code, and the call in the program that led there.
+func TestExitOutside(t *testing.T) {
+	for _, tc := range []struct {
+		exit profile.Exit
+		want string
+	}{
+		{profile.Exit{Signal: "SIGTERM", PC: new(profile.Address(0x7f0012345678)), PCOutside: true, Function: "main", File: dir + "/x.c", Line: 12},
+			"patchprof: ./x killed by SIGTERM at 0x7f0012345678, outside the profiled code, called from main at x.c:12\n"},
+		{profile.Exit{Signal: "SIGTERM", PC: new(profile.Address(0x7f0012345678)), PCOutside: true, File: dir + "/x.c", Line: 12},
+			"patchprof: ./x killed by SIGTERM at 0x7f0012345678, outside the profiled code, called from x.c:12\n"},
+		{profile.Exit{Signal: "SIGABRT", PC: new(profile.Address(0x7f0012345678)), PCOutside: true},
+			"patchprof: ./x killed by SIGABRT at 0x7f0012345678, outside the profiled code\n"},
+		{profile.Exit{Signal: "SIGSEGV", FaultAddress: new(profile.Address(0)), PC: new(profile.Address(0x401136)), Function: "f", File: dir + "/x.c", Line: 3},
+			"patchprof: ./x killed by SIGSEGV (fault address 0x0) in f at x.c:3\n"},
+	} {
+		p := &profile.Profile{Version: profile.Version, Executable: dir + "/x", Args: []string{"./x"}, Mode: profile.ModeFuncs,
+			Exit: tc.exit, Functions: []profile.Function{{Name: "main", Count: 1, Address: 0x10}}}
+		var b bytes.Buffer
+		if err := Write(&b, p, Options{Cwd: dir, ReadFile: newFakeFS(t).ReadFile}); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(b.String(), "\n"); first+"\n" != tc.want {
+			t.Errorf("header %q, want %q", first+"\n", tc.want)
+		}
+	}
+}

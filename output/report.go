@@ -195,17 +195,33 @@ func (r *report) header() {
 		if e.FaultAddress != nil {
 			fmt.Fprintf(&b, " (fault address %s)", e.FaultAddress)
 		}
+		// The frame: where the target died, or, when PC lies outside the
+		// code patchprof read, the call in that code that led there.
+		var frame strings.Builder
 		if e.Function != "" {
-			b.WriteString(" in ")
-			b.WriteString(escapeControl(DisplayName(e.Function)))
+			frame.WriteString(" in ")
+			frame.WriteString(escapeControl(DisplayName(e.Function)))
 		}
 		if e.File != "" {
-			b.WriteString(" at ")
-			b.WriteString(r.display(e.File))
+			frame.WriteString(" at ")
+			frame.WriteString(r.display(e.File))
 			if e.Line > 0 {
-				b.WriteString(":")
-				b.WriteString(strconv.Itoa(e.Line))
+				frame.WriteString(":")
+				frame.WriteString(strconv.Itoa(e.Line))
 			}
+		}
+		if e.PCOutside && e.PC != nil {
+			fmt.Fprintf(&b, " at %s, outside the profiled code", e.PC)
+			if frame.Len() > 0 {
+				b.WriteString(", called from")
+				if e.Function != "" {
+					b.WriteString(strings.TrimPrefix(frame.String(), " in"))
+				} else {
+					b.WriteString(strings.TrimPrefix(frame.String(), " at"))
+				}
+			}
+		} else {
+			b.WriteString(frame.String())
 		}
 	default:
 		b.WriteString(" ended with unknown status")

@@ -179,6 +179,9 @@ func (e *Exit) validate() error {
 		}
 		return bad(field, "a place of death without a fatal signal")
 	}
+	if e.PCOutside && e.PC == nil {
+		return bad("pc_outside", "true without a pc")
+	}
 	if e.Line < 0 {
 		return bad("line", "%d: want >= 0", e.Line)
 	}

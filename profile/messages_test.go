@@ -41,6 +41,7 @@ func TestLoadMessages(t *testing.T) {
 		{"fault address of SIGTERM", edit(`{"code":0}`, `{"signal":"SIGTERM","fault_address":"0x0"}`), "p.json: bad profile: exit.fault_address: given for SIGTERM: only SIGSEGV, SIGBUS, SIGILL and SIGFPE have one"},
 		{"pc of an exit", edit(`{"code":0}`, `{"code":0,"pc":"0x10"}`), "p.json: bad profile: exit.pc: a place of death without a fatal signal"},
 		{"function of an exit", edit(`{"code":0}`, `{"code":0,"function":"main"}`), "p.json: bad profile: exit.function: a place of death without a fatal signal"},
+		{"pc_outside without pc", edit(`{"code":0}`, `{"signal":"SIGTERM","pc_outside":true}`), "p.json: bad profile: exit.pc_outside: true without a pc"},
 		{"executed > blocks", fn(`,"blocks":2,"blocks_executed":3`), "p.json: bad profile: functions[0].blocks_executed: 3: more than the function's 2 blocks"},
 		{"executed without blocks", fn(`,"blocks_executed":1`), "p.json: bad profile: functions[0].blocks_executed: 1: more than the function's 0 blocks"},
 		{"negative blocks", fn(`,"blocks":-2`), "p.json: bad profile: functions[0].blocks: -2: want >= 0"},

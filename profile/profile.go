@@ -115,7 +115,15 @@ type Exit struct {
 	// when it lies inside the executable, else the runtime address; nil
 	// when unknown (a jump to NULL has PC 0).
 	PC *Address `json:"pc,omitempty"`
-	// Function is the name of the function containing PC, if known.
+	// PCOutside is true when PC lies outside the code patchprof read (the
+	// executable and the counted libraries): in libc's raise, say, for a
+	// SIGTERM or an abort. Function, File, Line and Module then name the
+	// innermost frame of that code on the stack, the call that led out of
+	// it, rather than PC's own place. Profiles written before this field
+	// did the same without saying so.
+	PCOutside bool `json:"pc_outside,omitempty"`
+	// Function is the name of the function containing PC, if known; with
+	// PCOutside, of the innermost frame in the program's code.
 	Function string `json:"function,omitempty"`
 	// File is the absolute source file of PC, if known.
 	File string `json:"file,omitempty"`

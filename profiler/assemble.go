@@ -181,6 +181,7 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 		x.PC = new(profile.Address(link))
 	} else {
 		x.PC = new(profile.Address(f.PC))
+		x.PCOutside = true
 		for k := 0; k+8 <= len(f.Stack); k += 8 {
 			ra := binary.LittleEndian.Uint64(f.Stack[k:])
 			if m, link, ok := in(ra); ok && m.sym.IsReturnAddress(link) {
