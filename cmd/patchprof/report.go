@@ -51,25 +51,25 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 
 func (r *reportFlags) options() (output.Options, error) {
 	if !slices.Contains(formats, r.format) {
-		return output.Options{}, &userError{fmt.Sprintf("--format %q: use %s", r.format, strings.Join(formats, ", "))}
+		return output.Options{}, &userError{msg: fmt.Sprintf("--format %q: use %s", r.format, strings.Join(formats, ", "))}
 	}
 	for _, f := range []struct{ name, value string }{{"--color", r.color}, {"--fold", r.fold}} {
 		if f.value != "auto" && f.value != "always" && f.value != "never" {
-			return output.Options{}, &userError{fmt.Sprintf("%s %q: use auto, always or never", f.name, f.value)}
+			return output.Options{}, &userError{msg: fmt.Sprintf("%s %q: use auto, always or never", f.name, f.value)}
 		}
 	}
 	if r.top < 0 {
-		return output.Options{}, &userError{fmt.Sprintf("--top %d: give a positive number of lines", r.top)}
+		return output.Options{}, &userError{msg: fmt.Sprintf("--top %d: give a positive number of lines", r.top)}
 	}
 	style, err := output.ParseStyle(r.print)
 	if err != nil {
-		return output.Options{}, &userError{fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
+		return output.Options{}, &userError{msg: fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
 	}
 	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top}
 	for _, s := range r.substs {
 		sub, err := output.ParseSubst(s)
 		if err != nil {
-			return opt, &userError{fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
+			return opt, &userError{msg: fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
 		}
 		opt.Subst = append(opt.Subst, sub)
 	}
@@ -89,12 +89,12 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 			dir = "."
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return &userError{fmt.Sprintf("cannot create %s for the .gcov files: %v", dir, err)}
+			return &userError{msg: fmt.Sprintf("cannot create %s for the .gcov files: %v", dir, err)}
 		}
 		_, err := output.WriteGcov(dir, p, nil)
 		return err
 	case binaryFormats[r.format] && r.out == "":
-		return &userError{fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
+		return &userError{msg: fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
 	}
 	var w io.Writer = stderr
 	if r.format != "listing" {
@@ -104,7 +104,7 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 	if r.out != "" {
 		var err error
 		if f, err = os.Create(r.out); err != nil {
-			return &userError{fmt.Sprintf("cannot write the report: %v", err)}
+			return &userError{msg: fmt.Sprintf("cannot write the report: %v", err)}
 		}
 		w = f
 	}
@@ -162,10 +162,10 @@ func reportMain(args []string, stderr io.Writer) int {
 			usage(fs, os.Stdout)
 			return 0
 		}
-		return fail(stderr, &userError{fmt.Sprintf("report: %v (see patchprof report -h)", err)})
+		return fail(stderr, &userError{msg: fmt.Sprintf("report: %v (see patchprof report -h)", err)})
 	}
 	if fs.NArg() == 0 {
-		return fail(stderr, &userError{"report takes saved profiles: patchprof report [flags] FILE..."})
+		return fail(stderr, &userError{msg: "report takes saved profiles: patchprof report [flags] FILE..."})
 	}
 	opt, err := rf.options()
 	if err != nil {
@@ -191,17 +191,17 @@ func mergeMain(args []string, stderr io.Writer) int {
 			usage(fs, os.Stdout)
 			return 0
 		}
-		return fail(stderr, &userError{fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
+		return fail(stderr, &userError{msg: fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
 	}
 	if *out == "" || fs.NArg() == 0 {
-		return fail(stderr, &userError{"merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
+		return fail(stderr, &userError{msg: "merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
 	}
 	p, err := loadAll(fs.Args(), *force)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	if err := p.Save(*out); err != nil {
-		return fail(stderr, &userError{fmt.Sprintf("cannot save %s: %v", *out, err)})
+		return fail(stderr, &userError{msg: fmt.Sprintf("cannot save %s: %v", *out, err)})
 	}
 	return 0
 }
