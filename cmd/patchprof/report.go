@@ -36,6 +36,7 @@ type reportFlags struct {
 	top        int
 	sourceDirs listFlag
 	substs     listFlag
+	wd         string // the working directory, for the exports that record it
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
@@ -74,7 +75,12 @@ func (r *reportFlags) options() (output.Options, error) {
 		opt.Subst = append(opt.Subst, sub)
 	}
 	if wd, err := os.Getwd(); err == nil {
-		opt.Cwd = wd
+		r.wd = wd
+		// Names relative to / would print as tmp/x.c, which reads as a
+		// relative path: from the root, the listing shows them absolute.
+		if wd != "/" {
+			opt.Cwd = wd
+		}
 	}
 	return opt, nil
 }
@@ -115,9 +121,9 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 	case "pprof":
 		err = output.WritePprof(w, p)
 	case "gcov-json":
-		err = output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: opt.Cwd})
+		err = output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: r.wd})
 	case "cobertura":
-		err = output.WriteCobertura(w, p, output.CoberturaOptions{Root: opt.Cwd, Timestamp: time.Now().Unix()})
+		err = output.WriteCobertura(w, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
 	case "html":
 		err = output.WriteHTML(w, p, opt)
 	default:
