@@ -203,10 +203,10 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if rf.format != "listing" && rf.out == "" {
 		return nil, &userError{msg: fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)}
 	}
-	if err := checkWritable("-o", rf.out); err != nil {
+	if err := rf.checkOutput(); err != nil {
 		return nil, err
 	}
-	if err := checkWritable("--save", save); err != nil {
+	if err := checkOutput("--save", save, outReplace); err != nil {
 		return nil, err
 	}
 	return &mainFlags{
@@ -321,18 +321,25 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) {
 		fmt.Fprintf(stderr, "patchprof: %s\n", n)
 	}
+	// A profile or report that could not be written is a failure of
+	// patchprof (125), whatever the target's status: the run is lost but
+	// for the temporary file the message names.
+	// Said last, where it is seen after a listing on stderr.
+	status := res.Exit.ShellStatus()
+	var saveErr error
 	if f.save != "" {
-		if err := p.Save(f.save); err != nil {
-			fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
-		}
+		saveErr = saveProfile(p, f.save, stderr)
 	}
-	if err := f.rf.write(p, f.opt, stderr); err != nil {
-		fmt.Fprintf(stderr, "patchprof: %v\n", err)
-	}
+	writeErr := f.rf.write(p, f.opt, stderr)
 	if err := f.bf.writeDisasm(stderr, prof.Modules(), f.opt); err != nil {
 		fmt.Fprintf(stderr, "patchprof: %v\n", err)
 	}
-	return res.Exit.ShellStatus()
+	for _, err := range []error{saveErr, writeErr} {
+		if err != nil {
+			status = fail(stderr, err)
+		}
+	}
+	return status
 }
 
 // interimReports writes a report (with --save: replaces the saved profile)
@@ -364,8 +371,8 @@ func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop
 				continue
 			}
 			if f.save != "" {
-				if err := p.Save(f.save); err != nil {
-					fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
+				if err := saveProfile(p, f.save, stderr); err != nil {
+					fmt.Fprintf(stderr, "patchprof: %v\n", err)
 				}
 				continue
 			}
@@ -396,25 +403,6 @@ func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
 			}
 		}
 	}
-}
-
-// checkWritable fails early, before the target runs, when a report or profile
-// could not be written where the user asked.
-func checkWritable(flag, path string) error {
-	if path == "" {
-		return nil
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return &userError{msg: fmt.Sprintf("%s %s: directory %s does not exist", flag, path, dir)}
-	}
-	if !writable(dir) {
-		return &userError{msg: fmt.Sprintf("%s %s: directory %s is not writable", flag, path, dir)}
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return &userError{msg: fmt.Sprintf("%s %s is a directory: give a file name", flag, path)}
-	}
-	return nil
 }
 
 // processImage returns the executable and the arguments of a running process.

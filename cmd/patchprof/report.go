@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -85,60 +86,107 @@ func (r *reportFlags) options() (output.Options, error) {
 	return opt, nil
 }
 
-// write renders p in the chosen format: the listing to -o FILE or to stderr;
-// exports to -o PATH or, for text exports from `patchprof report`, stdout.
+// write renders p in the chosen format: the listing to -o PATH or to
+// stderr; exports to -o PATH or, for text exports from `patchprof report`,
+// stdout. "-o -" is stdout. The report is rendered completely before a
+// byte is written, so a write that fails (a full disk) loses nothing: the
+// report goes to a temporary file instead (see deliver).
 func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
 	switch {
 	case r.format == "gcov":
-		dir := r.out
-		if dir == "" {
-			dir = "."
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return &userError{msg: fmt.Sprintf("cannot create %s for the .gcov files: %v", dir, err)}
-		}
-		_, err := output.WriteGcov(dir, p, nil)
-		return err
+		return r.writeGcov(p, opt)
 	case binaryFormats[r.format] && r.out == "":
 		return &userError{msg: fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
 	}
-	var w io.Writer = stderr
-	if r.format != "listing" {
-		w = os.Stdout
-	}
-	var f *os.File
-	if r.out != "" {
-		var err error
-		if f, err = os.Create(r.out); err != nil {
-			return &userError{msg: fmt.Sprintf("cannot write the report: %v", err)}
+	path := r.out
+	if path == "" {
+		path = "/dev/stderr"
+		if r.format != "listing" {
+			path = "-"
 		}
-		w = f
 	}
-	var err error
+	sink, closeSink, err := openSink(path, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeSink()
+	var buf bytes.Buffer
 	switch r.format {
 	case "lcov":
-		err = output.WriteLCOV(w, p)
+		err = output.WriteLCOV(&buf, p)
 	case "pprof":
-		err = output.WritePprof(w, p)
+		err = output.WritePprof(&buf, p)
 	case "gcov-json":
-		err = output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: r.wd})
+		err = output.WriteGcovJSON(&buf, p, output.GcovJSONOptions{Cwd: r.wd})
 	case "cobertura":
-		err = output.WriteCobertura(w, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
+		err = output.WriteCobertura(&buf, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
 	case "html":
-		err = output.WriteHTML(w, p, opt)
+		err = output.WriteHTML(&buf, p, opt)
 	default:
-		t := terminalOf(w)
+		t := terminalOf(sink)
 		opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
 		opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
 		if opt.Width == 0 {
 			opt.Width = t.width
 		}
-		err = output.Write(w, p, opt)
+		err = output.Write(&buf, p, opt)
 	}
-	if f != nil {
-		err = errors.Join(err, f.Close())
+	if err != nil {
+		return err
 	}
-	return err
+	if sink != nil {
+		if _, err := sink.Write(buf.Bytes()); err != nil {
+			return setAside("the report", path, cause(err), "patchprof-report-*"+reportExt[r.format], buf.Bytes())
+		}
+		return nil
+	}
+	return deliver("the report", path, buf.Bytes(), stderr, "patchprof-report-*"+reportExt[r.format])
+}
+
+// checkOutput checks -o before anything runs (see checkOutput): a
+// directory for --format gcov, else a file.
+func (r *reportFlags) checkOutput() error {
+	if r.format == "gcov" {
+		return checkOutput("-o", r.out, outDir)
+	}
+	return checkOutput("-o", r.out, outFile)
+}
+
+// reportExt is the file name extension of a report set aside in a
+// temporary file, by format.
+var reportExt = map[string]string{
+	"listing": ".txt", "gcov-json": ".gcov.json.gz", "lcov": ".info", "pprof": ".pb.gz", "cobertura": ".xml", "html": ".html",
+}
+
+// writeGcov writes the .gcov files into the -o directory (default: the
+// working directory), created if missing. When that fails, they all go to
+// a new temporary directory instead.
+func (r *reportFlags) writeGcov(p *profile.Profile, opt output.Options) error {
+	dir := r.out
+	if dir == "" {
+		dir = "."
+	}
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		_, err = output.WriteGcov(dir, p, opt.ReadFile)
+	}
+	var nameErr *output.GcovNameError
+	if err == nil || errors.As(err, &nameErr) {
+		return err
+	}
+	e := &setAsideError{what: "the .gcov files", path: dir, err: cause(err)}
+	tmp, terr := os.MkdirTemp("", "patchprof-gcov-*")
+	if terr == nil {
+		if _, terr = output.WriteGcov(tmp, p, opt.ReadFile); terr != nil {
+			os.RemoveAll(tmp)
+		}
+	}
+	if terr != nil {
+		e.asideErr = terr
+	} else {
+		e.aside = tmp
+	}
+	return e
 }
 
 // loadAll loads saved profiles and merges them when there are several.
@@ -177,6 +225,9 @@ func reportMain(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if err := rf.checkOutput(); err != nil {
+		return fail(stderr, err)
+	}
 	p, err := loadAll(fs.Args(), *force)
 	if err != nil {
 		return fail(stderr, err)
@@ -202,12 +253,15 @@ func mergeMain(args []string, stderr io.Writer) int {
 	if *out == "" || fs.NArg() == 0 {
 		return fail(stderr, &userError{msg: "merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
 	}
+	if err := checkOutput("-o", *out, outReplace); err != nil {
+		return fail(stderr, err)
+	}
 	p, err := loadAll(fs.Args(), *force)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := p.Save(*out); err != nil {
-		return fail(stderr, &userError{msg: fmt.Sprintf("cannot save %s: %v", *out, err)})
+	if err := saveProfile(p, *out, stderr); err != nil {
+		return fail(stderr, err)
 	}
 	return 0
 }
