@@ -37,7 +37,8 @@ type reportFlags struct {
 	top        int
 	sourceDirs listFlag
 	substs     listFlag
-	wd         string // the working directory, for the exports that record it
+	wd         string       // the working directory, for the exports that record it
+	src        *sourceFiles // reads the sources (options sets it)
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
@@ -67,7 +68,8 @@ func (r *reportFlags) options() (output.Options, error) {
 	if err != nil {
 		return output.Options{}, &userError{msg: fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
 	}
-	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top}
+	r.src = newSourceFiles()
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile}
 	for _, s := range r.substs {
 		sub, err := output.ParseSubst(s)
 		if err != nil {
@@ -111,28 +113,24 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 	}
 	defer closeSink()
 	var buf bytes.Buffer
-	switch r.format {
-	case "lcov":
-		err = output.WriteLCOV(&buf, p)
-	case "pprof":
-		err = output.WritePprof(&buf, p)
-	case "gcov-json":
-		err = output.WriteGcovJSON(&buf, p, output.GcovJSONOptions{Cwd: r.wd})
-	case "cobertura":
-		err = output.WriteCobertura(&buf, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
-	case "html":
-		err = output.WriteHTML(&buf, p, opt)
-	default:
-		t := terminalOf(sink)
-		opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
-		opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
-		if opt.Width == 0 {
-			opt.Width = t.width
-		}
-		err = output.Write(&buf, p, opt)
+	t := terminalOf(sink)
+	opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
+	opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
+	if opt.Width == 0 {
+		opt.Width = t.width
 	}
-	if err != nil {
-		return err
+	// The notes of the sources refused so far go with the report; a source
+	// first refused while rendering means one more rendering, with its
+	// note (the sources read are cached).
+	for {
+		notes := r.notes()
+		buf.Reset()
+		if err := r.render(&buf, withNotes(p, notes), opt); err != nil {
+			return err
+		}
+		if len(r.notes()) == len(notes) {
+			break
+		}
 	}
 	if sink != nil {
 		if _, err := sink.Write(buf.Bytes()); err != nil {
@@ -150,6 +148,31 @@ func (r *reportFlags) checkOutput() error {
 		return checkOutput("-o", r.out, outDir)
 	}
 	return checkOutput("-o", r.out, outFile)
+}
+
+// notes are the notes of the sources refused so far.
+func (r *reportFlags) notes() []string {
+	if r.src == nil {
+		return nil
+	}
+	return r.src.notes()
+}
+
+// render writes p in the chosen format (not gcov) to w.
+func (r *reportFlags) render(w io.Writer, p *profile.Profile, opt output.Options) error {
+	switch r.format {
+	case "lcov":
+		return output.WriteLCOV(w, p)
+	case "pprof":
+		return output.WritePprof(w, p)
+	case "gcov-json":
+		return output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: r.wd})
+	case "cobertura":
+		return output.WriteCobertura(w, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
+	case "html":
+		return output.WriteHTML(w, p, opt)
+	}
+	return output.Write(w, p, opt)
 }
 
 // reportExt is the file name extension of a report set aside in a

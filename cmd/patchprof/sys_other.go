@@ -19,3 +19,6 @@ func writable(dir string) bool { return true }
 
 // executable reports true: starting the program reports any error.
 func executable(path string) bool { return true }
+
+// openNonblock: no FIFOs to wait for outside Unix.
+const openNonblock = 0
