@@ -113,36 +113,13 @@ func TestOutputCheckedBeforeRun(t *testing.T) {
 // directory, and written in place.
 func TestOutputDevNullUnprivileged(t *testing.T) {
 	needs(t)
-	setpriv, err := exec.LookPath("setpriv")
-	if err != nil {
-		t.Skip("setpriv not installed: cannot run patchprof as another user")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: cannot run patchprof as user nobody (65534)")
-	}
-	// The build directories are private (0700): copy what nobody runs.
-	dir, err := os.MkdirTemp("", "patchprof-nobody-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir := publicDir(t)
 	pp := copyExecutable(t, patchprofBin, filepath.Join(dir, "patchprof"))
 	exe := copyExecutable(t, buildC(t, "calls.c", "-g", "-O0"), filepath.Join(dir, "calls"))
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
-		pp, "--funcs", "-o", "/dev/null", "--save", "/dev/null", exe)
-	cmd.Dir = dir
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
-	if ee := (*exec.ExitError)(nil); err != nil && !errors.As(err, &ee) {
-		t.Fatalf("setpriv: %v", err)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 || stderr.String() != "" || !strings.HasPrefix(stdout.String(), "sum ") {
+	stdout, stderr, code := runAsNobody(t, pp, "--funcs", "-o", "/dev/null", "--save", "/dev/null", exe)
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "sum ") {
 		t.Errorf("as nobody, -o /dev/null --save /dev/null: exit %d, stdout %q, stderr %q; want 0, the target's output, nothing on stderr",
-			code, stdout.String(), stderr.String())
+			code, stdout, stderr)
 	}
 }
 

@@ -77,6 +77,13 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	f.run.prog = t.Name
+	if t.Attach == 0 {
+		// Said before the target runs, which may fail for want of them.
+		f.run.notes = setIDNotes(t.Path, t.Name)
+		for _, n := range f.run.notes {
+			fmt.Fprintf(stderr, "patchprof: %s\n", n)
+		}
+	}
 	pr.step("reading " + t.Name)
 	prof, err := profiler.Open(f.cfg, t)
 	if err != nil {
@@ -263,6 +270,7 @@ type runFlags struct {
 	bf                 *blockFlags
 	opt                output.Options
 	prog               string
+	notes              []string // the first notes of the report (setIDNotes)
 }
 
 // run profiles the target with prof and reports, handling patchprof's
@@ -318,6 +326,9 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	if err != nil {
 		return fail(stderr, err)
 	}
+	if len(f.notes) > 0 {
+		p.Notes = append(slices.Clip(f.notes), p.Notes...)
+	}
 	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) {
 		fmt.Fprintf(stderr, "patchprof: %s\n", n)
 	}
@@ -369,6 +380,9 @@ func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop
 			p := prof.Snapshot(ctx)
 			if p == nil {
 				continue
+			}
+			if len(f.notes) > 0 {
+				p.Notes = append(slices.Clip(f.notes), p.Notes...)
 			}
 			if f.save != "" {
 				if err := saveProfile(p, f.save, stderr); err != nil {

@@ -22,3 +22,6 @@ func executable(path string) bool { return true }
 
 // openNonblock: no FIFOs to wait for outside Unix.
 const openNonblock = 0
+
+// setIDNotes: no set-user-ID programs outside Unix.
+func setIDNotes(path, prog string) []string { return nil }
