@@ -142,7 +142,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	fs.StringVar(&funcRE, "func", "", "plant only in functions whose name matches `REGEXP`")
 	fs.StringVar(&fileGlob, "file", "", "plant only in source files whose path or base name matches `GLOB`")
 	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
-	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
+	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE` (- is stdout)")
 	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
 	fs.StringVar(&engine, "engine", monitor.EngineXOL, "how a hit is served: `xol` (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
 	fs.BoolVar(&pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")

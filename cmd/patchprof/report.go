@@ -42,7 +42,7 @@ type reportFlags struct {
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr (a directory for --format gcov)")
+	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr: - is stdout; a directory for --format gcov")
 	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
 	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
@@ -264,7 +264,7 @@ func reportMain(args []string, stderr io.Writer) int {
 func mergeMain(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("patchprof merge", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "write the merged profile to `FILE`")
+	out := fs.String("o", "", "write the merged profile to `FILE` (- is stdout)")
 	force := fs.Bool("force", false, "merge profiles of different executables anyway")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
