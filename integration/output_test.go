@@ -82,7 +82,7 @@ func TestOutputCheckedBeforeRun(t *testing.T) {
 		want string // the message, after "patchprof: "
 	}{
 		{"o-missing-dir", []string{"-o", dir + "/no/r.txt"}, "-o " + dir + "/no/r.txt: directory " + dir + "/no does not exist"},
-		{"o-under-file", []string{"-o", file + "/r.txt"}, "-o " + file + "/r.txt: not a directory"},
+		{"o-under-file", []string{"-o", file + "/r.txt"}, "-o " + file + "/r.txt: " + file + " is not a directory"},
 		{"o-directory", []string{"-o", dir}, "-o " + dir + " is a directory: give a file name"},
 		{"o-read-only", []string{"-o", ro + "/r.txt"}, "-o " + ro + "/r.txt: directory " + ro + " is not writable"},
 		{"save-read-only", []string{"--save", ro + "/p.json"}, "--save " + ro + "/p.json: directory " + ro + " is not writable"},

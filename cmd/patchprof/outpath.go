@@ -105,7 +105,12 @@ func checkOutput(flag, path string, kind outKind) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return checkDir(flag, path)
 	}
-	// ENOTDIR (a file where a directory should be), EACCES on the way.
+	// ENOTDIR: a file where a directory should be; name it.
+	for dir := filepath.Dir(path); filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
+		if st, serr := os.Stat(dir); serr == nil && !st.IsDir() {
+			return failed("%s %s: %s is not a directory", flag, path, dir)
+		}
+	}
 	return failed("%s %s: %v", flag, path, cause(err))
 }
 
