@@ -161,7 +161,7 @@ func TestAttachInterrupt(t *testing.T) {
 }
 
 // TestAttachErrors: processes that cannot be attached to get one line and
-// exit status 2.
+// exit status 125.
 func TestAttachErrors(t *testing.T) {
 	mustHaveCC(t)
 	mustHaveCLI(t)
@@ -174,8 +174,8 @@ func TestAttachErrors(t *testing.T) {
 	}
 	for _, args := range cases {
 		res := run(t, runOpts{args: args})
-		if res.code != 2 || !strings.HasPrefix(res.stderr, "patchprof: ") || strings.Count(res.stderr, "\n") != 1 {
-			t.Errorf("patchprof %q: exit %d, stderr %q; want 2 and one line", args, res.code, res.stderr)
+		if res.code != exitFailure || !strings.HasPrefix(res.stderr, "patchprof: ") || strings.Count(res.stderr, "\n") != 1 {
+			t.Errorf("patchprof %q: exit %d, stderr %q; want 125 and one line", args, res.code, res.stderr)
 		}
 	}
 	// A zombie: its parent has not reaped it.
@@ -197,8 +197,8 @@ func TestAttachErrors(t *testing.T) {
 	res := run(t, runOpts{args: []string{"--funcs", "-p", zsc.Text()}})
 	zin.Close()
 	z.Wait()
-	if res.code != 2 || !strings.Contains(res.stderr, "zombie") || strings.Count(res.stderr, "\n") != 1 {
-		t.Errorf("attach to a zombie: exit %d, stderr %q; want 2 and one line saying zombie", res.code, res.stderr)
+	if res.code != exitFailure || !strings.Contains(res.stderr, "zombie") || strings.Count(res.stderr, "\n") != 1 {
+		t.Errorf("attach to a zombie: exit %d, stderr %q; want 125 and one line saying zombie", res.code, res.stderr)
 	}
 	if strace, err := exec.LookPath("strace"); err == nil {
 		_, pid, _ := startHeartbeat(t, 20)
@@ -216,8 +216,8 @@ func TestAttachErrors(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		res := run(t, runOpts{args: []string{"--funcs", "-p", strconv.Itoa(pid)}})
-		if res.code != 2 || !strings.Contains(res.stderr, "already traced") || !strings.Contains(res.stderr, "strace") {
-			t.Errorf("attach to a traced process: exit %d, stderr %q; want 2 naming strace", res.code, res.stderr)
+		if res.code != exitFailure || !strings.Contains(res.stderr, "already traced") || !strings.Contains(res.stderr, "strace") {
+			t.Errorf("attach to a traced process: exit %d, stderr %q; want 125 naming strace", res.code, res.stderr)
 		}
 	}
 }

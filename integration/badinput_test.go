@@ -53,8 +53,10 @@ func writeFile(t *testing.T, dir, name string, data []byte, mode os.FileMode) st
 }
 
 // TestBadProgram checks patchprof's refusals of programs it cannot run or
-// profile: exit 2, one line on stderr starting "patchprof: ", naming the
-// program, and saying what to do where it can.
+// profile: one line on stderr starting "patchprof: ", naming the
+// program, and saying what to do where it can; exit 127 for a program not
+// found, 126 for one that cannot be run, 125 for one patchprof cannot
+// profile.
 func TestBadProgram(t *testing.T) {
 	needs(t)
 	dir := t.TempDir()
@@ -76,20 +78,21 @@ func TestBadProgram(t *testing.T) {
 		args []string
 		prog string   // the program the message must name
 		want []string // substrings the message must hold
+		code int      // the exit status
 	}{
-		{"missing", []string{missing}, missing, nil},
-		{"not-executable", []string{"--funcs", noExec}, noExec, nil},
-		{"not-elf", []string{notELF}, notELF, nil},
-		{"elf32", []string{"--funcs", elf32}, elf32, nil},
-		{"arm64", []string{"--funcs", arm64}, arm64, nil},
-		{"lines-no-debug", []string{"--lines", noDebug}, noDebug, []string{"-g", "--funcs"}},
-		{"default-no-debug", []string{noDebug}, noDebug, []string{"-g", "--funcs"}},
-		{"funcs-no-symbols", []string{"--funcs", stripped}, stripped, []string{"symbol"}},
+		{"missing", []string{missing}, missing, nil, exitNotFound},
+		{"not-executable", []string{"--funcs", noExec}, noExec, nil, exitCannotRun},
+		{"not-elf", []string{notELF}, notELF, nil, exitCannotRun},
+		{"elf32", []string{"--funcs", elf32}, elf32, nil, exitCannotRun},
+		{"arm64", []string{"--funcs", arm64}, arm64, nil, exitCannotRun},
+		{"lines-no-debug", []string{"--lines", noDebug}, noDebug, []string{"-g", "--funcs"}, exitFailure},
+		{"default-no-debug", []string{noDebug}, noDebug, []string{"-g", "--funcs"}, exitFailure},
+		{"funcs-no-symbols", []string{"--funcs", stripped}, stripped, []string{"symbol"}, exitFailure},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			res := run(t, runOpts{args: tc.args})
-			msg := oneLineError(t, res)
+			msg := oneLineErrorStatus(t, res, tc.code)
 			if !strings.Contains(msg, tc.prog) && !strings.Contains(msg, filepath.Base(tc.prog)) {
 				t.Errorf("%s: message %q does not name the program", res.cmdline, msg)
 			}
@@ -105,7 +108,7 @@ func TestBadProgram(t *testing.T) {
 	}
 }
 
-// TestBadArguments checks patchprof's refusals of its own arguments: exit 2
+// TestBadArguments checks patchprof's refusals of its own arguments: exit 125
 // and one line on stderr starting "patchprof: " (no usage dump).
 func TestBadArguments(t *testing.T) {
 	mustHaveCLI(t)

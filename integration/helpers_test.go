@@ -981,12 +981,26 @@ func isOpeningBrace(line string) bool {
 	return strings.HasPrefix(line, "{") || strings.HasPrefix(line, "){")
 }
 
-// oneLineError checks a failure of patchprof itself: exit code 2 and
+// Exit statuses of patchprof's own failures (README, "Exit status"), those
+// of env(1): patchprof failed, the program cannot be run, not found.
+const (
+	exitFailure   = 125
+	exitCannotRun = 126
+	exitNotFound  = 127
+)
+
+// oneLineError checks a failure of patchprof itself: exit code 125 and
 // exactly one line on stderr, starting "patchprof: ". It returns the line.
 func oneLineError(t testing.TB, res result) string {
 	t.Helper()
-	if res.code != 2 {
-		t.Errorf("%s: exit code %d, want 2", res.cmdline, res.code)
+	return oneLineErrorStatus(t, res, exitFailure)
+}
+
+// oneLineErrorStatus is oneLineError for the exit status want.
+func oneLineErrorStatus(t testing.TB, res result, want int) string {
+	t.Helper()
+	if res.code != want {
+		t.Errorf("%s: exit code %d, want %d", res.cmdline, res.code, want)
 	}
 	msg := strings.TrimSuffix(res.stderr, "\n")
 	if msg == "" || strings.Contains(msg, "\n") {

@@ -58,7 +58,7 @@ func TestPatchprofKilled(t *testing.T) {
 }
 
 // TestPtraceRefused: under another tracer (strace -f), the kernel refuses to
-// let patchprof trace its child. patchprof says so in one line and exits 2.
+// let patchprof trace its child. patchprof says so in one line and exits 125.
 func TestPtraceRefused(t *testing.T) {
 	mustHaveCC(t)
 	mustHaveCLI(t)
@@ -72,8 +72,8 @@ func TestPtraceRefused(t *testing.T) {
 	cmd.Stderr = &stderr
 	err = cmd.Run()
 	code := cmd.ProcessState.ExitCode()
-	if code != 2 {
-		t.Fatalf("exit code %d (%v), want 2; stderr:\n%s", code, err, stderr.String())
+	if code != exitFailure {
+		t.Fatalf("exit code %d (%v), want 125; stderr:\n%s", code, err, stderr.String())
 	}
 	msg := stderr.String()
 	if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "patchprof: ptrace not permitted") || !strings.Contains(msg, "traced by process") {

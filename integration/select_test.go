@@ -115,7 +115,7 @@ func TestSelectNothing(t *testing.T) {
 	exe := buildC(t, "calls.c", "-g", "-O0")
 	save := filepath.Join(t.TempDir(), "p.json")
 	res := run(t, runOpts{args: []string{"--lines", "--save", save, "--file", "nomatch*", exe}})
-	if res.code == 2 {
+	if res.code == exitFailure {
 		oneLineError(t, res)
 		if res.stdout != "" {
 			t.Errorf("%s: refused, yet the target ran: stdout %q", res.cmdline, res.stdout)

@@ -33,14 +33,33 @@ func launch(o *Options) (int, error) {
 		if errors.Is(err, unix.EPERM) {
 			return 0, notPermitted(err)
 		}
-		return 0, fmt.Errorf("start %s: %w", o.Path, err)
+		return 0, &StartError{Path: o.Path, Err: err}
 	}
 	var ws unix.WaitStatus
 	if err := waitPid(pid, &ws, unix.WALL); err != nil {
 		return 0, fmt.Errorf("wait for %s to start: %w", o.Path, err)
 	}
+	// The first stop of a PTRACE_TRACEME child that execs is the SIGTRAP
+	// of its successful execve (ptrace(2), "execve(2) under ptrace"). A
+	// stop for another signal came first: a signal sent before the exec, or
+	// the SIGSEGV the kernel forces on a process whose executable it could
+	// not map past execve's point of no return. Deliver it, as it would be
+	// natively, until the exec's stop or the end of the process.
+	for ws.Stopped() && ws.StopSignal() != unix.SIGTRAP {
+		if err := cont(pid, int(ws.StopSignal())); err != nil {
+			unix.Kill(pid, unix.SIGKILL)
+			return 0, fmt.Errorf("continue %s before its start: %w", o.Path, err)
+		}
+		if err := waitPid(pid, &ws, unix.WALL); err != nil {
+			return 0, fmt.Errorf("wait for %s to start: %w", o.Path, err)
+		}
+	}
 	if !ws.Stopped() {
-		return 0, fmt.Errorf("%s ended before it started (status %#x)", o.Path, uint32(ws))
+		e := &Exit{Code: ws.ExitStatus()}
+		if ws.Signaled() {
+			e = &Exit{Signal: int(ws.Signal())}
+		}
+		return 0, &StartError{Path: o.Path, Exit: e}
 	}
 	// Hand over from PTRACE_TRACEME to PTRACE_SEIZE: detach into a SIGSTOP
 	// group-stop (delivered before the first user instruction), then seize the

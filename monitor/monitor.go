@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -145,6 +146,32 @@ type Fault struct {
 // ErrPtraceNotPermitted is returned when the kernel refuses to let patchprof
 // trace the target.
 var ErrPtraceNotPermitted = errors.New("ptrace not permitted")
+
+// A StartError reports a program that did not start: execve(2) failed (Err
+// is its error, an errno), or the process ended before running a single
+// instruction of the program (Exit says how). The kernel kills with SIGSEGV
+// a process whose executable it cannot map once execve is past its point of
+// no return (bad program headers): natively that is status 139.
+type StartError struct {
+	Path string
+	Err  error // execve's error; nil when the process ended instead
+	Exit *Exit // how the process ended; nil when execve failed
+}
+
+// Error implements error.
+func (e *StartError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("cannot start %s: %v", e.Path, e.Err)
+	}
+	how := fmt.Sprintf("exited with code %d", e.Exit.Code)
+	if e.Exit.Signal != 0 {
+		how = fmt.Sprintf("was killed by signal %d", e.Exit.Signal)
+	}
+	return fmt.Sprintf("%s failed to start: it %s before its first instruction (the kernel could not load it)", e.Path, how)
+}
+
+// Unwrap returns execve's error.
+func (e *StartError) Unwrap() error { return e.Err }
 
 // ErrNoProcess, ErrZombie, ErrAlreadyTraced and ErrOwnProcess describe
 // processes that cannot be attached to (CheckAttach).

@@ -35,7 +35,7 @@ func (b *blockFlags) apply(lines, funcs *bool) error {
 	if b.disasm != "" {
 		re, err := regexp.Compile(b.disasm)
 		if err != nil {
-			return &userError{fmt.Sprintf("--disasm %q is not a valid regular expression: %v", b.disasm, err)}
+			return &userError{msg: fmt.Sprintf("--disasm %q is not a valid regular expression: %v", b.disasm, err)}
 		}
 		b.re = re
 		b.blocks = true
@@ -66,7 +66,7 @@ func (b *blockFlags) writeDisasm(w io.Writer, mods []profiler.Module, opt output
 		}
 	}
 	if len(fns) == 0 {
-		return &userError{fmt.Sprintf("--disasm %q matches no function whose blocks were counted", b.disasm)}
+		return &userError{msg: fmt.Sprintf("--disasm %q matches no function whose blocks were counted", b.disasm)}
 	}
 	return output.WriteDisasm(w, fns, opt)
 }

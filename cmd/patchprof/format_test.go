@@ -11,7 +11,7 @@ import (
 )
 
 // TestFormatFlagErrors: a bad --format, --color, --fold or --top, and a
-// compressed export without -o, are one line on stderr and exit 2.
+// compressed export without -o, are one line on stderr and exit 125.
 func TestFormatFlagErrors(t *testing.T) {
 	saved := filepath.Join(t.TempDir(), "p.json")
 	if err := os.WriteFile(saved, []byte(`{"version": 2, "executable": "/x", "args": ["x"], "mode": "lines",
@@ -31,8 +31,8 @@ func TestFormatFlagErrors(t *testing.T) {
 		{[]string{"--format", "html", "./x"}, `--format html: give -o PATH (the target's output goes to stdout)`},
 	} {
 		var b strings.Builder
-		if code := Main(tc.args, &b); code != exitUsage {
-			t.Errorf("Main(%q) = %d, want %d", tc.args, code, exitUsage)
+		if code := Main(tc.args, &b); code != exitFailure {
+			t.Errorf("Main(%q) = %d, want %d", tc.args, code, exitFailure)
 		}
 		if got := b.String(); got != "patchprof: "+tc.want+"\n" {
 			t.Errorf("Main(%q) printed %q, want %q", tc.args, got, "patchprof: "+tc.want+"\n")

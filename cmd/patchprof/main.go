@@ -14,6 +14,8 @@ package main
 
 import (
 	"context"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"flag"
 	"fmt"
@@ -34,31 +36,19 @@ import (
 	"github.com/patchprof/patchprof/profiler"
 )
 
-// exitUsage is patchprof's own failure status (bad flags, bad program, ptrace
-// refused), distinct from the target's statuses it passes through.
-const exitUsage = 2
-
 func main() {
 	monitor.ExitIfWaker()
 	os.Exit(Main(os.Args[1:], os.Stderr))
-}
-
-// A userError is a mistake the user can fix; it is printed as one line.
-type userError struct{ msg string }
-
-func (e *userError) Error() string { return e.msg }
-
-func fail(stderr io.Writer, err error) int {
-	msg := err.Error()
-	msg = strings.ReplaceAll(msg, "\n", " ")
-	fmt.Fprintf(stderr, "patchprof: %s\n", msg)
-	return exitUsage
 }
 
 func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprintf(w, "usage: patchprof [flags] [--] PROGRAM [ARGS...]\n       patchprof [flags] -p PID\n       patchprof report [flags] FILE...\n       patchprof merge [--force] -o OUT FILE...\n\nflags:\n")
 	fs.SetOutput(w)
 	fs.PrintDefaults()
+	fmt.Fprintf(w, "\nexit status: the program's own (128+N when signal N killed it), or\n"+
+		"  %d  patchprof failed (a bad flag, profile or output path, ptrace refused, a write failed)\n"+
+		"  %d  the program cannot be run (not executable, a directory, not an x86-64 ELF executable)\n"+
+		"  %d  the program was not found\n", exitFailure, exitCannotRun, exitNotFound)
 }
 
 // Main runs patchprof with args (without the command name) and returns the exit
@@ -87,6 +77,13 @@ func Main(args []string, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	f.run.prog = t.Name
+	if t.Attach == 0 {
+		// Said before the target runs, which may fail for want of them.
+		f.run.notes = setIDNotes(t.Path, t.Name)
+		for _, n := range f.run.notes {
+			fmt.Fprintf(stderr, "patchprof: %s\n", n)
+		}
+	}
 	pr.step("reading " + t.Name)
 	prof, err := profiler.Open(f.cfg, t)
 	if err != nil {
@@ -145,7 +142,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	fs.StringVar(&funcRE, "func", "", "plant only in functions whose name matches `REGEXP`")
 	fs.StringVar(&fileGlob, "file", "", "plant only in source files whose path or base name matches `GLOB`")
 	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
-	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE`")
+	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE` (- is stdout)")
 	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
 	fs.StringVar(&engine, "engine", monitor.EngineXOL, "how a hit is served: `xol` (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
 	fs.BoolVar(&pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")
@@ -155,28 +152,30 @@ func parseFlags(args []string) (*mainFlags, error) {
 	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
 	rf.register(fs)
 	bf := registerBlockFlags(fs)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(attachedPID(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
 			return nil, err
 		}
-		return nil, &userError{fmt.Sprintf("%v (see patchprof -h)", err)}
+		return nil, &userError{msg: fmt.Sprintf("%v (see patchprof -h)", err)}
 	}
+	pGiven := false
+	fs.Visit(func(f *flag.Flag) { pGiven = pGiven || f.Name == "p" })
 	switch {
-	case attach < 0:
-		return nil, &userError{fmt.Sprintf("-p %d: a PID is a positive number", attach)}
+	case pGiven && attach <= 0:
+		return nil, &userError{msg: fmt.Sprintf("-p %d: -p needs a process ID greater than 0", attach)}
 	case attach > 0 && fs.NArg() > 0:
-		return nil, &userError{"-p PID attaches to a running process: give either -p or a program to run, not both"}
+		return nil, &userError{msg: "-p PID attaches to a running process: give either -p or a program to run, not both"}
 	case attach == 0 && fs.NArg() == 0:
-		return nil, &userError{"no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"}
+		return nil, &userError{msg: "no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"}
 	case engine != monitor.EngineXOL && engine != monitor.EngineClassic:
-		return nil, &userError{fmt.Sprintf("--engine %q: want xol or classic", engine)}
+		return nil, &userError{msg: fmt.Sprintf("--engine %q: want xol or classic", engine)}
 	case interval < 0:
-		return nil, &userError{fmt.Sprintf("--interval %v: give a positive duration", interval)}
+		return nil, &userError{msg: fmt.Sprintf("--interval %v: give a positive duration", interval)}
 	case duration < 0:
-		return nil, &userError{fmt.Sprintf("--duration %v: give a positive duration", duration)}
+		return nil, &userError{msg: fmt.Sprintf("--duration %v: give a positive duration", duration)}
 	case duration > 0 && attach == 0:
-		return nil, &userError{"--duration only applies with -p PID (a started program is profiled to its end)"}
+		return nil, &userError{msg: "--duration only applies with -p PID (a started program is profiled to its end)"}
 	}
 	if err := bf.apply(&lines, &funcs); err != nil {
 		return nil, err
@@ -192,14 +191,14 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if funcRE != "" {
 		re, err := regexp.Compile(funcRE)
 		if err != nil {
-			return nil, &userError{fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)}
+			return nil, &userError{msg: fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)}
 		}
 		funcFilter = re.MatchString
 	}
 	var fileFilter func(string) bool
 	if fileGlob != "" {
 		if _, err := filepath.Match(fileGlob, ""); err != nil {
-			return nil, &userError{fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)}
+			return nil, &userError{msg: fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)}
 		}
 		fileFilter = func(p string) bool {
 			a, _ := filepath.Match(fileGlob, p)
@@ -209,12 +208,12 @@ func parseFlags(args []string) (*mainFlags, error) {
 	}
 
 	if rf.format != "listing" && rf.out == "" {
-		return nil, &userError{fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)}
+		return nil, &userError{msg: fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)}
 	}
-	if err := checkWritable("-o", rf.out); err != nil {
+	if err := rf.checkOutput(); err != nil {
 		return nil, err
 	}
-	if err := checkWritable("--save", save); err != nil {
+	if err := checkOutput("--save", save, outReplace); err != nil {
 		return nil, err
 	}
 	return &mainFlags{
@@ -228,6 +227,40 @@ func parseFlags(args []string) (*mainFlags, error) {
 	}, nil
 }
 
+// attachedPID returns args with strace's spelling -pPID (and --pPID) of
+// patchprof's own -p PID split in two, as the flag package wants it. Only
+// patchprof's flags are looked at: the scan ends at "--" or at the program.
+func attachedPID(fs *flag.FlagSet, args []string) []string {
+	out := make([]string, 0, len(args)+1)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || a == "-" || !strings.HasPrefix(a, "-") {
+			return append(out, args[i:]...)
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if pid, ok := strings.CutPrefix(name, "p"); ok && pid != "" && strings.Trim(pid, "0123456789") == "" && fs.Lookup(name) == nil {
+			out = append(out, "-p", pid)
+			continue
+		}
+		out = append(out, a)
+		if strings.Contains(name, "=") {
+			continue
+		}
+		// A flag that takes a value takes the next argument.
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+// isBoolFlag reports whether f is a flag that takes no value (-flag alone).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
 // runFlags are the flags that shape a run's signals, reports and output.
 type runFlags struct {
 	attach             int
@@ -237,6 +270,7 @@ type runFlags struct {
 	bf                 *blockFlags
 	opt                output.Options
 	prog               string
+	notes              []string // the first notes of the report (setIDNotes)
 }
 
 // run profiles the target with prof and reports, handling patchprof's
@@ -285,24 +319,38 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 		}
 	}})
 	interim()
+	if se := (*monitor.StartError)(nil); errors.As(err, &se) && se.Exit != nil {
+		fmt.Fprintf(stderr, "patchprof: %s\n", startFailure(f.prog, se.Exit))
+		return se.Exit.ShellStatus()
+	}
 	if err != nil {
 		return fail(stderr, err)
+	}
+	if len(f.notes) > 0 {
+		p.Notes = append(slices.Clip(f.notes), p.Notes...)
 	}
 	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) {
 		fmt.Fprintf(stderr, "patchprof: %s\n", n)
 	}
+	// A profile or report that could not be written is a failure of
+	// patchprof (125), whatever the target's status: the run is lost but
+	// for the temporary file the message names.
+	// Said last, where it is seen after a listing on stderr.
+	status := res.Exit.ShellStatus()
+	var saveErr error
 	if f.save != "" {
-		if err := p.Save(f.save); err != nil {
-			fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
-		}
+		saveErr = saveProfile(p, f.save, stderr)
 	}
-	if err := f.rf.write(p, f.opt, stderr); err != nil {
-		fmt.Fprintf(stderr, "patchprof: %v\n", err)
-	}
+	writeErr := f.rf.write(p, f.opt, stderr)
 	if err := f.bf.writeDisasm(stderr, prof.Modules(), f.opt); err != nil {
 		fmt.Fprintf(stderr, "patchprof: %v\n", err)
 	}
-	return res.Exit.ShellStatus()
+	for _, err := range []error{saveErr, writeErr} {
+		if err != nil {
+			status = fail(stderr, err)
+		}
+	}
+	return status
 }
 
 // interimReports writes a report (with --save: replaces the saved profile)
@@ -333,9 +381,12 @@ func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop
 			if p == nil {
 				continue
 			}
+			if len(f.notes) > 0 {
+				p.Notes = append(slices.Clip(f.notes), p.Notes...)
+			}
 			if f.save != "" {
-				if err := p.Save(f.save); err != nil {
-					fmt.Fprintf(stderr, "patchprof: cannot save the profile: %v\n", err)
+				if err := saveProfile(p, f.save, stderr); err != nil {
+					fmt.Fprintf(stderr, "patchprof: %v\n", err)
 				}
 				continue
 			}
@@ -368,31 +419,12 @@ func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
 	}
 }
 
-// checkWritable fails early, before the target runs, when a report or profile
-// could not be written where the user asked.
-func checkWritable(flag, path string) error {
-	if path == "" {
-		return nil
-	}
-	dir := filepath.Dir(path)
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return &userError{fmt.Sprintf("%s %s: directory %s does not exist", flag, path, dir)}
-	}
-	if !writable(dir) {
-		return &userError{fmt.Sprintf("%s %s: directory %s is not writable", flag, path, dir)}
-	}
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		return &userError{fmt.Sprintf("%s %s is a directory: give a file name", flag, path)}
-	}
-	return nil
-}
-
 // processImage returns the executable and the arguments of a running process.
 func processImage(pid int) (string, []string, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	path, err := os.Readlink(dir + "/exe")
 	if err != nil {
-		return "", nil, &userError{fmt.Sprintf("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)}
+		return "", nil, &userError{msg: fmt.Sprintf("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)}
 	}
 	path = strings.TrimSuffix(path, " (deleted)")
 	var args []string
@@ -403,38 +435,68 @@ func processImage(pid int) (string, []string, error) {
 }
 
 // resolve finds the program as execve would: a name with a slash is a path,
-// anything else is looked up in PATH.
+// anything else is looked up in PATH. Its errors carry the status env(1)
+// would exit with: 127 for a program not found, 126 for one that cannot be
+// run.
 func resolve(prog string) (string, error) {
 	path := prog
 	if !strings.Contains(prog, "/") {
 		p, err := exec.LookPath(prog)
-		if err != nil {
-			if errors.Is(err, exec.ErrNotFound) {
-				return "", &userError{fmt.Sprintf("%s: program not found in PATH (give its path, e.g. ./%s)", prog, prog)}
-			}
-			path = p
-		} else {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", notFound("%s: program not found in PATH (give its path, e.g. ./%s)", prog, prog)
+		}
+		if p != "" {
 			path = p
 		}
 	}
 	st, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return "", &userError{fmt.Sprintf("%s: no such file: check the program's path", prog)}
+			return "", notFound("%s: no such file: check the program's path", prog)
 		}
-		return "", &userError{fmt.Sprintf("%s: %v", prog, err)}
+		return "", cannotRun("%s: %v", prog, err)
 	}
 	if st.IsDir() {
-		return "", &userError{fmt.Sprintf("%s is a directory, not a program", prog)}
+		return "", cannotRun("%s is a directory, not a program", prog)
 	}
 	if st.Mode()&0o111 == 0 || !executable(path) {
-		return "", &userError{fmt.Sprintf("%s is not executable: chmod +x it", prog)}
+		return "", cannotRun("%s is not executable: chmod +x it", prog)
+	}
+	if err := checkELF(path, prog); err != nil {
+		return "", err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return "", &userError{fmt.Sprintf("%s: %v", prog, err)}
+		return "", failed("%s: %v", prog, err)
 	}
 	return abs, nil
+}
+
+// checkELF refuses, with exitCannotRun, a program that is not an x86-64 ELF
+// executable: execve refuses most of them (ENOEXEC), and patchprof can
+// profile none (a script runs in its interpreter: profile that). The ELF
+// identification and header are those of the ELF gABI ("ELF Header").
+func checkELF(path, prog string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return cannotRun("%s: %v", prog, err)
+	}
+	defer f.Close()
+	var h [20]byte
+	n, _ := io.ReadFull(f, h[:])
+	if n < 4 || string(h[:4]) != elf.ELFMAG {
+		return cannotRun("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)
+	}
+	if n < len(h) || elf.Class(h[elf.EI_CLASS]) != elf.ELFCLASS64 || elf.Data(h[elf.EI_DATA]) != elf.ELFDATA2LSB ||
+		elf.Machine(binary.LittleEndian.Uint16(h[18:])) != elf.EM_X86_64 {
+		bits := map[elf.Class]string{elf.ELFCLASS32: "32-bit", elf.ELFCLASS64: "64-bit"}[elf.Class(h[elf.EI_CLASS])]
+		return cannotRun("%s: not an x86-64 ELF executable (found %s %v): patchprof profiles x86-64 programs only",
+			prog, bits, elf.Machine(binary.LittleEndian.Uint16(h[18:])))
+	}
+	if t := elf.Type(binary.LittleEndian.Uint16(h[16:])); t != elf.ET_EXEC && t != elf.ET_DYN {
+		return cannotRun("%s: not an executable ELF file (%v): link it into a program", prog, t)
+	}
+	return nil
 }
 
 // libFlag collects the --lib patterns.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,10 +37,12 @@ type reportFlags struct {
 	top        int
 	sourceDirs listFlag
 	substs     listFlag
+	wd         string       // the working directory, for the exports that record it
+	src        *sourceFiles // reads the sources (options sets it)
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr (a directory for --format gcov)")
+	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr: - is stdout; a directory for --format gcov")
 	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
 	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
@@ -51,88 +54,162 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 
 func (r *reportFlags) options() (output.Options, error) {
 	if !slices.Contains(formats, r.format) {
-		return output.Options{}, &userError{fmt.Sprintf("--format %q: use %s", r.format, strings.Join(formats, ", "))}
+		return output.Options{}, &userError{msg: fmt.Sprintf("--format %q: use %s", r.format, strings.Join(formats, ", "))}
 	}
 	for _, f := range []struct{ name, value string }{{"--color", r.color}, {"--fold", r.fold}} {
 		if f.value != "auto" && f.value != "always" && f.value != "never" {
-			return output.Options{}, &userError{fmt.Sprintf("%s %q: use auto, always or never", f.name, f.value)}
+			return output.Options{}, &userError{msg: fmt.Sprintf("%s %q: use auto, always or never", f.name, f.value)}
 		}
 	}
 	if r.top < 0 {
-		return output.Options{}, &userError{fmt.Sprintf("--top %d: give a positive number of lines", r.top)}
+		return output.Options{}, &userError{msg: fmt.Sprintf("--top %d: give a positive number of lines", r.top)}
 	}
 	style, err := output.ParseStyle(r.print)
 	if err != nil {
-		return output.Options{}, &userError{fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
+		return output.Options{}, &userError{msg: fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
 	}
-	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top}
+	r.src = newSourceFiles()
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile}
 	for _, s := range r.substs {
 		sub, err := output.ParseSubst(s)
 		if err != nil {
-			return opt, &userError{fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
+			return opt, &userError{msg: fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
 		}
 		opt.Subst = append(opt.Subst, sub)
 	}
 	if wd, err := os.Getwd(); err == nil {
-		opt.Cwd = wd
+		r.wd = wd
+		// Names relative to / would print as tmp/x.c, which reads as a
+		// relative path: from the root, the listing shows them absolute.
+		if wd != "/" {
+			opt.Cwd = wd
+		}
 	}
 	return opt, nil
 }
 
-// write renders p in the chosen format: the listing to -o FILE or to stderr;
-// exports to -o PATH or, for text exports from `patchprof report`, stdout.
+// write renders p in the chosen format: the listing to -o PATH or to
+// stderr; exports to -o PATH or, for text exports from `patchprof report`,
+// stdout. "-o -" is stdout. The report is rendered completely before a
+// byte is written, so a write that fails (a full disk) loses nothing: the
+// report goes to a temporary file instead (see deliver).
 func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
 	switch {
 	case r.format == "gcov":
-		dir := r.out
-		if dir == "" {
-			dir = "."
-		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return &userError{fmt.Sprintf("cannot create %s for the .gcov files: %v", dir, err)}
-		}
-		_, err := output.WriteGcov(dir, p, nil)
-		return err
+		return r.writeGcov(p, opt)
 	case binaryFormats[r.format] && r.out == "":
-		return &userError{fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
+		return &userError{msg: fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
 	}
-	var w io.Writer = stderr
-	if r.format != "listing" {
-		w = os.Stdout
-	}
-	var f *os.File
-	if r.out != "" {
-		var err error
-		if f, err = os.Create(r.out); err != nil {
-			return &userError{fmt.Sprintf("cannot write the report: %v", err)}
+	path := r.out
+	if path == "" {
+		path = "/dev/stderr"
+		if r.format != "listing" {
+			path = "-"
 		}
-		w = f
 	}
-	var err error
+	sink, closeSink, err := openSink(path, stderr)
+	if err != nil {
+		return err
+	}
+	defer closeSink()
+	var buf bytes.Buffer
+	t := terminalOf(sink)
+	opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
+	opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
+	if opt.Width == 0 {
+		opt.Width = t.width
+	}
+	// The notes of the sources refused so far go with the report; a source
+	// first refused while rendering means one more rendering, with its
+	// note (the sources read are cached).
+	for {
+		notes := r.notes()
+		buf.Reset()
+		if err := r.render(&buf, withNotes(p, notes), opt); err != nil {
+			return err
+		}
+		if len(r.notes()) == len(notes) {
+			break
+		}
+	}
+	if sink != nil {
+		if _, err := sink.Write(buf.Bytes()); err != nil {
+			return setAside("the report", path, cause(err), "patchprof-report-*"+reportExt[r.format], buf.Bytes())
+		}
+		return nil
+	}
+	return deliver("the report", path, buf.Bytes(), stderr, "patchprof-report-*"+reportExt[r.format])
+}
+
+// checkOutput checks -o before anything runs (see checkOutput): a
+// directory for --format gcov, else a file.
+func (r *reportFlags) checkOutput() error {
+	if r.format == "gcov" {
+		return checkOutput("-o", r.out, outDir)
+	}
+	return checkOutput("-o", r.out, outFile)
+}
+
+// notes are the notes of the sources refused so far.
+func (r *reportFlags) notes() []string {
+	if r.src == nil {
+		return nil
+	}
+	return r.src.notes()
+}
+
+// render writes p in the chosen format (not gcov) to w.
+func (r *reportFlags) render(w io.Writer, p *profile.Profile, opt output.Options) error {
 	switch r.format {
 	case "lcov":
-		err = output.WriteLCOV(w, p)
+		return output.WriteLCOV(w, p)
 	case "pprof":
-		err = output.WritePprof(w, p)
+		return output.WritePprof(w, p)
 	case "gcov-json":
-		err = output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: opt.Cwd})
+		return output.WriteGcovJSON(w, p, output.GcovJSONOptions{Cwd: r.wd})
 	case "cobertura":
-		err = output.WriteCobertura(w, p, output.CoberturaOptions{Root: opt.Cwd, Timestamp: time.Now().Unix()})
+		return output.WriteCobertura(w, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
 	case "html":
-		err = output.WriteHTML(w, p, opt)
-	default:
-		t := terminalOf(w)
-		opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
-		opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
-		if opt.Width == 0 {
-			opt.Width = t.width
+		return output.WriteHTML(w, p, opt)
+	}
+	return output.Write(w, p, opt)
+}
+
+// reportExt is the file name extension of a report set aside in a
+// temporary file, by format.
+var reportExt = map[string]string{
+	"listing": ".txt", "gcov-json": ".gcov.json.gz", "lcov": ".info", "pprof": ".pb.gz", "cobertura": ".xml", "html": ".html",
+}
+
+// writeGcov writes the .gcov files into the -o directory (default: the
+// working directory), created if missing. When that fails, they all go to
+// a new temporary directory instead.
+func (r *reportFlags) writeGcov(p *profile.Profile, opt output.Options) error {
+	dir := r.out
+	if dir == "" {
+		dir = "."
+	}
+	err := os.MkdirAll(dir, 0o755)
+	if err == nil {
+		_, err = output.WriteGcov(dir, p, opt.ReadFile)
+	}
+	var nameErr *output.GcovNameError
+	if err == nil || errors.As(err, &nameErr) {
+		return err
+	}
+	e := &setAsideError{what: "the .gcov files", path: dir, err: cause(err)}
+	tmp, terr := os.MkdirTemp("", "patchprof-gcov-*")
+	if terr == nil {
+		if _, terr = output.WriteGcov(tmp, p, opt.ReadFile); terr != nil {
+			os.RemoveAll(tmp)
 		}
-		err = output.Write(w, p, opt)
 	}
-	if f != nil {
-		err = errors.Join(err, f.Close())
+	if terr != nil {
+		e.asideErr = terr
+	} else {
+		e.aside = tmp
 	}
-	return err
+	return e
 }
 
 // loadAll loads saved profiles and merges them when there are several.
@@ -162,13 +239,16 @@ func reportMain(args []string, stderr io.Writer) int {
 			usage(fs, os.Stdout)
 			return 0
 		}
-		return fail(stderr, &userError{fmt.Sprintf("report: %v (see patchprof report -h)", err)})
+		return fail(stderr, &userError{msg: fmt.Sprintf("report: %v (see patchprof report -h)", err)})
 	}
 	if fs.NArg() == 0 {
-		return fail(stderr, &userError{"report takes saved profiles: patchprof report [flags] FILE..."})
+		return fail(stderr, &userError{msg: "report takes saved profiles: patchprof report [flags] FILE..."})
 	}
 	opt, err := rf.options()
 	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := rf.checkOutput(); err != nil {
 		return fail(stderr, err)
 	}
 	p, err := loadAll(fs.Args(), *force)
@@ -184,24 +264,27 @@ func reportMain(args []string, stderr io.Writer) int {
 func mergeMain(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("patchprof merge", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "write the merged profile to `FILE`")
+	out := fs.String("o", "", "write the merged profile to `FILE` (- is stdout)")
 	force := fs.Bool("force", false, "merge profiles of different executables anyway")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
 			return 0
 		}
-		return fail(stderr, &userError{fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
+		return fail(stderr, &userError{msg: fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
 	}
 	if *out == "" || fs.NArg() == 0 {
-		return fail(stderr, &userError{"merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
+		return fail(stderr, &userError{msg: "merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
+	}
+	if err := checkOutput("-o", *out, outReplace); err != nil {
+		return fail(stderr, err)
 	}
 	p, err := loadAll(fs.Args(), *force)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := p.Save(*out); err != nil {
-		return fail(stderr, &userError{fmt.Sprintf("cannot save %s: %v", *out, err)})
+	if err := saveProfile(p, *out, stderr); err != nil {
+		return fail(stderr, err)
 	}
 	return 0
 }

@@ -39,3 +39,7 @@ func writable(dir string) bool { return unix.Access(dir, unix.W_OK) == nil }
 
 // executable reports whether patchprof may execute the file at path.
 func executable(path string) bool { return syscall.Access(path, 1 /* X_OK */) == nil }
+
+// openNonblock opens without blocking: a FIFO opens at once (open(2),
+// O_NONBLOCK), so reading a source never waits for a writer.
+const openNonblock = unix.O_NONBLOCK
