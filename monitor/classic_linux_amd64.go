@@ -21,10 +21,19 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 	tab := mp.tab
 	cur := m.cursorOf(t, mp, i, st.regs.R14)
 	undo := tab.Hit(cur, i, st.regs.Rsp)
-	if tab.OriginalByte(i) == breakpoint.Int3 {
-		// The program's own int3 is at the site: it has just executed, as
-		// it would have without us. Deliver its SIGTRAP (the stop's siginfo,
-		// SI_KERNEL, is the one the kernel made for it).
+	if ob := tab.OriginalByte(i); ob == breakpoint.Int3 || ob == icebp {
+		// The program's own int3 or int1 is at the site: it has just
+		// executed, as it would have without us, and the PC is past it.
+		// Deliver its SIGTRAP (an int3's siginfo, SI_KERNEL, is the one the
+		// kernel made for ours; an int1's says TRAP_BRKPT). Our trap stood
+		// for the program's, with the same effect on its signal state.
+		t.trapped = false
+		if ob == icebp {
+			st.info.Code = trapBrkpt
+			if err := setSiginfo(t.tid, &st.info); err != nil {
+				m.lose(fmt.Errorf("set the siginfo of thread %d's int1: %w", t.tid, err))
+			}
+		}
 		m.signal(t, st)
 		return
 	}
@@ -32,6 +41,9 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 	if m.stopOthers(mm, t) {
 		m.res.Holds++
 	}
+	// Put back what the trap changed before the step: SIGTRAP unblocked
+	// would let one the program keeps pending through.
+	m.repair(t)
 	regs := st.regs
 	regs.Rip = addr
 	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
@@ -85,6 +97,7 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 			return true
 		}
 		t.state = running
+		t.trapped = true // the step's trap is forced like an int3's
 		sig = 0
 		ev, err := m.waitFor(t)
 		if err != nil {
@@ -113,9 +126,17 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 				m.lose(fmt.Errorf("read the siginfo of thread %d after a step: %w", t.tid, err))
 				return true
 			}
+			if st.info.Code <= 0 && t.mask&trapBit != 0 {
+				// Sent, blocked by the program, and let through by the
+				// step's trap (see trap): it goes back pending, and the
+				// step completed.
+				m.requeue(t, &st.info)
+				st.info.Code = trapTrace
+			}
 			if st.info.Code <= 0 { // SI_USER, SI_TKILL, SI_QUEUE: a SIGTRAP somebody sent
 				m.noteFault(t, st)
 				sig = int(st.sig)
+				m.delivering(t, sig, false)
 				handler = handler || caught(t.tid, st.sig)
 				continue
 			}
@@ -134,6 +155,7 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 		}
 		m.noteFault(t, st)
 		sig = int(st.sig)
+		m.delivering(t, sig, st.forced())
 		// A fault of the instruction itself counts its entry, whatever
 		// the handler then does (Go's recover, longjmp, a crash), as
 		// gcov does; only a signal that came before it is undone.
@@ -168,7 +190,10 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 	}
 	sig := 0
 	for {
-		if err := cont(t.tid, sig); err != nil {
+		if sig != 0 {
+			m.repair(t)
+		}
+		if err := contSyscall(t.tid, sig); err != nil {
 			m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
 			return
 		}
@@ -212,6 +237,7 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 		}
 		m.noteFault(t, st)
 		sig = int(st.sig)
+		m.delivering(t, sig, st.forced())
 	}
 }
 

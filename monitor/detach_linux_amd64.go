@@ -52,11 +52,22 @@ func (m *mon) detachAll() {
 		}
 	}
 	m.dequeueTraps(sig)
+	for _, t := range m.threads {
+		if t.state == stopped && t.atEntry && !t.mm.dead {
+			m.leaveEntry(t)
+		}
+	}
 	freed := map[*space]bool{}
 	for _, t := range m.threads {
 		if t.canInject() && !t.mm.dead && !freed[t.mm] {
 			freed[t.mm] = true
 			m.freeXOL(t.mm, t)
+		}
+	}
+	for _, t := range m.threads {
+		if !t.mm.dead && !freed[t.mm] {
+			freed[t.mm] = true
+			m.leftXOL(t.mm)
 		}
 	}
 	for _, img := range m.imgs {
@@ -149,7 +160,8 @@ func (m *mon) settle(ev event, sig map[int]int) {
 	}
 	st := &sigStop{sig: ps.sig}
 	if st.sig == unix.SIGTRAP && st.load(t.tid) == nil && st.info.Code == siKernel {
-		if mp, i, ok := t.mm.lookup(st.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != breakpoint.Int3 {
+		if mp, i, ok := t.mm.lookup(st.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != breakpoint.Int3 && mp.tab.OriginalByte(i) != icebp {
+			t.trapped = true
 			regs := st.regs
 			regs.Rip--
 			if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {

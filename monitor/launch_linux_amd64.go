@@ -16,7 +16,7 @@ import (
 // kill the target if patchprof dies (ptrace(2), PTRACE_O_EXITKILL).
 const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK |
 	unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACEVFORKDONE |
-	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_EXITKILL
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_EXITKILL | unix.PTRACE_O_TRACESYSGOOD
 
 // launch starts the target stopped at its exec and seized.
 //

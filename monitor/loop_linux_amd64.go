@@ -190,6 +190,9 @@ func (m *mon) plantRoot(pid int, tids []int) error {
 		m.addThread(&thread{tid: tid, tgid: pid, mm: mm, state: stopped, swallowCont: m.o.Attach == 0})
 	}
 	m.res.Processes = 1
+	if err := m.readSignals(pid); err != nil {
+		return err
+	}
 	if err := m.scanMaps(mm); err != nil {
 		return fmt.Errorf("plant breakpoints: %w", err)
 	}
@@ -327,6 +330,7 @@ func (m *mon) deferEvent(ev event) {
 	was := u.state
 	u.state = stopped
 	u.inSyscall = st.inSyscall()
+	u.atEntry = false
 	if u.mm == m.cur && st.kind == stopEvent {
 		// Absorbed: the thread stays stopped until resumeOthers.
 		m.eventStop(u, was, st.sig)
@@ -369,7 +373,8 @@ func (m *mon) resume(t *thread, sig int) {
 		t.state = listening
 		return
 	}
-	if err := cont(t.tid, sig); err != nil {
+	m.repair(t)
+	if err := contSyscall(t.tid, sig); err != nil {
 		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
 		return
 	}
@@ -425,6 +430,7 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 	was := t.state
 	t.state = stopped
 	t.inSyscall = st.inSyscall()
+	t.atEntry = false
 	switch st.kind {
 	case stopNewTask:
 		m.newTask(t, st.event)
@@ -443,6 +449,8 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 		}
 	case stopSignal:
 		return t, st, outSignal
+	case stopSyscall:
+		m.syscallStop(t)
 	}
 	return t, st, outResume
 }
@@ -487,12 +495,15 @@ func (m *mon) trap(t *thread) {
 	pc := rip - 1
 	mp, i, ok := t.mm.lookup(pc)
 	ours := ok && mp.tab.Armed(i) && !t.mm.dead && !(t.mm.dis == mp && t.mm.disarmed == i)
+	if ours {
+		t.trapped = true
+	}
 	// The out-of-line hit, the common case, reads and writes only the words
 	// it needs (BenchmarkRegisterAccess: one system call less than the
 	// whole register set). A thread whose PC is just past our int3, inside
 	// an instruction longer than one byte, can only have got there by
 	// executing the int3: the siginfo need not be read either.
-	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong {
+	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong && !t.trapRisk() {
 		m.hitXOLFast(t, mp, i)
 		return
 	}
@@ -500,6 +511,14 @@ func (m *mon) trap(t *thread) {
 	if err := st.load(t.tid); err != nil {
 		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 		return
+	}
+	if ours && st.info.Code <= 0 && t.mask&trapBit != 0 {
+		// A SIGTRAP the program sent itself and keeps blocked was pending
+		// when our int3 fired: the kernel unblocked it, and reports our
+		// trap with its siginfo (a pending standard signal is not queued
+		// twice). Count the hit; the program's SIGTRAP goes back pending.
+		m.requeue(t, &st.info)
+		st.info.Code = siKernel
 	}
 	if st.info.Code == siKernel && ours {
 		if m.xolOn && m.hitXOL(t, mp, i, &st.regs) {

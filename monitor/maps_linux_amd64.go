@@ -211,3 +211,24 @@ func (m *mon) scanMaps(mm *space) error {
 	mm.maps = kept
 	return rootErr
 }
+
+// mapped reports whether address addr is mapped in process pid
+// (/proc/PID/maps).
+func mapped(pid int, addr uint64) (bool, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		lo, hi, ok := strings.Cut(strings.Fields(line + " x")[0], "-")
+		if !ok {
+			continue
+		}
+		l, e1 := strconv.ParseUint(lo, 16, 64)
+		h, e2 := strconv.ParseUint(hi, 16, 64)
+		if e1 == nil && e2 == nil && addr >= l && addr < h {
+			return true, nil
+		}
+	}
+	return false, nil
+}

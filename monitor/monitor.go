@@ -105,6 +105,9 @@ type Result struct {
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int
+	// SignalRepairs counts the breakpoints that hit with SIGTRAP blocked or
+	// ignored, after which the program's signal state was put back.
+	SignalRepairs int
 	// Degraded, if not nil, joins the failures that left the counts
 	// incomplete without ending the run: a site that could not be re-armed,
 	// a process that could not be followed, code that could not be restored.

@@ -67,7 +67,8 @@ func kcmpVM(pid1, pid2 int) (bool, error) {
 // (sys/user.h) is at its start.
 const (
 	offR14 = 1 * 8
-	offRip = 16 * 8
+	offOrigRax = 15 * 8
+	offRip     = 16 * 8
 	offRsp = 19 * 8
 )
 
@@ -84,4 +85,73 @@ func peekUser(tid int, off uintptr) (uint64, error) {
 // pokeUser writes one word of the tracee's USER area.
 func pokeUser(tid int, off uintptr, v uint64) error {
 	return ptrace(unix.PTRACE_POKEUSR, tid, off, uintptr(v))
+}
+
+// contSyscall restarts tid like cont, stopping it again at its next system
+// call's entry and exit (PTRACE_SYSCALL): how the monitor sees the calls that
+// change the target's signal state (sigstate_linux_amd64.go).
+func contSyscall(tid, sig int) error { return ptrace(unix.PTRACE_SYSCALL, tid, 0, uintptr(sig)) }
+
+// getSigmask returns the blocked mask of a stopped thread (bit n-1 is
+// signal n; ptrace(2), PTRACE_GETSIGMASK).
+func getSigmask(tid int) (uint64, error) {
+	var mask uint64
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGMASK, uintptr(tid), 8, uintptr(unsafe.Pointer(&mask)), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return mask, nil
+}
+
+// setSigmask sets the blocked mask of a stopped thread (PTRACE_SETSIGMASK).
+func setSigmask(tid int, mask uint64) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETSIGMASK, uintptr(tid), 8, uintptr(unsafe.Pointer(&mask)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// setSiginfo replaces the siginfo of the signal t stops for (the one
+// delivered when it is resumed with that signal).
+func setSiginfo(tid int, si *siginfo) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(si)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// A syscallInfo is struct ptrace_syscall_info (linux/ptrace.h): at an entry
+// stop Val is the call's number and Args its arguments; at an exit stop Val
+// is its return value.
+type syscallInfo struct {
+	Op   uint8
+	_    [3]uint8
+	Arch uint32
+	IP   uint64
+	SP   uint64
+	Val  uint64
+	Args [6]uint64
+	_    uint64
+}
+
+// getSyscallInfo reads what tid's syscall-stop is (PTRACE_GET_SYSCALL_INFO,
+// Linux 5.3).
+func getSyscallInfo(tid int, si *syscallInfo) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GET_SYSCALL_INFO, uintptr(tid), unsafe.Sizeof(*si), uintptr(unsafe.Pointer(si)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
+}
+
+// tgsigqueueinfo sends sig with siginfo si to thread tid of tgid
+// (rt_tgsigqueueinfo(2)).
+func tgsigqueueinfo(tgid, tid, sig int, si *siginfo) error {
+	_, _, e := unix.Syscall6(unix.SYS_RT_TGSIGQUEUEINFO, uintptr(tgid), uintptr(tid), uintptr(sig), uintptr(unsafe.Pointer(si)), 0, 0)
+	if e != 0 {
+		return e
+	}
+	return nil
 }

@@ -96,7 +96,20 @@ func (m *mon) signal(t *thread, st *sigStop) {
 	if m.xolOn {
 		m.outOfSlot(t, st.fault())
 	}
+	m.repair(t)
+	m.delivering(t, int(st.sig), st.forced())
 	m.resume(t, int(st.sig))
+}
+
+// forced reports whether the stop's signal was forced on the thread by the
+// kernel (a fault, a trap: force_sig), rather than sent; false when the
+// siginfo was not read.
+func (s *sigStop) forced() bool {
+	switch s.sig {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP:
+		return s.haveInfo && s.info.Code > 0
+	}
+	return false
 }
 
 // noteFault records where signal st is delivered to t (Mon.faults), for the

@@ -44,6 +44,18 @@ type thread struct {
 	xolUndo breakpoint.Undo
 	xolCur  *breakpoint.Cursor
 	cursors []breakpoint.Cursor // line-entry position per image (Image.id)
+
+	// The program's signal state (sigstate_linux_amd64.go): its process's
+	// dispositions (shared by its threads), its blocked mask, and the
+	// rt_sigaction being made.
+	sigs     *sigTable
+	mask     uint64
+	trapped  bool // a trap of ours since the last repair
+	sysEntry bool   // a syscall-entry-stop seen, its exit not yet
+	atEntry  bool   // in a syscall-entry-stop
+	sysNr    uint64 // the system call of the last syscall-entry-stop
+	pendSig  int
+	pendAct  sigAction
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
@@ -208,6 +220,15 @@ func (m *mon) newTask(t *thread, cause int) {
 		u.cursors = cloneCursors(t.cursors)
 		u.release = m.o.NoFollow
 	}
+	// A new task starts with its creator's mask; a thread shares its
+	// process's dispositions, a process gets a copy.
+	u.mask = t.mask
+	if t.sigs != nil {
+		u.sigs = t.sigs
+		if u.tgid != t.tgid {
+			u.sigs = t.sigs.clone()
+		}
+	}
 	if share {
 		u.mm = t.mm
 	} else if u.mm, err = m.forkSpace(t.mm, tid); err != nil {
@@ -280,6 +301,9 @@ func (m *mon) release(t *thread) {
 
 // detach lets thread t go, delivering sig.
 func (m *mon) detach(t *thread, sig int) {
+	if t.state == stopped {
+		m.repair(t)
+	}
 	if err := detach(t.tid, sig); err != nil {
 		m.lose(fmt.Errorf("detach thread %d: %w", t.tid, err))
 	}
@@ -332,6 +356,10 @@ func (m *mon) exec(t *thread) {
 	}
 	t.mm = &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
 	t.cursors = nil
+	if t.sigs != nil {
+		t.sigs = t.sigs.clone() // the exec unshares a table shared with other processes
+		t.sigs.execReset()
+	}
 	if err := m.scanMaps(t.mm); err != nil {
 		m.lose(fmt.Errorf("plant process %d after its exec: %w", t.tgid, err))
 	}

@@ -17,7 +17,9 @@ import (
 // si_code values (asm-generic/siginfo.h).
 const (
 	siKernel  = 0x80 // sent by the kernel: int3 reports SIGTRAP with SI_KERNEL
+	trapBrkpt = 1    // TRAP_BRKPT: an int1 (icebp)
 	trapTrace = 2    // TRAP_TRACE: a single-step completed
+	icebp     = 0xF1 // int1's opcode (Intel SDM vol. 2, INT1)
 )
 
 // A stopKind says what a wait status reports about a traced task (ptrace(2),
@@ -32,6 +34,7 @@ const (
 	stopExec                      // PTRACE_EVENT_EXEC: it replaced its program
 	stopEvent                     // PTRACE_EVENT_STOP: first stop, group-stop, interrupt, end of a listen
 	stopSignal                    // signal-delivery-stop; int3 and single-steps report SIGTRAP here
+	stopSyscall                   // syscall-entry- or syscall-exit-stop (PTRACE_SYSCALL, PTRACE_O_TRACESYSGOOD)
 )
 
 // A stop is one wait status of a traced task, decoded.
@@ -59,6 +62,9 @@ func decodeStatus(ws unix.WaitStatus) stop {
 	switch st.event {
 	case 0:
 		st.kind = stopSignal
+		if st.sig == unix.SIGTRAP|0x80 {
+			st.kind, st.sig = stopSyscall, unix.SIGTRAP
+		}
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
 		st.kind = stopNewTask
 	case unix.PTRACE_EVENT_VFORK_DONE:
@@ -78,8 +84,8 @@ func decodeStatus(ws unix.WaitStatus) stop {
 // finishes that call and writes its result into rax.
 func (s stop) inSyscall() bool {
 	switch s.kind {
-	case stopNewTask, stopVforkDone, stopExec:
-		return true
+	case stopNewTask, stopVforkDone, stopExec, stopSyscall:
+		return true // a syscall-exit-stop is refined by syscallStop
 	}
 	return false
 }

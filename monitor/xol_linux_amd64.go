@@ -61,6 +61,7 @@ func (x *xolArea) clone() *xolArea {
 const (
 	sysMmap                  = 9
 	sysMunmap                = 11
+	sysRestartSyscall        = 219
 	mapFixedNoreplace        = 0x100000
 	reach             uint64 = 1<<31 - 1<<24 // a little under 2 GiB: rel32 reach with margin
 )
@@ -129,10 +130,41 @@ func (m *mon) freeXOL(mm *space, via *thread) {
 		if mp.xol == nil {
 			continue
 		}
-		if _, err := m.syscallIn(via, mp.Lo, sysMunmap, mp.xol.base, mp.xol.size); err != nil {
-			m.lose(fmt.Errorf("unmap the scratch region of %s in process %d: %w", mp.Image.Path, mm.tgid, err))
+		// A region left behind is a change to the process that outlives
+		// us: the unmapping is checked against /proc/PID/maps, and tried
+		// again before it is reported.
+		var err error
+		for try := 0; try < 3; try++ {
+			var r uint64
+			r, err = m.syscallIn(via, mp.Lo, sysMunmap, mp.xol.base, mp.xol.size)
+			if err == nil && int64(r) < 0 {
+				err = unix.Errno(-int64(r))
+			}
+			if err == nil {
+				var still bool
+				if still, err = mapped(mm.tgid, mp.xol.base); err == nil && still {
+					err = errors.New("still mapped after munmap")
+				}
+			}
+			if err == nil || errors.Is(err, errThreadEnded) {
+				break
+			}
+		}
+		if err != nil {
+			m.lose(fmt.Errorf("unmap the scratch region at %#x of %s in process %d: %w", mp.xol.base, mp.Image.Path, mm.tgid, err))
 		}
 		mp.xol = nil
+	}
+}
+
+// leftXOL reports an error for every scratch region of mm still mapped:
+// no thread of mm could run the munmap.
+func (m *mon) leftXOL(mm *space) {
+	for _, mp := range mm.maps {
+		if mp.xol != nil {
+			m.lose(fmt.Errorf("the scratch region at %#x of %s stays in process %d: no thread of it could unmap it", mp.xol.base, mp.Image.Path, mm.tgid))
+			mp.xol = nil
+		}
 	}
 }
 
@@ -305,6 +337,7 @@ func (m *mon) leaveScratch(t *thread) int {
 			m.lose(fmt.Errorf("single-step thread %d out of its slot: %w", t.tid, err))
 			return pending
 		}
+		t.trapped = true // the step's trap is forced like an int3's
 		ev, err := m.waitFor(t)
 		if err != nil {
 			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
@@ -367,6 +400,18 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 	if _, werr := t.mm.mem.WriteMemory(at, orig[:]); werr != nil {
 		err = errors.Join(err, fmt.Errorf("restore the code at %#x: %w", at, werr))
 	}
+	if int64(saved.Orig_rax) >= 0 && restarts(saved.Rax) {
+		// Stopped in an interrupted system call, which the kernel would
+		// have restarted on the way out of this stop; the way out now is
+		// the injected call's, which restarts nothing: restart it here
+		// (arch/x86/kernel/signal.c, no handler to run).
+		if int64(saved.Rax) == -516 {
+			saved.Rax = sysRestartSyscall
+		} else {
+			saved.Rax = saved.Orig_rax
+		}
+		saved.Rip -= 2
+	}
 	if serr := unix.PtraceSetRegs(t.tid, &saved); serr != nil {
 		err = errors.Join(err, fmt.Errorf("restore the registers of thread %d: %w", t.tid, serr))
 	}
@@ -379,30 +424,40 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 // errThreadEnded: the thread running an injected system call ended.
 var errThreadEnded = errors.New("the thread ended")
 
-// stepSyscall single-steps t, whose registers are set for a system call at
-// at, until the call has run, and returns its result and the signals that
-// arrived meanwhile. The steps are the monitor's own: their stops are decoded
-// here, not dispatched.
+// stepSyscall runs t, whose registers are set for a system call at at,
+// until the call has run, and returns its result and the signals that
+// arrived meanwhile. It runs the thread to the call's syscall-exit-stop
+// (PTRACE_SYSCALL), not by single-steps: a step's trap is a forced SIGTRAP,
+// which would change the program's signal state (sigstate_linux_amd64.go).
+// The stops are the monitor's own: they are decoded here, not dispatched.
 //
 // Preconditions: on the tracer thread; t is stopped at at.
 func (m *mon) stepSyscall(t *thread, at uint64) (result uint64, resend []int, err error) {
 	var regs unix.PtraceRegs
 	for tries := 0; tries < 16; tries++ {
-		if err := singleStep(t.tid, 0); err != nil {
-			return 0, resend, fmt.Errorf("single-step thread %d: %w", t.tid, err)
+		if err := contSyscall(t.tid, 0); err != nil {
+			return 0, resend, fmt.Errorf("run thread %d: %w", t.tid, err)
 		}
 		ev, err := m.waitFor(t)
 		if err != nil {
 			return 0, resend, fmt.Errorf("wait for thread %d: %w", t.tid, err)
 		}
-		switch st := decodeStatus(ev.ws); {
-		case st.kind == stopGone:
+		switch st := decodeStatus(ev.ws); st.kind {
+		case stopGone:
 			m.reap(ev.tid, st)
 			return 0, resend, errThreadEnded
-		case st.kind != stopSignal:
-			continue // an event stop before the instruction: step again
-		case st.sig != unix.SIGTRAP:
+		case stopSignal:
 			resend = append(resend, int(st.sig))
+			continue
+		case stopSyscall:
+		default:
+			continue // an event stop before the instruction: run on
+		}
+		var si syscallInfo
+		if err := getSyscallInfo(t.tid, &si); err != nil {
+			return 0, resend, fmt.Errorf("read the system call of thread %d: %w", t.tid, err)
+		}
+		if si.Op != unix.PTRACE_SYSCALL_INFO_EXIT {
 			continue
 		}
 		if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {

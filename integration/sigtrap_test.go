@@ -1,0 +1,174 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Every int3 of ours is a forced SIGTRAP, and the kernel resets a blocked or
+// ignored SIGTRAP to its default (and unblocks it) when one fires. The
+// sigtrap target checks its own SIGTRAP action and mask at every call of f,
+// the function patchprof counts; these tests hold patchprof to the native
+// run: the same output, the same exit, and f's exact count.
+
+// nativeRun runs exe with args without patchprof and returns its stdout and
+// exit status (128+N for a signal), the oracle of the tests below.
+func nativeRun(t *testing.T, exe string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	out, err := cmd.Output()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return string(out), 0
+	case errors.As(err, &ee):
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return string(out), 128 + int(ws.Signal())
+		}
+		return string(out), ee.ExitCode()
+	}
+	t.Fatalf("%s %v: %v", exe, args, err)
+	return "", 0
+}
+
+// TestSigtrapKept runs the target with SIGTRAP ignored, blocked around the
+// counted calls, and handled by a handler that itself calls f while the
+// program's own int3 traps run it: every run prints what it prints natively,
+// with no mismatch seen by the program.
+func TestSigtrapKept(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "sigtrap.c", "-g", "-O0")
+	for _, c := range []struct {
+		mode  string
+		calls int64
+	}{{"ign", 100}, {"block", 100}, {"handler", 2}} {
+		want, wantCode := nativeRun(t, exe, c.mode)
+		if wantCode != 0 || !strings.Contains(want, "mismatches 0") {
+			t.Fatalf("sigtrap %s natively: exit %d, %q", c.mode, wantCode, want)
+		}
+		for _, flags := range [][]string{{"--funcs"}, {"--lines", "--funcs"}} {
+			t.Run(c.mode+strings.Join(flags, ""), func(t *testing.T) {
+				t.Parallel()
+				args := append(append([]string{}, flags...), exe, c.mode)
+				res, p := runProfile(t, runOpts{args: args})
+				wantExitCode(t, res, p, 0)
+				if res.stdout != want {
+					t.Errorf("target printed %q under patchprof, %q natively", res.stdout, want)
+				}
+				wantFunc(t, p, "f", c.calls)
+			})
+		}
+	}
+}
+
+// TestSigtrapIcebp: an int1 (icebp) where patchprof plants kills the
+// program with SIGTRAP, as natively, after counting the function once.
+func TestSigtrapIcebp(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "sigtrap.c", "-g", "-O0")
+	if _, code := nativeRun(t, exe, "icebp"); code != 128+int(syscall.SIGTRAP) {
+		t.Fatalf("sigtrap icebp natively exits %d, want %d", code, 128+int(syscall.SIGTRAP))
+	}
+	res, p := runProfile(t, runOpts{args: []string{"--funcs", exe, "icebp"}})
+	if res.code != 128+int(syscall.SIGTRAP) {
+		t.Fatalf("patchprof exit %d, want %d (killed by SIGTRAP)\n%s", res.code, 128+int(syscall.SIGTRAP), res)
+	}
+	if strings.Contains(res.stdout, "swallowed") {
+		t.Errorf("the int1 was swallowed: %q", res.stdout)
+	}
+	wantFunc(t, p, "icebp", 1)
+}
+
+// signalState is the SigBlk, SigIgn and SigCgt lines of a process's status.
+func signalState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, k := range []string{"SigBlk:", "SigIgn:", "SigCgt:"} {
+			if strings.HasPrefix(l, k) {
+				keep = append(keep, l)
+			}
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+// TestAttachSigtrapIgnored attaches to a process that ignores SIGTRAP while
+// it calls f, detaches, and checks that its signal state is as before and
+// that a SIGTRAP sent after the detach is still ignored.
+func TestAttachSigtrapIgnored(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "sigtrap.c", "-g", "-O0")
+	target := exec.Command(exe, "wait")
+	in, err := target.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := target.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := target.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { target.Process.Kill(); target.Wait() }()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || sc.Text() != "ready" {
+		t.Fatalf("target did not start: %q", sc.Text())
+	}
+	pid := target.Process.Pid
+	before := signalState(t, pid)
+	stop := make(chan struct{})
+	fed := make(chan int)
+	go func() {
+		n := 0
+		defer func() { fed <- n }()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+				if _, err := in.Write([]byte("x")); err != nil {
+					return
+				}
+				n++
+			}
+		}
+	}()
+	res, p := runProfile(t, runOpts{args: []string{"--funcs", "--func", "^f$", "-p", strconv.Itoa(pid), "--duration", "300ms"}})
+	close(stop)
+	<-fed
+	if res.code != 0 {
+		t.Fatalf("patchprof exit %d, want 0\n%s", res.code, res)
+	}
+	if n, ok := funcCount(p, "f"); !ok || n == 0 {
+		t.Errorf("f counted %d times while the target called it for 300 ms", n)
+	}
+	if after := signalState(t, pid); after != before {
+		t.Errorf("signal state changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTRAP); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if !sc.Scan() || sc.Text() != "done mismatches 0" {
+		t.Errorf("target said %q after the detach, want \"done mismatches 0\"", sc.Text())
+	}
+	if err := target.Wait(); err != nil {
+		t.Errorf("target after the detach and a SIGTRAP: %v", err)
+	}
+}

@@ -1,0 +1,446 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// The target's signal state, kept invisible.
+//
+// Every trap of ours (an int3 at a site, a single-step, a temporary int3) is
+// a forced SIGTRAP, and the kernel's rule for forced signals (kernel/signal.c,
+// force_sig_info_to_task) is: when SIGTRAP is blocked in the thread or
+// ignored by the process, its disposition becomes SIG_DFL (sa_handler only:
+// flags, mask and restorer stay) and it is unblocked in the thread, before the
+// tracer suppresses the signal. A program that ignores or blocks SIGTRAP
+// would then die of its next SIGTRAP, and would see the change. After the
+// trap the evidence is gone, so the monitor keeps its own copy of what the
+// program set: the disposition of every signal per process and the blocked
+// mask per thread, read at the start and then followed through the system
+// calls that change them (the threads run under PTRACE_SYSCALL). After a trap
+// of ours in a thread where SIGTRAP was blocked or ignored, the monitor puts
+// back what the kernel changed: the mask with PTRACE_SETSIGMASK, the
+// disposition with an rt_sigaction run in the thread. A trap that stands for
+// the program's own (its int3 or int1 at a site) is left to have the
+// kernel's effect, as it would natively.
+
+// Signal numbers and flags (asm-generic/signal.h, x86-64 kernel ABI).
+const (
+	sigDFL      = 0
+	sigIGN      = 1
+	saNodefer   = 0x40000000
+	saResethand = 0x80000000
+	nsig        = 64
+
+	sysRtSigaction   = 13
+	sysRtSigprocmask = 14
+	sysRtSigreturn   = 15
+	sysRtSigsuspend  = 130
+	sysPselect6      = 270
+	sysPpoll         = 271
+	sysEpollPwait    = 281
+	sysIoPgetevents  = 333
+	sysEpollPwait2   = 441
+)
+
+// trapBit is SIGTRAP's bit in a mask.
+const trapBit = uint64(1) << (unix.SIGTRAP - 1)
+
+// unblockable are the bits the kernel never lets a thread block.
+const unblockable = uint64(1)<<(unix.SIGKILL-1) | uint64(1)<<(unix.SIGSTOP-1)
+
+// A sigAction is struct kernel_sigaction as rt_sigaction reads and writes
+// it on x86-64: handler, flags, restorer, mask.
+type sigAction struct {
+	Handler, Flags, Restorer, Mask uint64
+}
+
+// handled reports whether the action runs a handler.
+func (a sigAction) handled() bool { return a.Handler > sigIGN }
+
+func (a sigAction) bytes() []byte {
+	b := make([]byte, 32)
+	binary.LittleEndian.PutUint64(b[0:], a.Handler)
+	binary.LittleEndian.PutUint64(b[8:], a.Flags)
+	binary.LittleEndian.PutUint64(b[16:], a.Restorer)
+	binary.LittleEndian.PutUint64(b[24:], a.Mask)
+	return b
+}
+
+func actionFrom(b []byte) sigAction {
+	return sigAction{
+		Handler:  binary.LittleEndian.Uint64(b[0:]),
+		Flags:    binary.LittleEndian.Uint64(b[8:]),
+		Restorer: binary.LittleEndian.Uint64(b[16:]),
+		Mask:     binary.LittleEndian.Uint64(b[24:]),
+	}
+}
+
+// A sigTable is the signal dispositions of one process (its sighand), as the
+// program set them: act[n-1] is signal n's.
+type sigTable struct {
+	act [nsig]sigAction
+}
+
+func (s *sigTable) clone() *sigTable { c := *s; return &c }
+
+// execReset is what execve does to the dispositions (flush_signal_handlers):
+// handlers become SIG_DFL, ignored signals stay ignored, and the rest of
+// each action is cleared.
+func (s *sigTable) execReset() {
+	for k := range s.act {
+		h := s.act[k].Handler
+		if h != sigIGN {
+			h = sigDFL
+		}
+		s.act[k] = sigAction{Handler: h}
+	}
+}
+
+// trapRisk reports whether a forced SIGTRAP in a thread whose mask is mask
+// changes the program's signal state (see the comment at the top).
+func (s *sigTable) trapRisk(mask uint64) bool {
+	return mask&trapBit != 0 || s.act[unix.SIGTRAP-1].Handler == sigIGN
+}
+
+// forced applies the kernel's forced-signal rule for sig to the copy: the
+// program's own fault or trap happened, with the kernel's effect, natively.
+func (t *thread) forced(sig int) {
+	if sig < 1 || sig > nsig || t.sigs == nil {
+		return
+	}
+	bit := uint64(1) << (sig - 1)
+	a := &t.sigs.act[sig-1]
+	if t.mask&bit != 0 || a.Handler == sigIGN {
+		a.Handler = sigDFL
+		t.mask &^= bit
+	}
+}
+
+// readSignalState reads the dispositions of process pid as /proc shows them
+// (SigIgn; SigCgt for the handled ones, whose actions are read afterwards by
+// readHandlers) and the blocked mask of each of its threads.
+func readSignalState(pid int) (tab *sigTable, caught uint64, err error) {
+	path := "/proc/" + strconv.Itoa(pid) + "/status"
+	ign, err := statusMask(path, "SigIgn")
+	if err != nil {
+		return nil, 0, err
+	}
+	if caught, err = statusMask(path, "SigCgt"); err != nil {
+		return nil, 0, err
+	}
+	tab = &sigTable{}
+	for k := range tab.act {
+		if ign&(1<<k) != 0 {
+			tab.act[k].Handler = sigIGN
+		}
+	}
+	return tab, caught, nil
+}
+
+// statusMask reads a hexadecimal signal mask line of a /proc status file.
+func statusMask(path, key string) (uint64, error) {
+	v, ok := statusField(path, key)
+	if !ok {
+		return 0, fmt.Errorf("no %s in %s", key, path)
+	}
+	return strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+}
+
+// readHandlers reads the whole action of every signal in caught with
+// rt_sigaction run in t (attach: the program set them before we came).
+//
+// Preconditions: on the tracer thread; every thread of t's process is
+// stopped and t can inject.
+func (m *mon) readHandlers(t *thread, caught uint64) error {
+	for sig := 1; sig <= nsig; sig++ {
+		if caught&(1<<(sig-1)) == 0 {
+			continue
+		}
+		var a sigAction
+		if err := m.sigaction(t, sig, nil, &a); err != nil {
+			return fmt.Errorf("read the action of signal %d: %w", sig, err)
+		}
+		t.sigs.act[sig-1] = a
+	}
+	return nil
+}
+
+// sigaction runs rt_sigaction(sig, act, old) in t, with the structures in
+// the stack below its red zone (where nothing of the program's lives while
+// it is stopped), and the system call over t's own PC.
+//
+// Preconditions: on the tracer thread; t can inject; no other thread of
+// its space runs code at t's PC.
+func (m *mon) sigaction(t *thread, sig int, act, old *sigAction) error {
+	var regs unix.PtraceRegs
+	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+		return err
+	}
+	buf := (regs.Rsp - 128 - 64) &^ 15
+	saved := make([]byte, 64)
+	if _, err := t.mm.mem.ReadMemory(buf, saved); err != nil {
+		return fmt.Errorf("read the stack at %#x: %w", buf, err)
+	}
+	var actAddr, oldAddr uint64
+	if act != nil {
+		actAddr = buf
+		if _, err := t.mm.mem.WriteMemory(buf, act.bytes()); err != nil {
+			return fmt.Errorf("write the stack at %#x: %w", buf, err)
+		}
+	}
+	if old != nil {
+		oldAddr = buf + 32
+	}
+	r, err := m.syscallIn(t, regs.Rip, sysRtSigaction, uint64(sig), actAddr, oldAddr, 8)
+	if err == nil && int64(r) < 0 {
+		err = unix.Errno(-int64(r))
+	}
+	if err == nil && old != nil {
+		b := make([]byte, 32)
+		if _, e := t.mm.mem.ReadMemory(oldAddr, b); e != nil {
+			err = e
+		} else {
+			*old = actionFrom(b)
+		}
+	}
+	if _, werr := t.mm.mem.WriteMemory(buf, saved); werr != nil && err == nil {
+		err = fmt.Errorf("restore the stack at %#x: %w", buf, werr)
+	}
+	return err
+}
+
+// repair puts back what a trap of ours made the kernel change in t's
+// signal state (see the comment at the top). It costs nothing unless the
+// thread trapped with SIGTRAP blocked or ignored.
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) repair(t *thread) {
+	if !t.trapped {
+		return
+	}
+	t.trapped = false
+	if t.sigs == nil || !t.sigs.trapRisk(t.mask) || t.mm.dead {
+		return
+	}
+	m.res.SignalRepairs++
+	if debug {
+		dbg("repair tid=%d act=%+v mask=%#x\n", t.tid, t.sigs.act[unix.SIGTRAP-1], t.mask)
+	}
+	// The mask first: a SIGTRAP the program keeps pending must stay so
+	// while the rt_sigaction runs.
+	if t.mask&trapBit != 0 {
+		if err := setSigmask(t.tid, t.mask); err != nil {
+			m.lose(fmt.Errorf("block SIGTRAP again in thread %d after a breakpoint: %w", t.tid, err))
+		}
+	}
+	act := t.sigs.act[unix.SIGTRAP-1]
+	if act.Handler == sigDFL {
+		return
+	}
+	// The disposition is the process's: no other thread may run the
+	// system call instruction written over t's PC meanwhile.
+	held := m.cur == t.mm
+	if !held {
+		m.stopOthers(t.mm, t)
+	}
+	if err := m.sigaction(t, int(unix.SIGTRAP), &act, nil); err != nil {
+		m.lose(fmt.Errorf("restore the SIGTRAP action of process %d after a breakpoint: %w", t.tgid, err))
+	}
+	if !held {
+		m.resumeOthers(t.mm, t)
+	}
+}
+
+// syscallStop follows a system call of t that may change its signal state:
+// at the entry of rt_sigaction it reads the new action, at the exit it
+// records it if the call succeeded; at the exit of a call that changes or
+// restores the blocked mask it reads the mask.
+//
+// Preconditions: on the tracer thread; t is in a syscall-stop.
+func (m *mon) syscallStop(t *thread) {
+	var si syscallInfo
+	if err := getSyscallInfo(t.tid, &si); err != nil {
+		m.lose(fmt.Errorf("read the system call of thread %d: %w", t.tid, err))
+		return
+	}
+	if debug {
+		dbg("syscall tid=%d op=%d val=%#x args=%x\n", t.tid, si.Op, si.Val, si.Args)
+	}
+	switch si.Op {
+	case unix.PTRACE_SYSCALL_INFO_ENTRY:
+		// The call has not run: no system call may be injected over it.
+		t.inSyscall = true
+		t.atEntry = true
+		t.sysEntry = true
+		t.sysNr = si.Val
+		t.pendSig = 0
+		if si.Val == sysRtSigaction && si.Args[1] != 0 && si.Args[0] >= 1 && si.Args[0] <= nsig {
+			b := make([]byte, 32)
+			if _, err := t.mm.mem.ReadMemory(si.Args[1], b); err == nil {
+				t.pendSig, t.pendAct = int(si.Args[0]), actionFrom(b)
+			}
+		}
+	case unix.PTRACE_SYSCALL_INFO_EXIT:
+		// The number seen at the entry: rt_sigreturn sets orig_rax to -1.
+		// An exit without its entry (attached mid-call) reads orig_rax.
+		nr := t.sysNr
+		if !t.sysEntry {
+			var err error
+			if nr, err = peekUser(t.tid, offOrigRax); err != nil {
+				m.lose(fmt.Errorf("read the system call of thread %d: %w", t.tid, err))
+				return
+			}
+		}
+		t.sysEntry = false
+		// A call that is to restart is finished by the kernel's signal
+		// delivery that follows; any other is done.
+		t.inSyscall = restarts(si.Val)
+		switch nr {
+		case sysRtSigaction:
+			if t.pendSig != 0 && si.Val == 0 && t.sigs != nil {
+				t.sigs.act[t.pendSig-1] = t.pendAct
+			}
+			t.pendSig = 0
+		case sysRtSigprocmask, sysRtSigreturn, sysRtSigsuspend, sysPselect6, sysPpoll,
+			sysEpollPwait, sysEpollPwait2, sysIoPgetevents:
+			m.readMask(t)
+		}
+	}
+}
+
+// restarts reports whether a system call's result is one of the kernel's
+// restart codes (ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND,
+// ERESTART_RESTARTBLOCK: include/linux/errno.h), which never reach the
+// program: the call is restarted or turned into EINTR on the way out.
+func restarts(rax uint64) bool {
+	switch int64(rax) {
+	case -512, -513, -514, -516:
+		return true
+	}
+	return false
+}
+
+// leaveEntry makes a thread in a syscall-entry-stop one about to execute
+// its system call instruction: the call is skipped now (orig_rax -1) and
+// runs when the thread runs again, so that the thread can run a system
+// call of ours first, or be let go.
+//
+// Preconditions: on the tracer thread; t is in a syscall-entry-stop.
+func (m *mon) leaveEntry(t *thread) {
+	var regs unix.PtraceRegs
+	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
+		return
+	}
+	regs.Rax = regs.Orig_rax
+	regs.Orig_rax = ^uint64(0)
+	regs.Rip -= 2 // syscall is two bytes
+	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("rewind thread %d onto its system call: %w", t.tid, err))
+		return
+	}
+	t.inSyscall, t.atEntry, t.sysEntry = false, false, false
+}
+
+// readMask reads t's blocked mask into the copy.
+func (m *mon) readMask(t *thread) {
+	mask, err := getSigmask(t.tid)
+	if err != nil {
+		m.lose(fmt.Errorf("read the signal mask of thread %d: %w", t.tid, err))
+		return
+	}
+	t.mask = mask
+}
+
+// delivering follows the delivery of sig to t: a handler runs with its
+// action's mask (and sig, unless SA_NODEFER) added to the thread's, and
+// SA_RESETHAND puts the default back. A forced signal (a fault) first has
+// the kernel's forced-signal effect.
+//
+// Preconditions: on the tracer thread; t is in the signal-delivery-stop of
+// sig, about to be resumed with it.
+func (m *mon) delivering(t *thread, sig int, forced bool) {
+	if t.sigs == nil || sig < 1 || sig > nsig {
+		return
+	}
+	if forced {
+		t.forced(sig)
+	} else {
+		// The kernel's mask is the program's here (a temporary mask of
+		// sigsuspend or ppoll included), unless a trap of ours is still
+		// to repair.
+		if !t.trapped {
+			m.readMask(t)
+		}
+	}
+	a := &t.sigs.act[sig-1]
+	if !a.handled() {
+		return
+	}
+	add := a.Mask
+	if a.Flags&saNodefer == 0 {
+		add |= 1 << (sig - 1)
+	}
+	t.mask |= add &^ unblockable
+	if a.Flags&saResethand != 0 {
+		a.Handler = sigDFL
+	}
+}
+
+// readSignals starts the copy of the signal state of the stopped process
+// pid (launch or attach), before anything is planted.
+//
+// Preconditions: on the tracer thread; every thread of pid is registered
+// and stopped.
+func (m *mon) readSignals(pid int) error {
+	sigs, caught, err := readSignalState(pid)
+	if err != nil {
+		return fmt.Errorf("read the signal state of process %d: %w", pid, err)
+	}
+	var via *thread
+	for _, t := range m.threads {
+		t.sigs = sigs
+		if t.mask, err = getSigmask(t.tid); err != nil && !gone(err) {
+			return fmt.Errorf("read the signal mask of thread %d: %w", t.tid, err)
+		}
+		if t.canInject() && (via == nil || t.tid == pid) {
+			via = t
+		}
+	}
+	if caught == 0 {
+		return nil
+	}
+	if via == nil {
+		return fmt.Errorf("read the signal handlers of process %d: no thread can run a system call", pid)
+	}
+	return m.readHandlers(via, caught)
+}
+
+// trapRisk reports whether a trap of ours in t changes its signal state.
+func (t *thread) trapRisk() bool { return t.sigs != nil && t.sigs.trapRisk(t.mask) }
+
+// requeue makes the signal of siginfo si pending again for t, as it was
+// sent: rt_tgsigqueueinfo keeps its sender and data, but refuses to forge a
+// kill or tgkill (si_code SI_USER or SI_TKILL), which are sent again as
+// they were made.
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) requeue(t *thread, si *siginfo) {
+	var err error
+	const siTkill = -6
+	if si.Code < 0 && si.Code != siTkill {
+		err = tgsigqueueinfo(t.tgid, t.tid, int(si.Signo), si)
+	} else {
+		err = unix.Tgkill(t.tgid, t.tid, unix.Signal(si.Signo))
+	}
+	if err != nil {
+		m.lose(fmt.Errorf("keep signal %d pending for thread %d: %w", si.Signo, t.tid, err))
+	}
+}
