@@ -66,10 +66,10 @@ func kcmpVM(pid1, pid2 int) (bool, error) {
 // Offsets of registers in the USER area: struct user_regs_struct
 // (sys/user.h) is at its start.
 const (
-	offR14 = 1 * 8
+	offR14     = 1 * 8
 	offOrigRax = 15 * 8
 	offRip     = 16 * 8
-	offRsp = 19 * 8
+	offRsp     = 19 * 8
 )
 
 // peekUser reads one word of the tracee's USER area (its registers).

@@ -50,7 +50,7 @@ type thread struct {
 	// rt_sigaction being made.
 	sigs     *sigTable
 	mask     uint64
-	trapped  bool // a trap of ours since the last repair
+	trapped  bool   // a trap of ours since the last repair
 	sysEntry bool   // a syscall-entry-stop seen, its exit not yet
 	atEntry  bool   // in a syscall-entry-stop
 	sysNr    uint64 // the system call of the last syscall-entry-stop
