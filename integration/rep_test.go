@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -56,6 +57,31 @@ func TestRepeatingInstructions(t *testing.T) {
 					t.Errorf("no site at %s (%s)", f.Address, name)
 				}
 			}
+		})
+	}
+}
+
+// TestRepInterrupted: a rep movsb of 16 MiB interrupted by a 1 ms
+// SIGALRM timer whose handler is profiled too. The handler's hits during the
+// half-done instruction are counted, the instruction counts once per call,
+// and nothing dies of SIGTRAP, under both engines.
+func TestRepInterrupted(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "rep.c", "-O0", "-mno-red-zone")
+	for _, engine := range []string{"xol", "classic"} {
+		t.Run(engine, func(t *testing.T) {
+			t.Parallel()
+			res, p := runProfile(t, runOpts{args: []string{"--engine", engine, "--funcs", "--func", "^(repcopy|on_alrm)$", exe, "alarm"}})
+			wantExitCode(t, res, p, 0)
+			var alarms int64
+			if _, err := fmt.Sscanf(res.stdout, "copies 20 alarms %d", &alarms); err != nil {
+				t.Fatalf("target's stdout %q: want \"copies 20 alarms N\": %v", res.stdout, err)
+			}
+			if alarms == 0 {
+				t.Fatalf("no SIGALRM arrived during the copies: the test proves nothing")
+			}
+			wantFunc(t, p, "repcopy", 20)
+			wantFunc(t, p, "on_alrm", alarms)
 		})
 	}
 }

@@ -148,7 +148,7 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 				if err := st.loadRegs(t.tid); err != nil {
 					m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 				} else if st.regs.Rip == addr {
-					m.finishRep(t, mp, i, addr)
+					return m.finishRep(t, mp, i, addr)
 				}
 			}
 			return true
@@ -166,13 +166,16 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 // finishRep lets a rep-prefixed string instruction run its remaining iterations
 // without a stop per iteration: with the site's byte still out and the other
 // threads still held, it plants a temporary int3 after the instruction and
-// continues t to it. One execution, one count.
+// continues t to it. One execution, one count. It reports false when a
+// signal handler that hit a site of its own interrupted the instruction: the
+// thread traps at the site again when the handler returns, to finish the
+// instruction, and is counted then.
 //
 // Preconditions: as for step; t has just executed one iteration.
-func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
+func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) bool {
 	n := mp.tab.InsnLen(i)
 	if n == 0 {
-		return
+		return true
 	}
 	next := addr + uint64(n)
 	mm := t.mm
@@ -180,7 +183,7 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 	if !(isSite && nmp.tab.Armed(j)) {
 		if err := mm.plantTemp(next); err != nil {
 			m.lose(fmt.Errorf("plant a breakpoint after the rep instruction at %#x: %w", addr, err))
-			return
+			return true
 		}
 		defer func() {
 			if err := mm.removeTemp(); err != nil {
@@ -195,21 +198,21 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 		}
 		if err := contSyscall(t.tid, sig); err != nil {
 			m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
-			return
+			return true
 		}
 		t.state = running
 		sig = 0
 		ev, err := m.waitFor(t)
 		if err != nil {
 			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
-			return
+			return true
 		}
 		_, ps, out := m.dispatch(ev)
 		switch out {
 		case outGone, outExec, outJobStop:
 			// Ended, a new program (whose address space has none of our
 			// bytes), or stopped by job control before the end.
-			return
+			return true
 		case outResume:
 			continue // a new task: a fork child got the code without the temporary int3
 		}
@@ -217,7 +220,7 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 		if st.sig == unix.SIGTRAP {
 			if err := st.load(t.tid); err != nil {
 				m.lose(fmt.Errorf("read the state of thread %d: %w", t.tid, err))
-				return
+				return true
 			}
 			if st.info.Code == siKernel && st.regs.Rip-1 == next {
 				if mm.temp != 0 {
@@ -232,12 +235,62 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) {
 					t.held++
 					m.queue = append([]event{ev}, m.queue...)
 				}
-				return
+				return true
+			}
+			if smp, j, ok := mm.lookup(st.regs.Rip - 1); st.info.Code == siKernel && ok && smp.tab.Armed(j) &&
+				!(smp == mp && j == i) && smp.tab.OriginalByte(j) != breakpoint.Int3 && smp.tab.OriginalByte(j) != icebp {
+				t.trapped = true
+				if smp.tab.IsRep(j) {
+					// A handler entered during the instruction hit another
+					// rep: counted from the queue once the int3 at i is
+					// back; the handler returns to the unfinished
+					// instruction, which traps at i again.
+					t.held++
+					m.queue = append([]event{ev}, m.queue...)
+					return false
+				}
+				// A handler entered during the instruction hit a site:
+				// serve it here, with the others still held, so the
+				// instruction goes on (giving it up would let a fast timer
+				// starve it).
+				m.hitInRep(t, smp, j, st)
+				continue
 			}
 		}
 		m.noteFault(t, st)
 		sig = int(st.sig)
 		m.delivering(t, sig, st.forced())
+	}
+}
+
+// hitInRep is Bishop's cycle for a trap of t at site j of smp while t
+// finishes a rep instruction (finishRep): count, put the byte back, step,
+// re-arm.
+//
+// Preconditions: as for finishRep; t is stopped just after the int3 at j,
+// in the signal-delivery-stop st (loaded).
+func (m *mon) hitInRep(t *thread, smp *mapping, j int, st *sigStop) {
+	addr := st.regs.Rip - 1
+	cur := m.cursorOf(t, smp, j, st.regs.R14)
+	undo := smp.tab.Hit(cur, j, st.regs.Rsp)
+	regs := st.regs
+	regs.Rip = addr
+	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("rewind thread %d onto %#x: %w", t.tid, addr, err))
+		return
+	}
+	if err := smp.tab.DisarmIn(t.mm.mem, j); err != nil {
+		m.lose(fmt.Errorf("put back the original byte at %#x: %w", addr, err))
+		return
+	}
+	executed := m.step(t, smp, j, addr)
+	if !t.mm.dead {
+		if err := smp.tab.ArmIn(t.mm.mem, j); err != nil {
+			m.lose(fmt.Errorf("re-arm the site at %#x (it counts no more in process %d): %w", addr, t.mm.tgid, err))
+		}
+	}
+	if !executed {
+		smp.tab.Unhit(cur, undo)
 	}
 }
 
