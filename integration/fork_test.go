@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,25 @@ func TestVfork(t *testing.T) {
 		} else {
 			wantLine(t, p, "vfork.c", markerLine(t, "vfork.c", "F_BODY"), 100)
 		}
+	}
+}
+
+// TestCloneVMNoFollow: a child made by clone(CLONE_VM | SIGCHLD) shares its
+// parent's memory, so --no-follow cannot let it go without taking the int3s
+// from its parent: it is served as a thread, and both stay exact.
+func TestCloneVMNoFollow(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "clonevm.c", "-g", "-O0")
+	for _, flags := range [][]string{{"--funcs"}, {"--funcs", "--no-follow"}} {
+		t.Run(strings.Join(flags, ""), func(t *testing.T) {
+			t.Parallel()
+			res, p := runProfile(t, runOpts{args: append(append([]string{}, flags...), exe)})
+			wantExitCode(t, res, p, 0)
+			if want := fmt.Sprintf("sink %d\n", 45+110*109/2); res.stdout != want {
+				t.Errorf("target printed %q, want %q", res.stdout, want)
+			}
+			wantFunc(t, p, "g", 10)
+			wantFunc(t, p, "f", 110)
+		})
 	}
 }

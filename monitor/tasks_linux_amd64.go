@@ -216,9 +216,15 @@ func (m *mon) newTask(t *thread, cause int) {
 		share = err != nil || same
 		t.vforkWait = true
 		u.cursors = cloneCursors(t.cursors)
-	default: // fork
+	default: // fork, or a clone whose exit signal is SIGCHLD
 		u.cursors = cloneCursors(t.cursors)
-		u.release = m.o.NoFollow
+		// clone(CLONE_VM | SIGCHLD) reports as a fork but shares the
+		// parent's memory, planted bytes included: it is served as a
+		// thread of that space, even with --no-follow, since letting it go
+		// would take the int3s from its parent too.
+		same, err := kcmpVM(t.tid, tid)
+		share = err == nil && same
+		u.release = m.o.NoFollow && !share
 	}
 	// A new task starts with its creator's mask; a thread shares its
 	// process's dispositions, a process gets a copy.
