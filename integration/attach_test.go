@@ -368,3 +368,40 @@ func TestAttachChurn(t *testing.T) {
 		})
 	}
 }
+
+// TestAttachCycles attaches to a process whose threads come and go, 30 times
+// for 50 ms each: every attach succeeds (a thread that is exiting refuses
+// PTRACE_SEIZE with EPERM, which is not a permission problem), and every
+// detach leaves the executable mappings as they were (no scratch region).
+func TestAttachCycles(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")
+	cmd := exec.Command(exe, "threads", "60")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
+		t.Fatalf("target did not start: %q", sc.Text())
+	}
+	pid := cmd.Process.Pid
+	before := execMappings(t, pid)
+	for k := 0; k < 30; k++ {
+		report := filepath.Join(t.TempDir(), "report.txt")
+		res := run(t, runOpts{args: []string{"--funcs", "--func", "^work$", "-o", report, "-p", strconv.Itoa(pid), "--duration", "50ms"}})
+		if res.code != 0 {
+			t.Fatalf("attach %d: patchprof exit %d\n%s", k, res.code, res)
+		}
+		if r := readFile(t, report); strings.Contains(r, "note:") {
+			t.Errorf("attach %d: the report has notes:\n%s", k, r)
+		}
+		if after := execMappings(t, pid); after != before {
+			t.Fatalf("attach %d: the executable mappings changed:\nbefore:\n%s\nafter:\n%s", k, before, after)
+		}
+	}
+}

@@ -96,6 +96,12 @@ func attachAll(pid int) (int, []int, []event, error) {
 				if errors.Is(err, unix.ESRCH) {
 					continue // exited meanwhile
 				}
+				if errors.Is(err, unix.EPERM) && seized[pid] && tid != pid {
+					// The leader was seized, so permission is not what
+					// failed: the kernel refuses a thread that is exiting
+					// (ptrace_attach, exit_state). Its end comes next.
+					continue
+				}
 				for _, t := range order {
 					detach(t, 0)
 				}

@@ -57,11 +57,14 @@ func (m *mon) detachAll() {
 			m.leaveEntry(t)
 		}
 	}
+	// Through the longest-lived thread first, the leader: a worker may
+	// end while it runs the munmap, and then the next one tries.
 	freed := map[*space]bool{}
-	for _, t := range m.threads {
-		if t.canInject() && !t.mm.dead && !freed[t.mm] {
-			freed[t.mm] = true
-			m.freeXOL(t.mm, t)
+	for _, leaders := range []bool{true, false} {
+		for _, t := range m.threads {
+			if (t.tid == t.tgid) == leaders && m.traced(t) && t.canInject() && !t.mm.dead && !freed[t.mm] {
+				freed[t.mm] = m.freeXOL(t.mm, t)
+			}
 		}
 	}
 	for _, t := range m.threads {

@@ -299,9 +299,10 @@ func (m *mon) syscallStop(t *thread) {
 			}
 		}
 		t.sysEntry = false
-		// A call that is to restart is finished by the kernel's signal
-		// delivery that follows; any other is done.
-		t.inSyscall = restarts(si.Val)
+		// The call is done: a system call may be injected here. One
+		// that is to restart (a restart code in rax) is restarted by
+		// syscallIn itself.
+		t.inSyscall = false
 		switch nr {
 		case sysRtSigaction:
 			if t.pendSig != 0 && si.Val == 0 && t.sigs != nil {

@@ -119,12 +119,13 @@ func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
 }
 
 // freeXOL unmaps every scratch region of mm, through a stopped thread of mm.
+// It reports false when via ended meanwhile: the caller tries another.
 //
 // Preconditions: on the tracer thread; no thread of mm runs or has its PC
 // in a region.
-func (m *mon) freeXOL(mm *space, via *thread) {
+func (m *mon) freeXOL(mm *space, via *thread) bool {
 	if via.inSyscall {
-		return // the caller picks another thread
+		return false // the caller picks another thread
 	}
 	for _, mp := range mm.maps {
 		if mp.xol == nil {
@@ -146,7 +147,10 @@ func (m *mon) freeXOL(mm *space, via *thread) {
 					err = errors.New("still mapped after munmap")
 				}
 			}
-			if err == nil || errors.Is(err, errThreadEnded) {
+			if errors.Is(err, errThreadEnded) {
+				return false
+			}
+			if err == nil {
 				break
 			}
 		}
@@ -155,6 +159,7 @@ func (m *mon) freeXOL(mm *space, via *thread) {
 		}
 		mp.xol = nil
 	}
+	return true
 }
 
 // leftXOL reports an error for every scratch region of mm still mapped:
