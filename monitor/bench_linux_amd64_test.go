@@ -389,3 +389,51 @@ func BenchmarkRegisterAccess(b *testing.B) {
 	b.ReportMetric(float64(full.Nanoseconds())/float64(b.N*1000), "getregs+setregs-ns")
 	b.ReportMetric(float64(words.Nanoseconds())/float64(b.N*1000), "peek+peek+poke-ns")
 }
+
+// syscallsC makes 100,000 getppid system calls and calls f once every 100.
+const syscallsC = `#include <unistd.h>
+#include <sys/syscall.h>
+__attribute__((noinline)) int f(int x) { __asm__ volatile(""); return x + 1; }
+int main(void) {
+	long s = 0;
+	for (int i = 0; i < 100000; i++) {
+		s += syscall(SYS_getppid);
+		if (i % 100 == 0)
+			s += f(i);
+	}
+	return s > 0 ? 0 : 1;
+}
+`
+
+// BenchmarkSyscallStops measures what following the target's signal state
+// costs (sigstate_linux_amd64.go): every system call stops twice under
+// PTRACE_SYSCALL. The program makes 100,000 system calls and 1,000 counted
+// calls; the figure is per system call, against the native run.
+func BenchmarkSyscallStops(b *testing.B) {
+	prog := buildC(b, syscallsC)
+	sym, err := symtab.Open(prog)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sym.Close()
+	var native, traced time.Duration
+	for i := 0; i < b.N; i++ {
+		s := time.Now()
+		if err := exec.Command(prog).Run(); err != nil {
+			b.Fatal(err)
+		}
+		native += time.Since(s)
+		plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true, FuncFilter: func(name string) bool { return name == "f" }})
+		s = time.Now()
+		if _, err := Run(Options{Path: prog, Args: []string{prog}, Table: plan.Table, Entry: sym.Entry, Pin: true, Stdout: devNull(b)}); err != nil {
+			b.Fatal(err)
+		}
+		traced += time.Since(s)
+		k, _ := plan.Table.Index(funcAddr(b, sym, "f"))
+		if plan.Table.Hits[k] != 1000 {
+			b.Fatalf("f counted %d, want 1000", plan.Table.Hits[k])
+		}
+	}
+	b.ReportMetric(float64(traced)/float64(native), "x-native")
+	b.ReportMetric(float64(traced-native)/float64(b.N)/100000/1e3, "µs/syscall")
+}
