@@ -39,8 +39,13 @@ func startTarget(t *testing.T, exe string, n int) (*exec.Cmd, int, *bufio.Scanne
 		t.Fatalf("target did not start: %q", sc.Text())
 	}
 	codeMaps.Store(cmd.Process.Pid, execMappings(t, cmd.Process.Pid))
+	sigMaps.Store(cmd.Process.Pid, dispositions(t, cmd.Process.Pid))
 	return cmd, cmd.Process.Pid, sc
 }
+
+// sigMaps holds each started target's signal dispositions, read before
+// patchprof attached.
+var sigMaps sync.Map
 
 // codeMaps holds each started target's executable mappings, read before
 // patchprof attached.
@@ -72,6 +77,11 @@ func checkRunsOn(t *testing.T, cmd *exec.Cmd, pid int, sc *bufio.Scanner, n int)
 	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid)); err == nil {
 		if !strings.Contains(string(st), "TracerPid:\t0\n") {
 			t.Errorf("a tracer is left on the target after detach:\n%s", st)
+		}
+	}
+	if before, ok := sigMaps.Load(pid); ok {
+		if after := dispositions(t, pid); after != before.(string) {
+			t.Errorf("the target's signal dispositions changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
 		}
 	}
 	if before, ok := codeMaps.Load(pid); ok {
