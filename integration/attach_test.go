@@ -407,8 +407,8 @@ func TestAttachCycles(t *testing.T) {
 		if res.code != 0 {
 			t.Fatalf("attach %d: patchprof exit %d\n%s", k, res.code, res)
 		}
-		if r := readFile(t, report); strings.Contains(r, "note:") {
-			t.Errorf("attach %d: the report has notes:\n%s", k, r)
+		if r := readFile(t, report); strings.Contains(r, "counts may be incomplete") {
+			t.Errorf("attach %d: the monitor met a failure:\n%s", k, r)
 		}
 		if after := execMappings(t, pid); after != before {
 			t.Fatalf("attach %d: the executable mappings changed:\nbefore:\n%s\nafter:\n%s", k, before, after)
