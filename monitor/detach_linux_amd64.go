@@ -40,7 +40,7 @@ func (m *mon) detachAll() {
 			done[t.mm] = true
 			for _, mp := range t.mm.maps {
 				if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
-					m.lose(fmt.Errorf("restore the code of %s in process %d: %w", mp.Image.Path, t.mm.tgid, err))
+					m.leaveChanged(fmt.Errorf("restore the code of %s in process %d: %w", mp.Image.Path, t.mm.tgid, err))
 				}
 			}
 		}

@@ -340,6 +340,16 @@ func (m *mon) deferEvent(ev event) {
 	m.queue = append(m.queue, ev)
 }
 
+// leaveChanged records a failure that leaves a change of ours in the
+// target (Result.Changed), besides the counts (lose).
+func (m *mon) leaveChanged(err error) {
+	if err == nil || gone(err) {
+		return
+	}
+	m.res.Changed = true
+	m.lose(err)
+}
+
 // reap accounts for task tid, which has ended as st says.
 func (m *mon) reap(tid int, st stop) {
 	if t := m.threads[tid]; t != nil {

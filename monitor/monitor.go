@@ -105,6 +105,10 @@ type Result struct {
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int
+	// Changed is true when a failure left a change of patchprof's in the
+	// target (code not restored, a scratch region still mapped, a signal
+	// setting not put back): Degraded says which.
+	Changed bool
 	// SignalRepairs counts the breakpoints that hit with SIGTRAP blocked or
 	// ignored, after which the program's signal state was put back.
 	SignalRepairs int

@@ -237,7 +237,7 @@ func (m *mon) repair(t *thread) {
 	// while the rt_sigaction runs.
 	if t.mask&trapBit != 0 {
 		if err := setSigmask(t.tid, t.mask); err != nil {
-			m.lose(fmt.Errorf("block SIGTRAP again in thread %d after a breakpoint: %w", t.tid, err))
+			m.leaveChanged(fmt.Errorf("block SIGTRAP again in thread %d after a breakpoint: %w", t.tid, err))
 		}
 	}
 	act := t.sigs.act[unix.SIGTRAP-1]
@@ -251,7 +251,7 @@ func (m *mon) repair(t *thread) {
 		m.stopOthers(t.mm, t)
 	}
 	if err := m.sigaction(t, int(unix.SIGTRAP), &act, nil); err != nil {
-		m.lose(fmt.Errorf("restore the SIGTRAP action of process %d after a breakpoint: %w", t.tgid, err))
+		m.leaveChanged(fmt.Errorf("restore the SIGTRAP action of process %d after a breakpoint: %w", t.tgid, err))
 	}
 	if !held {
 		m.resumeOthers(t.mm, t)

@@ -296,7 +296,7 @@ func (m *mon) release(t *thread) {
 		m.resend(t, m.leaveScratch(t))
 		for _, mp := range t.mm.maps {
 			if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
-				m.lose(fmt.Errorf("restore the code of process %d before letting it go: %w", t.tgid, err))
+				m.leaveChanged(fmt.Errorf("restore the code of process %d before letting it go: %w", t.tgid, err))
 			}
 		}
 		m.freeXOL(t.mm, t)

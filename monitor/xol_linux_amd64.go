@@ -155,7 +155,7 @@ func (m *mon) freeXOL(mm *space, via *thread) bool {
 			}
 		}
 		if err != nil {
-			m.lose(fmt.Errorf("unmap the scratch region at %#x of %s in process %d: %w", mp.xol.base, mp.Image.Path, mm.tgid, err))
+			m.leaveChanged(fmt.Errorf("unmap the scratch region at %#x of %s in process %d: %w", mp.xol.base, mp.Image.Path, mm.tgid, err))
 		}
 		mp.xol = nil
 	}
@@ -167,7 +167,7 @@ func (m *mon) freeXOL(mm *space, via *thread) bool {
 func (m *mon) leftXOL(mm *space) {
 	for _, mp := range mm.maps {
 		if mp.xol != nil {
-			m.lose(fmt.Errorf("the scratch region at %#x of %s stays in process %d: no thread of it could unmap it", mp.xol.base, mp.Image.Path, mm.tgid))
+			m.leaveChanged(fmt.Errorf("the scratch region at %#x of %s stays in process %d: no thread of it could unmap it", mp.xol.base, mp.Image.Path, mm.tgid))
 			mp.xol = nil
 		}
 	}

@@ -183,6 +183,8 @@ func (r *report) header() {
 	b.WriteString("patchprof: ")
 	b.WriteString(escapeControl(prog))
 	switch {
+	case e.Detached && e.Changed:
+		b.WriteString(" detached: it runs on, but patchprof could not undo all its changes (see the notes)")
 	case e.Detached:
 		b.WriteString(" detached: it runs on, unharmed")
 	case e.Running:

@@ -407,3 +407,24 @@ func TestHeader(t *testing.T) {
 		}
 	}
 }
+
+// TestDetachedHeader: a detach that left a change of patchprof's in the
+// target does not call it unharmed.
+func TestDetachedHeader(t *testing.T) {
+	for _, c := range []struct {
+		exit profile.Exit
+		want string
+	}{
+		{profile.Exit{Detached: true}, "patchprof: /x detached: it runs on, unharmed\n"},
+		{profile.Exit{Detached: true, Changed: true}, "patchprof: /x detached: it runs on, but patchprof could not undo all its changes (see the notes)\n"},
+	} {
+		var buf bytes.Buffer
+		p := &profile.Profile{Mode: profile.ModeFuncs, Executable: "/x", Exit: c.exit}
+		if err := Write(&buf, p, Options{ReadFile: newFakeFS(t).ReadFile}); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(buf.String(), "\n"); first+"\n" != c.want {
+			t.Errorf("exit %+v: header %q, want %q", c.exit, first, c.want)
+		}
+	}
+}

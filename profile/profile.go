@@ -102,6 +102,10 @@ type Exit struct {
 	// (patchprof attached to it with -p and detached); then there is no
 	// code and no signal.
 	Detached bool `json:"detached,omitempty"`
+	// Changed is true when patchprof could not undo every change it made
+	// in the target (its code, a scratch mapping, a signal setting); the
+	// notes say which.
+	Changed bool `json:"changed,omitempty"`
 	// Running is true in an interim profile, written while the target still
 	// ran (--interval, SIGUSR1); then there is no code, signal or detached.
 	Running bool `json:"running,omitempty"`

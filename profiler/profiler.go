@@ -222,6 +222,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 	if p.launcher {
 		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
 	}
+	prof.Exit.Changed = res.Changed
 	if res.Degraded != nil {
 		// Failures that left the counts incomplete (a site not re-armed, a
 		// restore that failed): said in the report, one note each.
