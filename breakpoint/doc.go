@@ -9,9 +9,10 @@
 // thousand PTRACE_POKETEXTs. It does not know about ptrace: the monitor hands it a
 // Memory backed by /proc/PID/mem, and the tests hand it a fake.
 //
-// It also relocates an instruction to run out of line (relocate.go), for the
-// monitor's default engine, and keeps the per-activation state (Cursor) from
-// which line entries and block edges are counted.
+// It also relocates an instruction to run out of line (relocate.go and its
+// relocate_*.go neighbours), for the monitor's default engine, and keeps the
+// per-activation state (Cursor) from which line entries and block edges are
+// counted.
 //
 // The table is stored as parallel slices (structure of arrays) so that a binary
 // with a million line rows costs tens of megabytes, not hundreds.

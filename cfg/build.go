@@ -2,7 +2,6 @@ package cfg
 
 import (
 	"fmt"
-	"sort"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -88,6 +87,9 @@ type branch struct {
 	target uint64 // its target address
 }
 
+// A builder is the state of one Build: what decoding has found so far, per
+// code byte, and the graph of the last round (jump tables and landing
+// pads found in a round queue more code for the next).
 type builder struct {
 	o     Options
 	end   uint64
@@ -159,12 +161,15 @@ func Build(o Options) (g *Graph, err error) {
 	return b.g, nil
 }
 
+// fail records the first error, at offset off; decoding stops at the next
+// check of b.err, so the error reported is the first one met.
 func (b *builder) fail(off int, sentinel error, detail string) {
 	if b.err == nil {
 		b.err = &Error{Func: b.o.Name, Addr: b.o.Addr + uint64(off), Err: sentinel, Detail: detail}
 	}
 }
 
+// queue asks for decoding from off, once.
 func (b *builder) queue(off uint32) {
 	if b.flag[off]&fQueued == 0 {
 		b.flag[off] |= fQueued
@@ -340,274 +345,4 @@ func (b *builder) checkTargets() error {
 		}
 	}
 	return nil
-}
-
-// checkGaps classifies the bytes no instruction covers: padding (nop or
-// int3, as compilers align functions and loop heads) is counted and
-// skipped; anything else is data or unreachable code, and the function is
-// not recoverable. [Larus and Ball 1994, 3.4]
-func (b *builder) checkGaps() error {
-	code := b.o.Code
-	afterFinal := false // the current gap follows a call that does not return, or a trap
-	for off := 0; off < len(code); {
-		if b.back[off] != 0 {
-			off++
-			continue
-		}
-		if off > 0 && b.back[off-1] != 0 {
-			k := b.kind[off-int(b.back[off-1])]
-			afterFinal = k == kCallNR || k == kTrap
-		}
-		n := paddingLen(code[off:])
-		if n == 0 && allZero(code[off:]) {
-			// Zeros to the end: section alignment fill after a
-			// function whose symbol has no size (_init).
-			n = len(code) - off
-		}
-		if n == 0 {
-			if d := b.deadCode(off); afterFinal && d > 0 {
-				b.g.Dead += d
-				off += d
-				continue
-			}
-			return &Error{Func: b.o.Name, Addr: b.o.Addr + uint64(off), Err: ErrData,
-				Detail: fmt.Sprintf("bytes % x", code[off:min(off+8, len(code))])}
-		}
-		for i := 0; i < n; i++ {
-			if off+i < len(code) && b.back[off+i] != 0 {
-				// Padding that runs into code: the instruction decoded as
-				// padding overlaps a real one.
-				return &Error{Func: b.o.Name, Addr: b.o.Addr + uint64(off), Err: ErrData,
-					Detail: "unreached bytes overlap an instruction"}
-			}
-		}
-		b.g.Padding += n
-		off += n
-	}
-	return nil
-}
-
-// deadCode returns the length of the unreached bytes at off when they
-// decode cleanly up to the next reached instruction or the end. checkGaps
-// accepts them only after a call that does not return (or a trap): code a
-// compiler left after a call it did not know to be final (Go's runtime
-// calling panicdivide, say). It returns 0 for anything else.
-func (b *builder) deadCode(off int) int {
-	code := b.o.Code
-	end := off
-	for end < len(code) && b.back[end] == 0 {
-		_, n, err := decodeInst(code[end:])
-		if err != nil {
-			return 0
-		}
-		for i := 1; i < n && end+i < len(code); i++ {
-			if b.back[end+i] != 0 {
-				return 0 // overlaps a reached instruction (a landing pad inside it)
-			}
-		}
-		end += n
-	}
-	if end > len(code) || end < len(code) && b.back[end] != 1 {
-		return 0 // runs into the middle of a reached instruction
-	}
-	return end - off
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// land makes off a landing pad: a leader entered from outside the
-// function's own flow, decoded like the entry.
-func (b *builder) land(off uint32) {
-	b.flag[off] |= fLeader | fLanding
-	b.queue(off)
-}
-
-// deferReturn is the function whose call starts a Go landing pad.
-const deferReturn = "runtime.deferreturn"
-
-// landingPads queues the landing pads no control flow reaches: in Go, a
-// function with defers has a block starting with CALL runtime.deferreturn
-// where the runtime resumes it after a recovered panic (the pc recorded in
-// its _func.deferreturn). They are entries from outside, like the
-// function's own entry. It reports whether it found a new one.
-func (b *builder) landingPads() bool {
-	if b.o.CalleeName == nil {
-		return false
-	}
-	code := b.o.Code
-	found := false
-	for off := 0; off < len(code); {
-		if b.back[off] != 0 {
-			off++
-			continue
-		}
-		if n := paddingLen(code[off:]); n > 0 {
-			off += n
-			continue
-		}
-		inst, n, err := decodeInst(code[off:])
-		if err == nil && inst.Op == x86asm.CALL {
-			if rel, ok := inst.Args[0].(x86asm.Rel); ok {
-				target := b.o.Addr + uint64(off+n) + uint64(int64(rel))
-				if name := b.o.CalleeName(target); name == deferReturn || name == deferReturn+".abi0" {
-					b.land(uint32(off))
-					found = true
-				}
-			}
-		}
-		// Skip to the next covered byte: the rest of this gap is not a
-		// candidate until it is reached.
-		for off < len(code) && b.back[off] == 0 {
-			off++
-		}
-	}
-	if found {
-		b.decode()
-	}
-	return found
-}
-
-// graph cuts the decoded instructions into blocks and records their edges
-// in b.g.
-func (b *builder) graph() {
-	code := b.o.Code
-	g := &Graph{Name: b.o.Name, Addr: b.o.Addr, End: b.end}
-	nb := 0
-	prevEnds := true // the previous instruction ends a block (or there is none)
-	for off := 0; off < len(code); {
-		k := b.kind[off]
-		if k == kNone {
-			off++
-			prevEnds = true
-			continue
-		}
-		if prevEnds || b.flag[off]&fLeader != 0 {
-			nb++
-		}
-		n := b.instLen(off)
-		prevEnds = b.ends(k)
-		off += n
-	}
-	g.Blocks = make([]Block, 0, nb)
-	var cur *Block
-	prevEnds = true
-	for off := 0; off < len(code); {
-		k := b.kind[off]
-		if k == kNone {
-			off++
-			prevEnds = true
-			continue
-		}
-		addr := b.o.Addr + uint64(off)
-		if prevEnds || b.flag[off]&fLeader != 0 {
-			g.Blocks = append(g.Blocks, Block{Start: addr, Landing: b.flag[off]&fLanding != 0})
-			cur = &g.Blocks[len(g.Blocks)-1]
-		}
-		n := b.instLen(off)
-		cur.Insts++
-		cur.Last = addr
-		cur.End = addr + uint64(n)
-		prevEnds = b.ends(k)
-		off += n
-	}
-	// Edges, block by block in address order.
-	jumpAt := make(map[uint32]uint64, len(b.jumps))
-	for _, j := range b.jumps {
-		jumpAt[j.off] = j.target
-	}
-	g.Edges = make([]Edge, 0, 2*len(g.Blocks))
-	for i := range g.Blocks {
-		bl := &g.Blocks[i]
-		bl.firstEdge = int32(len(g.Edges))
-		last := uint32(bl.Last - b.o.Addr)
-		add := func(kind EdgeKind, target uint64) {
-			to := Outside
-			if _, ok := b.inside(target); ok {
-				j, ok := g.BlockAt(target)
-				if !ok || g.Blocks[j].Start != target {
-					return // not yet a block start: a later round adds it
-				}
-				to = j
-			}
-			for _, e := range g.Edges[bl.firstEdge:] {
-				if e.To == to && e.Target == target {
-					return // one edge per successor
-				}
-			}
-			g.Edges = append(g.Edges, Edge{From: i, To: to, Kind: kind, Target: target})
-		}
-		switch b.kind[last] {
-		case kCall, kCallInd:
-			if b.o.SplitCalls {
-				bl.Term = TermCall
-				add(Return, bl.End)
-			} else {
-				bl.Term = TermFall
-				add(Fallthrough, bl.End)
-			}
-		case kPlain:
-			bl.Term = TermFall
-			add(Fallthrough, bl.End)
-		case kJcc:
-			bl.Term = TermCond
-			add(Taken, jumpAt[last])
-			add(Fallthrough, bl.End)
-		case kJmp:
-			bl.Term = TermJump
-			if _, ok := b.inside(jumpAt[last]); !ok {
-				bl.Term = TermTailCall
-			}
-			add(Taken, jumpAt[last])
-		case kJmpInd:
-			if t := b.table[last]; t != nil {
-				bl.Term = TermTable
-				for _, target := range t.Targets {
-					add(JumpTable, target)
-				}
-			} else {
-				bl.Term = TermTailCall
-			}
-		case kRet:
-			bl.Term = TermReturn
-		case kCallNR:
-			bl.Term = TermNoReturn
-		case kTrap:
-			bl.Term = TermTrap
-		}
-		bl.numEdges = int32(len(g.Edges)) - bl.firstEdge
-	}
-	sort.Slice(b.calls, func(i, j int) bool { return b.calls[i].Addr < b.calls[j].Addr })
-	g.Calls = b.calls
-	for i := range g.Calls {
-		g.Calls[i].Block, _ = g.BlockAt(g.Calls[i].Addr)
-	}
-	g.Tables = g.Tables[:0]
-	for _, off := range b.inds {
-		if t := b.table[off]; t != nil {
-			g.Tables = append(g.Tables, *t)
-		}
-	}
-	sort.Slice(g.Tables, func(i, j int) bool { return g.Tables[i].Jump < g.Tables[j].Jump })
-	b.g = g
-}
-
-// ends reports whether an instruction of kind k ends its block.
-func (b *builder) ends(k uint8) bool {
-	return k >= kCallNR || (b.o.SplitCalls && (k == kCall || k == kCallInd))
-}
-
-// instLen returns the length of the instruction starting at off.
-func (b *builder) instLen(off int) int {
-	n := 1
-	for off+n < len(b.back) && b.back[off+n] == uint8(n+1) {
-		n++
-	}
-	return n
 }

@@ -22,8 +22,8 @@
 //
 // So lineinfo uses delve for what it does well, the unit header and file
 // table (line.Parse, one call per unit), and executes the line-number
-// program itself ([DWARF5 6.2.5], about a hundred lines in program.go) from
-// the prologue values delve decoded. That gives every row with its is_stmt
+// program itself ([DWARF5 6.2.5], about a hundred and fifty lines in
+// program.go and state.go) from the prologue values delve decoded. That gives every row with its is_stmt
 // flag and every end_sequence, in one pass. debug/dwarf's LineReader could
 // run the program too, but it needs the unit's .debug_info entry, so it
 // could not be fuzzed on .debug_line bytes alone.

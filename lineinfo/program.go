@@ -130,153 +130,55 @@ func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
 	if err != nil {
 		return err
 	}
-	p := dbl.Prologue
-	files := make([]string, len(dbl.FileNames))
-	for i, fe := range dbl.FileNames {
-		name := fe.Path
-		if h.dirIndexNotLast && i < len(h.fileDirs) && !path.IsAbs(name) && h.fileDirs[i] < uint64(len(dbl.IncludeDirs)) {
-			name = path.Join(dbl.IncludeDirs[h.fileDirs[i]], name)
-		}
-		files[i] = b.absolute(name, off)
-	}
-	fileIdx := make([]uint32, len(files))
-	for i := range fileIdx {
-		fileIdx[i] = noFile
-	}
-	// file maps a DW_LNS_set_file operand to a Table.Files index. DWARF 2-4
-	// number files from 1, DWARF 5 from 0. [DWARF5 6.2.4 item 20]
-	file := func(n uint64) uint32 {
-		if h.version < 5 {
-			n--
-		}
-		if n >= uint64(len(files)) {
-			return noFile
-		}
-		if fileIdx[n] == noFile {
-			fileIdx[n] = b.addFile(files[n])
-		}
-		return fileIdx[n]
-	}
-
+	s := &state{b: b, p: dbl.Prologue, files: b.unitFiles(h, dbl, off), off: off}
+	s.reset()
 	r := &reader{data: unit, off: h.programStart, base: off}
+	s.run(r)
+	if r.err != nil {
+		return r.err
+	}
+	// A unit whose last sequence lacks its end_sequence is malformed, but
+	// its rows are still right; keep them.
+	return nil
+}
+
+// run executes the line-number program from r's position to the end of
+// the unit, or to r's first error.
+func (s *state) run(r *reader) {
+	p := s.p
 	minInst := uint64(p.MinInstrLength)
 	lineRange := p.LineRange
 	opBase := p.OpcodeBase
-
-	// The state machine registers. [DWARF5 6.2.2, table 6.4]
-	var (
-		addr    uint64
-		fileNo  uint64
-		lineNo  int64
-		isStmt  bool
-		seqFrom int // index in b.all of the sequence's first entry
-		rowFrom int // index in b.rows of the sequence's first row
-	)
-	reset := func() {
-		addr, fileNo, lineNo, isStmt = 0, 1, 1, p.InitialIsStmt != 0
-		seqFrom, rowFrom = len(b.all), len(b.rows)
-	}
-	reset()
-	emit := func() {
-		f := file(fileNo)
-		ln := uint32(lineNo)
-		if lineNo < 0 || lineNo > 1<<32-1 {
-			ln = 0
-		}
-		b.all = append(b.all, entry{addr: addr, file: f, line: ln, ord: uint32(len(b.all))})
-		// Line 0 means "no source line" [DWARF5 6.2.5.1]: nothing to count.
-		if isStmt && f != noFile && ln != 0 {
-			b.rows = append(b.rows, Row{Addr: addr, File: f, Line: ln})
-		}
-	}
-	endSequence := func() {
-		// Rows at the end address of their own sequence cover no
-		// instruction: a breakpoint there would land in whatever code
-		// follows, so they are dropped from both tables.
-		for len(b.all) > seqFrom && b.all[len(b.all)-1].addr == addr {
-			b.all = b.all[:len(b.all)-1]
-		}
-		for len(b.rows) > rowFrom && b.rows[len(b.rows)-1].Addr == addr {
-			b.rows = b.rows[:len(b.rows)-1]
-		}
-		if len(b.all) > seqFrom && isDiscarded(b.all[seqFrom].addr) {
-			// The linker discarded this code (--gc-sections, COMDAT) and
-			// left the sequence at a tombstone address: drop it.
-			b.all, b.rows = b.all[:seqFrom], b.rows[:rowFrom]
-		} else {
-			b.all = append(b.all, entry{addr: addr, file: noFile, ord: uint32(len(b.all)), end: true})
-		}
-		reset()
-	}
-
 	for r.err == nil && r.left() > 0 {
 		op := r.u8()
 		if op >= opBase {
 			// Special opcode. [DWARF5 6.2.5.1]
 			adj := op - opBase
-			addr += uint64(adj/lineRange) * minInst
-			lineNo += int64(p.LineBase) + int64(adj%lineRange)
-			emit()
+			s.addr += uint64(adj/lineRange) * minInst
+			s.lineNo += int64(p.LineBase) + int64(adj%lineRange)
+			s.emit()
 			continue
 		}
 		switch op {
 		case 0:
-			// Extended opcode: length, sub-opcode, operands. [DWARF5 6.2.5.3]
-			n := r.uleb()
-			if r.err != nil {
-				break
-			}
-			if n == 0 || n > uint64(r.left()) {
-				r.fail(fmt.Sprintf("extended opcode length %d", n))
-				break
-			}
-			body := r.bytes(int(n))
-			er := &reader{data: body[1:], base: off + uint64(r.off-len(body)+1)}
-			switch body[0] {
-			case lneEndSequence:
-				endSequence()
-			case lneSetAddress:
-				switch len(er.data) {
-				case 8:
-					addr = binary.LittleEndian.Uint64(er.data)
-				case 4:
-					addr = uint64(binary.LittleEndian.Uint32(er.data))
-				default:
-					r.fail(fmt.Sprintf("DW_LNE_set_address with %d-byte operand", len(er.data)))
-				}
-			case lneDefineFile:
-				// DWARF 2-4 only: a file entry in the program. [DWARF4 6.2.5.3]
-				name := er.cstring()
-				dir := er.uleb()
-				if er.err != nil {
-					r.fail("bad DW_LNE_define_file")
-					break
-				}
-				if !path.IsAbs(name) && dir < uint64(len(dbl.IncludeDirs)) {
-					name = path.Join(dbl.IncludeDirs[dir], name)
-				}
-				files = append(files, b.absolute(name, off))
-				fileIdx = append(fileIdx, noFile)
-			case lneSetDiscriminator:
-				// Only distinguishes blocks on one line: nothing to count.
-			}
+			s.extended(r)
 		case lnsCopy:
-			emit()
+			s.emit()
 		case lnsAdvancePC:
-			addr += r.uleb() * minInst
+			s.addr += r.uleb() * minInst
 		case lnsAdvanceLine:
-			lineNo += r.sleb()
+			s.lineNo += r.sleb()
 		case lnsSetFile:
-			fileNo = r.uleb()
+			s.fileNo = r.uleb()
 		case lnsSetColumn, lnsSetISA:
 			r.uleb()
 		case lnsNegateStmt:
-			isStmt = !isStmt
+			s.isStmt = !s.isStmt
 		case lnsSetBasicBlock, lnsPrologueEnd, lnsEpilogueBegin:
 		case lnsConstAddPC:
-			addr += uint64((255-opBase)/lineRange) * minInst
+			s.addr += uint64((255-opBase)/lineRange) * minInst
 		case lnsFixedAdvancePC:
-			addr += uint64(r.u16())
+			s.addr += uint64(r.u16())
 		default:
 			// A standard opcode this reader does not know: skip the
 			// operands the header declares for it. [DWARF5 6.2.5.2]
@@ -285,12 +187,47 @@ func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
 			}
 		}
 	}
+}
+
+// extended executes one extended opcode (the 0 that introduces it already
+// read): length, sub-opcode, operands. [DWARF5 6.2.5.3] The length is
+// checked against the unit before the operands are read, so a bad one
+// cannot make the program read past its unit.
+func (s *state) extended(r *reader) {
+	n := r.uleb()
 	if r.err != nil {
-		return r.err
+		return
 	}
-	// A unit whose last sequence lacks its end_sequence is malformed, but
-	// its rows are still right; keep them.
-	return nil
+	if n == 0 || n > uint64(r.left()) {
+		r.fail(fmt.Sprintf("extended opcode length %d", n))
+		return
+	}
+	body := r.bytes(int(n))
+	er := &reader{data: body[1:], base: s.off + uint64(r.off-len(body)+1)}
+	switch body[0] {
+	case lneEndSequence:
+		s.endSequence()
+	case lneSetAddress:
+		switch len(er.data) {
+		case 8:
+			s.addr = binary.LittleEndian.Uint64(er.data)
+		case 4:
+			s.addr = uint64(binary.LittleEndian.Uint32(er.data))
+		default:
+			r.fail(fmt.Sprintf("DW_LNE_set_address with %d-byte operand", len(er.data)))
+		}
+	case lneDefineFile:
+		// DWARF 2-4 only: a file entry in the program. [DWARF4 6.2.5.3]
+		name := er.cstring()
+		dir := er.uleb()
+		if er.err != nil {
+			r.fail("bad DW_LNE_define_file")
+			return
+		}
+		s.files.define(name, dir)
+	case lneSetDiscriminator:
+		// Only distinguishes blocks on one line: nothing to count.
+	}
 }
 
 // absolute cleans p and joins it with the unit's compilation directory
