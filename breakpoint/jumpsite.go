@@ -1,0 +1,149 @@
+package breakpoint
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Where a site can take a jump patch: the first step of the in-process
+// engine (a 5-byte jmp rel32 at the site to a trampoline that counts, runs
+// the displaced instructions and jumps back). A jump covers more than the
+// site's own instruction, so it is only safe where nothing jumps into the
+// bytes it overwrites and every displaced instruction runs correctly out of
+// line; and the trampoline's counter update (lock add) changes the
+// arithmetic flags, which must then be dead at the site.
+
+// JumpLen is the length of the patch: jmp rel32 (Intel SDM vol. 2, JMP,
+// E9 cd).
+const JumpLen = 5
+
+// Reasons a site cannot take a jump patch.
+const (
+	JumpTarget      = "a branch target inside the bytes the jump covers"
+	JumpEnd         = "the function ends within the bytes the jump covers"
+	JumpTransfer    = "a control transfer before the last displaced instruction"
+	JumpUndecodable = "an instruction that cannot run out of line"
+)
+
+// A JumpSite says whether a site can take a jump patch, and what the patch
+// displaces.
+type JumpSite struct {
+	// Len is the number of bytes the patch displaces: whole instructions,
+	// at least JumpLen; 0 when the site cannot take the patch (Reason says
+	// why).
+	Len int
+	// Insns are the lengths of the displaced instructions, in order.
+	Insns []int
+	// FlagsDead reports that no instruction reads the arithmetic flags
+	// before all of them are written again (or a call clobbers them): the
+	// counter update may change them.
+	FlagsDead bool
+	Reason    string
+}
+
+// JumpOptions describe the code around the sites.
+type JumpOptions struct {
+	// Target reports whether some branch may land at addr (a block
+	// leader other than by fall-through, a function entry, a landing
+	// pad). The site itself may be one.
+	Target func(addr uint64) bool
+	// End is the end of the function holding the site: a patch never
+	// reaches past it.
+	End uint64
+}
+
+// PlanJump decides whether the site at addr, whose code (from addr on) is
+// code, can take a jump patch.
+func PlanJump(code []byte, addr uint64, o JumpOptions) JumpSite {
+	var js JumpSite
+	off := 0
+	for off < JumpLen {
+		pc := addr + uint64(off)
+		if off > 0 && o.Target != nil && o.Target(pc) {
+			return JumpSite{Reason: JumpTarget}
+		}
+		if o.End != 0 && pc >= o.End {
+			return JumpSite{Reason: JumpEnd}
+		}
+		d, err := Relocate(code[off:], pc, pc)
+		if err != nil {
+			return JumpSite{Reason: JumpUndecodable}
+		}
+		if d.Form != FormCopy && off+d.Len < JumpLen {
+			// The trampoline runs the displaced instructions in order:
+			// one that goes elsewhere must be the last.
+			return JumpSite{Reason: JumpTransfer}
+		}
+		js.Insns = append(js.Insns, d.Len)
+		off += d.Len
+	}
+	if o.End != 0 && addr+uint64(off) > o.End {
+		return JumpSite{Reason: JumpEnd}
+	}
+	js.Len = off
+	js.FlagsDead = flagsDead(code, addr)
+	return js
+}
+
+// Arithmetic flags (Intel SDM vol. 1, 3.4.3.1): bits of a set.
+const (
+	flagCF = 1 << iota
+	flagPF
+	flagAF
+	flagZF
+	flagSF
+	flagOF
+	flagsAll = flagCF | flagPF | flagAF | flagZF | flagSF | flagOF
+)
+
+// flagsDead reports whether the arithmetic flags are dead at addr: reading
+// forward in straight-line code, every flag is written before any is read,
+// or a call comes first (the psABI preserves no flag across a call). Any
+// instruction it does not know, and any branch, ends the reading with the
+// answer "live".
+func flagsDead(code []byte, addr uint64) bool {
+	need := flagsAll
+	off := 0
+	for n := 0; n < 32 && off < len(code); n++ {
+		inst, err := x86asm.Decode(code[off:], 64)
+		if err != nil {
+			return false
+		}
+		reads, writes, ok := flagEffect(inst)
+		if !ok || reads&need != 0 {
+			return false
+		}
+		if inst.Op == x86asm.CALL {
+			return true
+		}
+		need &^= writes
+		if need == 0 {
+			return true
+		}
+		off += inst.Len
+	}
+	return false
+}
+
+// flagEffect returns the arithmetic flags an instruction reads and writes
+// (undefined counts as written), and whether it is known. Control
+// transfers other than call are not known: the reading stops there.
+func flagEffect(inst x86asm.Inst) (reads, writes int, ok bool) {
+	switch inst.Op {
+	case x86asm.MOV, x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.LEA,
+		x86asm.PUSH, x86asm.POP, x86asm.NOP, x86asm.XCHG, x86asm.CDQE, x86asm.CQO,
+		x86asm.CDQ, x86asm.CWDE, x86asm.MOVSS, x86asm.MOVSD_XMM, x86asm.MOVAPS,
+		x86asm.MOVAPD, x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVQ, x86asm.MOVD,
+		x86asm.MOVDQA, x86asm.MOVDQU, x86asm.PXOR, x86asm.CVTSI2SD, x86asm.CVTSI2SS,
+		x86asm.CVTTSD2SI, x86asm.CVTTSS2SI, x86asm.NOT, x86asm.CALL:
+		return 0, 0, true
+	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR,
+		x86asm.TEST, x86asm.NEG, x86asm.IMUL, x86asm.MUL, x86asm.UCOMISD,
+		x86asm.UCOMISS, x86asm.COMISD, x86asm.COMISS:
+		return 0, flagsAll, true
+	case x86asm.INC, x86asm.DEC:
+		return 0, flagsAll &^ flagCF, true
+	case x86asm.ADC, x86asm.SBB:
+		return flagCF, flagsAll, true
+	}
+	return 0, 0, false
+}

@@ -1,0 +1,66 @@
+package breakpoint
+
+import (
+	"encoding/hex"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestPlanJump(t *testing.T) {
+	const addr = 0x401000
+	for _, c := range []struct {
+		name      string
+		hex       string
+		target    uint64 // a branch target, 0 for none
+		end       uint64 // function end, 0 for none
+		insns     []int
+		flagsDead bool
+		reason    string
+	}{
+		{name: "O0 body", hex: "48897df8 8975f4 8b45f4 01c0 c3", insns: []int{4, 3}, flagsDead: true},
+		{name: "target inside", hex: "48897df8 8975f4 8b45f4 01c0 c3", target: addr + 4, reason: JumpTarget},
+		{name: "target at the site", hex: "48897df8 8975f4 8b45f4 01c0 c3", target: addr, insns: []int{4, 3}, flagsDead: true},
+		{name: "function ends", hex: "48897df8 8975f4", end: addr + 4, reason: JumpEnd},
+		{name: "branch first", hex: "7405 48897df8 8975f4", reason: JumpTransfer},
+		{name: "call", hex: "e800000000 c3", insns: []int{5}, flagsDead: true},
+		{name: "cmp then jle last", hex: "4883ff01 7e10 c3", insns: []int{4, 2}, flagsDead: true},
+		{name: "flags read after", hex: "b801000000 7405 c3", insns: []int{5}, flagsDead: false},
+		{name: "inc leaves CF", hex: "ffc0 ffc0 ffc0 72f0", insns: []int{2, 2, 2}, flagsDead: false},
+		{name: "int3", hex: "cc 48897df8", reason: JumpUndecodable},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			code, err := hex.DecodeString(strings.ReplaceAll(c.hex, " ", ""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			code = append(code, make([]byte, 16)...)
+			js := PlanJump(code, addr, JumpOptions{
+				Target: func(a uint64) bool { return c.target != 0 && a == c.target },
+				End:    c.end,
+			})
+			if js.Reason != c.reason {
+				t.Fatalf("reason %q, want %q", js.Reason, c.reason)
+			}
+			if c.reason != "" {
+				if js.Len != 0 {
+					t.Errorf("Len %d for a refused site", js.Len)
+				}
+				return
+			}
+			if !slices.Equal(js.Insns, c.insns) {
+				t.Errorf("displaced %v, want %v", js.Insns, c.insns)
+			}
+			sum := 0
+			for _, n := range c.insns {
+				sum += n
+			}
+			if js.Len != sum || js.Len < JumpLen {
+				t.Errorf("Len %d, want %d (at least %d)", js.Len, sum, JumpLen)
+			}
+			if js.FlagsDead != c.flagsDead {
+				t.Errorf("FlagsDead %v, want %v", js.FlagsDead, c.flagsDead)
+			}
+		})
+	}
+}
