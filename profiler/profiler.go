@@ -193,8 +193,14 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 				return
 			}
 			prof := p.interim(bias)
-			for _, w := range waiting {
-				w <- prof // buffered: never blocks the monitor
+			for i, w := range waiting {
+				// Each reader owns its copy: readers sort, encode and add
+				// notes concurrently.
+				if i > 0 {
+					w <- prof.Clone() // buffered: never blocks the monitor
+					continue
+				}
+				w <- prof
 			}
 		},
 		Path:     p.target.Path,
