@@ -29,14 +29,11 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 
 	m.family("patchprof_function_calls_total", "counter",
 		fmt.Sprintf("Calls of a profiled function since profiling began (the %d most called functions).", o.top))
-	called := make([]profile.Function, 0, len(p.Functions))
-	for _, f := range p.Functions {
-		if f.Count > 0 {
-			called = append(called, f)
-		}
-	}
 	// Most called first; ties in a stable order, so the set listed does
-	// not flicker between scrapes.
+	// not flicker between scrapes. Functions not called yet fill the room
+	// left, at 0: a counter should exist before its first increment, or
+	// rate() misses that increment.
+	called := slices.Clone(p.Functions)
 	slices.SortFunc(called, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Module, b.Module),
 			strings.Compare(a.Name, b.Name), cmp.Compare(a.Address, b.Address))
@@ -50,7 +47,7 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 		m.sample("patchprof_function_calls_total", f.Count, "module", p.ModuleName(f.Module), "function", f.Name)
 	}
 	m.family("patchprof_functions_omitted", "gauge",
-		"Called functions left out of patchprof_function_calls_total to keep its cardinality bounded (--metrics-top).")
+		"Profiled functions left out of patchprof_function_calls_total to keep its cardinality bounded (--metrics-top).")
 	m.sample("patchprof_functions_omitted", uint64(omitted))
 
 	var hits uint64
