@@ -193,9 +193,13 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 				return
 			}
 			prof := p.interim(bias)
-			for _, w := range waiting {
-				w <- prof // buffered: never blocks the monitor
+			// Each reader owns its copy (readers sort, encode and add notes
+			// concurrently): the copies are made before the original is
+			// handed out. The channels are buffered: never blocks the monitor.
+			for _, w := range waiting[1:] {
+				w <- prof.Clone()
 			}
+			waiting[0] <- prof
 		},
 		Path:     p.target.Path,
 		Args:     p.target.Args,

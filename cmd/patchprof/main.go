@@ -152,6 +152,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
 	rf.register(fs)
 	bf := registerBlockFlags(fs)
+	lf := registerListenFlags(fs)
 	if err := fs.Parse(attachedPID(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
@@ -180,6 +181,10 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if err := bf.apply(&lines, &funcs); err != nil {
 		return nil, err
 	}
+	if err := lf.check(); err != nil {
+		return nil, err
+	}
+	lf.engine = engine
 	if !lines && !funcs {
 		lines = true
 	}
@@ -222,7 +227,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
 			Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
 		},
-		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt},
+		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, lf: lf},
 		args: fs.Args(),
 	}, nil
 }
@@ -271,6 +276,7 @@ type runFlags struct {
 	opt                output.Options
 	prog               string
 	notes              []string // the first notes of the report (setIDNotes)
+	lf                 *listenFlags
 }
 
 // run profiles the target with prof and reports, handling patchprof's
@@ -307,6 +313,10 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	}
 	interim := interimReports(prof, f, stderr)
 	defer interim()
+	stopServe, err := startServe(f.lf, prof, stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
 
 	pr.step(fmt.Sprintf("planting %d sites in %s", prof.Sites(), f.prog))
 	p, res, err := prof.Run(ctx, profiler.Hooks{OnStart: func(pid int) {
@@ -319,6 +329,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 		}
 	}})
 	interim()
+	stopServe(p)
 	if se := (*monitor.StartError)(nil); errors.As(err, &se) && se.Exit != nil {
 		fmt.Fprintf(stderr, "patchprof: %s\n", startFailure(f.prog, se.Exit))
 		return se.Exit.ShellStatus()

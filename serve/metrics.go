@@ -1,0 +1,114 @@
+package serve
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/metrics"
+	"slices"
+	"strings"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// metricsOptions shape writeMetrics' output.
+type metricsOptions struct {
+	engine  string
+	top     int  // how many functions to list
+	running bool // the target is being profiled
+}
+
+// writeMetrics writes p in the Prometheus text exposition format
+// (version 0.0.4: "# HELP", "# TYPE", then one sample a line, label values
+// escaped). Names follow Prometheus' conventions: a patchprof_ prefix,
+// _total on counters, base units; patchprof's own CPU and memory use the
+// process_ and go_ names every Go exporter uses.
+func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
+	m := &expo{w: w}
+
+	m.family("patchprof_function_calls_total", "counter",
+		fmt.Sprintf("Calls of a profiled function since profiling began (the %d most called functions).", o.top))
+	// Most called first; ties in a stable order, so the set listed does
+	// not flicker between scrapes. Functions not called yet fill the room
+	// left, at 0: a counter should exist before its first increment, or
+	// rate() misses that increment.
+	called := slices.Clone(p.Functions)
+	slices.SortFunc(called, func(a, b profile.Function) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Module, b.Module),
+			strings.Compare(a.Name, b.Name), cmp.Compare(a.Address, b.Address))
+	})
+	omitted := 0
+	if len(called) > o.top {
+		omitted = len(called) - o.top
+		called = called[:o.top]
+	}
+	for _, f := range called {
+		m.sample("patchprof_function_calls_total", f.Count, "module", p.ModuleName(f.Module), "function", f.Name)
+	}
+	m.family("patchprof_functions_omitted", "gauge",
+		"Profiled functions left out of patchprof_function_calls_total to keep its cardinality bounded (--metrics-top).")
+	m.sample("patchprof_functions_omitted", uint64(omitted))
+
+	var hits uint64
+	for _, s := range p.Sites {
+		hits = profile.SumCounts(hits, s.Count)
+	}
+	m.family("patchprof_sites_planted", "gauge", "Breakpoint sites planted in the target, by the engine that serves their hits.")
+	m.sample("patchprof_sites_planted", uint64(len(p.Sites)), "engine", o.engine)
+	m.family("patchprof_hits_total", "counter", "Breakpoint hits served since profiling began.")
+	m.sample("patchprof_hits_total", hits)
+
+	m.family("patchprof_target_running", "gauge", "1 while the target is being profiled, 0 once its run has ended.")
+	m.sample("patchprof_target_running", map[bool]uint64{true: 1}[o.running])
+	m.family("patchprof_target_info", "gauge", "The profiled executable and what is counted in it; always 1.")
+	m.sample("patchprof_target_info", 1, "executable", p.Executable, "mode", p.Mode)
+
+	if cpu, ok := cpuSeconds(); ok {
+		m.family("process_cpu_seconds_total", "counter", "Total user and system CPU time patchprof spent, in seconds.")
+		fmt.Fprintf(w, "process_cpu_seconds_total %g\n", cpu)
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	m.family("go_memstats_sys_bytes", "gauge", "Bytes of memory patchprof obtained from the system.")
+	m.sample("go_memstats_sys_bytes", s[0].Value.Uint64())
+	m.family("go_memstats_heap_alloc_bytes", "gauge", "Bytes of patchprof's heap objects in use.")
+	m.sample("go_memstats_heap_alloc_bytes", s[1].Value.Uint64())
+	m.family("go_goroutines", "gauge", "Goroutines of patchprof.")
+	m.sample("go_goroutines", uint64(runtime.NumGoroutine()))
+}
+
+// expo writes the text exposition format.
+type expo struct{ w io.Writer }
+
+func (e *expo) family(name, typ, help string) {
+	fmt.Fprintf(e.w, "# HELP %s %s\n# TYPE %s %s\n", name, escapeHelp(help), name, typ)
+}
+
+// sample writes one sample; labels are name, value pairs.
+func (e *expo) sample(name string, v uint64, labels ...string) {
+	var b strings.Builder
+	b.WriteString(name)
+	if len(labels) > 0 {
+		b.WriteByte('{')
+		for i := 0; i+1 < len(labels); i += 2 {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%s=\"%s\"", labels[i], escapeLabel(labels[i+1]))
+		}
+		b.WriteByte('}')
+	}
+	fmt.Fprintf(&b, " %d\n", v)
+	io.WriteString(e.w, b.String())
+}
+
+// Escapes of the text exposition format: a label value escapes backslash,
+// double quote and line feed; HELP text backslash and line feed.
+var (
+	labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+	helpEscaper  = strings.NewReplacer(`\`, `\\`, "\n", `\n`)
+)
+
+func escapeLabel(s string) string { return labelEscaper.Replace(s) }
+func escapeHelp(s string) string  { return helpEscaper.Replace(s) }

@@ -1,0 +1,98 @@
+package serve
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/patchprof/patchprof/profile"
+)
+
+// TestMetricsText checks the patchprof_ families exactly: most called
+// first, ties by module then name, at most top of them, label values
+// escaped, executable named by path.
+func TestMetricsText(t *testing.T) {
+	p := &profile.Profile{
+		Executable: "/srv/app",
+		Mode:       profile.ModeFuncs,
+		Modules:    []profile.Module{{Path: "/lib/libz.so.1", Kind: profile.ModuleLibrary}},
+		Functions: []profile.Function{
+			{Name: "main", Count: 1, Address: 0x10},
+			{Name: `op"quote"`, Count: 50, Address: 0x20},
+			{Name: `a\b` + "\nc", Count: 50, Address: 0x30},
+			{Name: "inflate", Module: "/lib/libz.so.1", Count: 50, Address: 0x40},
+			{Name: "never", Count: 0, Address: 0x50},
+			{Name: "hot", Count: 900, Address: 0x60},
+		},
+		Sites: []profile.Site{{Address: 0x10, Count: 1}, {Address: 0x20, Count: 50}, {Address: 0x30, Count: 50},
+			{Address: 0x40, Count: 50, Module: "/lib/libz.so.1"}, {Address: 0x50}, {Address: 0x60, Count: 900}},
+	}
+	var b bytes.Buffer
+	writeMetrics(&b, p, metricsOptions{engine: "xol", top: 4, running: true})
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "patchprof_") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"# HELP patchprof_function_calls_total Calls of a profiled function since profiling began (the 4 most called functions).",
+		"# TYPE patchprof_function_calls_total counter",
+		`patchprof_function_calls_total{module="/srv/app",function="hot"} 900`,
+		`patchprof_function_calls_total{module="/srv/app",function="a\\b\nc"} 50`,
+		`patchprof_function_calls_total{module="/srv/app",function="op\"quote\""} 50`,
+		`patchprof_function_calls_total{module="/lib/libz.so.1",function="inflate"} 50`,
+		"# HELP patchprof_functions_omitted Profiled functions left out of patchprof_function_calls_total to keep its cardinality bounded (--metrics-top).",
+		"# TYPE patchprof_functions_omitted gauge",
+		"patchprof_functions_omitted 2",
+		"# HELP patchprof_sites_planted Breakpoint sites planted in the target, by the engine that serves their hits.",
+		"# TYPE patchprof_sites_planted gauge",
+		`patchprof_sites_planted{engine="xol"} 6`,
+		"# HELP patchprof_hits_total Breakpoint hits served since profiling began.",
+		"# TYPE patchprof_hits_total counter",
+		"patchprof_hits_total 1051",
+		"# HELP patchprof_target_running 1 while the target is being profiled, 0 once its run has ended.",
+		"# TYPE patchprof_target_running gauge",
+		"patchprof_target_running 1",
+		"# HELP patchprof_target_info The profiled executable and what is counted in it; always 1.",
+		"# TYPE patchprof_target_info gauge",
+		`patchprof_target_info{executable="/srv/app",mode="funcs"} 1`,
+	}
+	// The executable's module ("") sorts before the library's path.
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("metrics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	for _, fam := range []string{"go_memstats_sys_bytes", "go_memstats_heap_alloc_bytes", "go_goroutines", "process_cpu_seconds_total"} {
+		if !strings.Contains(b.String(), "# TYPE "+fam+" ") || !strings.Contains(b.String(), "\n"+fam+" ") {
+			t.Errorf("no %s family:\n%s", fam, b.String())
+		}
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	h := NewHandler(Options{Source: &fakeSource{step: 4}, Engine: "classic"})
+	w := get(t, h, "/metrics")
+	if w.Code != http.StatusOK || w.Header().Get("Content-Type") != "text/plain; version=0.0.4; charset=utf-8" {
+		t.Fatalf("status %d, type %q", w.Code, w.Header().Get("Content-Type"))
+	}
+	for _, l := range []string{
+		`patchprof_function_calls_total{module="/home/ann/prog/a",function="work"} 4`,
+		`patchprof_function_calls_total{module="/home/ann/prog/a",function="main"} 1`,
+		`patchprof_sites_planted{engine="classic"} 3`,
+		"patchprof_hits_total 5",
+		"patchprof_target_running 1",
+	} {
+		if !strings.Contains(w.Body.String(), "\n"+l+"\n") {
+			t.Errorf("no line %q in:\n%s", l, w.Body)
+		}
+	}
+	if !strings.Contains(w.Body.String(), `function="never"} 0`+"\n") {
+		t.Errorf("a function not called yet is not listed at 0 (there is room):\n%s", w.Body)
+	}
+	h.Finish(example(9))
+	if w := get(t, h, "/metrics"); !strings.Contains(w.Body.String(), "\npatchprof_target_running 0\n") ||
+		!strings.Contains(w.Body.String(), `function="work"} 9`) {
+		t.Errorf("after Finish:\n%s", w.Body)
+	}
+}
