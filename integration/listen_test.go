@@ -436,3 +436,71 @@ func TestListenPublicWarning(t *testing.T) {
 	}
 	s.finish(s.ask(3))
 }
+
+// TestListenLoad: 10 seconds of concurrent requests to every endpoint (four
+// clients, loopback) while the target calls work in batches: every request
+// is answered, no count is lost (the saved total equals the target's own),
+// the target answers every batch, and patchprof's memory stays flat.
+func TestListenLoad(t *testing.T) {
+	s := startServed(t, "--listen", "127.0.0.1:0")
+	paths := []string{"/", "/healthz", "/metrics", "/profile.json", "/debug/pprof/counts", "/debug/pprof/counts?seconds=1"}
+	stop := make(chan struct{})
+	type tally struct {
+		ok  int
+		bad []string
+	}
+	results := make(chan tally, 4)
+	client := &http.Client{Timeout: 30 * time.Second}
+	for c := 0; c < 4; c++ {
+		go func(c int) {
+			var r tally
+			defer func() { results <- r }()
+			for k := c; ; k++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				resp, err := client.Get(s.base + paths[k%len(paths)])
+				if err != nil {
+					r.bad = append(r.bad, fmt.Sprintf("%s: %v", paths[k%len(paths)], err))
+					continue
+				}
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if err != nil || resp.StatusCode != http.StatusOK {
+					r.bad = append(r.bad, fmt.Sprintf("%s: %d %v", paths[k%len(paths)], resp.StatusCode, err))
+					continue
+				}
+				r.ok++
+			}
+		}(c)
+	}
+	var total int64
+	var rssStart int64
+	start := time.Now()
+	for time.Since(start) < 10*time.Second {
+		total = s.ask(500)
+		if rssStart == 0 && time.Since(start) > 2*time.Second {
+			rssStart, _ = rssKiB(s.cmd.Process.Pid)
+		}
+	}
+	rssEnd, _ := rssKiB(s.cmd.Process.Pid)
+	close(stop)
+	served := 0
+	for c := 0; c < 4; c++ {
+		r := <-results
+		served += r.ok
+		for _, b := range r.bad {
+			t.Errorf("request failed under load: %s", b)
+		}
+	}
+	if served == 0 {
+		t.Fatal("no request was served: the test proves nothing")
+	}
+	t.Logf("%d requests served in 10 s; work called %d times; patchprof RSS %d KiB after 2 s, %d KiB at the end", served, total, rssStart, rssEnd)
+	if rssStart > 0 && rssEnd > rssStart+32<<10 {
+		t.Errorf("patchprof's memory grew from %d KiB to %d KiB under load", rssStart, rssEnd)
+	}
+	s.finish(total)
+}
