@@ -35,6 +35,8 @@ import (
 //     line of the row it starts in.
 //   - A goto label (DW_TAG_label) is a statement at its address, as
 //     GCC's label statement is.
+//   - A case label, which has no row, is read from the source above the
+//     case's first statement (planlines_labels.go).
 //   - Arrivals at a block along none of its arcs count as entries only at
 //     the function's entry and at landing pads (calls, exceptions); a
 //     longjmp landing after its setjmp call is an abnormal edge gcov does
@@ -48,6 +50,7 @@ type lineModel struct {
 	index  map[LineRef]int32
 	report []int32 // per key: index into Plan.Lines, -1 when its file is not kept
 	funcs  []modelFunc
+	pp     map[string]*ppFile // per source file, read on first use
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -153,19 +156,6 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		}
 		closing, noStmt = markEpilogue(rs, code, f.Addr, sub)
 	}
-	// The lines that have code in the function: a case label's search
-	// stops at one.
-	coded := map[LineRef]bool{}
-	for _, r := range rs {
-		coded[r.ref] = true
-	}
-	// Blocks control jumps to: only they can start at a label.
-	target := make([]bool, len(g.Blocks))
-	for _, e := range g.Edges {
-		if e.To >= 0 && (e.Kind == cfg.Taken || e.Kind == cfg.JumpTable) {
-			target[e.To] = true
-		}
-	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
 		if bl.Start < fg.Entry || bl.Start >= fg.Tail {
@@ -218,10 +208,10 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 				add(rs[j])
 			}
 		}
-		if target[b] && source != nil && len(ls) > 0 && ls[0].addr == bl.Start {
-			ls = p.caseLabels(m, source, fi, keepFile, ls, coded)
-		}
 		mf.blocks[b] = ls
+	}
+	if source != nil {
+		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
 	// later block may have: look again now that all are known.
@@ -267,46 +257,6 @@ func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
 	}
 	to := all[succ[0].To]
 	return len(to) > 0 && to[0].line == x.line
-}
-
-// caseLabel matches a source line that is only a `case` or `default`
-// label (an opening brace or a comment may follow).
-var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*\*/)?$`)
-
-// stopsLabel matches a source line a case label's search does not go
-// above although it has no code: a preprocessor directive (the code above
-// it may be compiled out, labels and all) or a statement that leaves the
-// case (compiled out, or it would have code).
-var stopsLabel = regexp.MustCompile(`^(#|(break|continue|return|goto)\b)`)
-
-// caseLabels puts before a jump target's lines the `case` or `default`
-// label written above its first line, as gcov counts it: GCC's label
-// statement starts the block and DWARF records no address for it. The
-// search goes up over lines without code in the function (blank lines,
-// comments, declarations, macros that expand to nothing) and stops at a
-// line with code or one stopsLabel matches. Of several labels with no code between them GCC keeps
-// one, at the first (topmost) of them.
-func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi int, keepFile func(string) bool, ls []lineAt, coded map[LineRef]bool) []lineAt {
-	first := m.keys[ls[0].line]
-	src, ok := source(first.File)
-	if !ok || first.Line < 2 || first.Line > len(src) {
-		return ls
-	}
-	label := 0
-	for l := first.Line - 1; l >= 1 && first.Line-l <= 64; l-- {
-		text := strings.TrimSpace(src[l-1])
-		if coded[LineRef{File: first.File, Line: l}] || stopsLabel.MatchString(text) {
-			break
-		}
-		if caseLabel.MatchString(text) {
-			label = l
-		}
-	}
-	if label == 0 {
-		return ls
-	}
-	at := lineAt{line: p.modelKey(m, LineRef{File: first.File, Line: label}, fi, keepFile), addr: ls[0].addr}
-	return append([]lineAt{at}, ls...)
 }
 
 // onlyMoves reports whether code only moves data (a call's result into

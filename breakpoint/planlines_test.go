@@ -1,6 +1,10 @@
 package breakpoint
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/patchprof/patchprof/lineinfo"
+)
 
 func TestCaseLabel(t *testing.T) {
 	for _, tc := range []struct {
@@ -12,6 +16,7 @@ func TestCaseLabel(t *testing.T) {
 		{"case FOO + 1: {", true},
 		{"default:", true},
 		{"default: // the rest", true},
+		{"case 10: { /* a comment that goes on", true},
 		{"case 3: x++;", false}, // a statement on the line: it has a row of its own
 		{"return a ? b : c;", false},
 		{"again:", false}, // goto labels come from DW_TAG_label
@@ -19,6 +24,71 @@ func TestCaseLabel(t *testing.T) {
 	} {
 		if got := caseLabel.MatchString(tc.line); got != tc.want {
 			t.Errorf("caseLabel(%q) = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
+
+func TestCaseLabelThen(t *testing.T) {
+	for line, want := range map[string]bool{
+		"case TK_EXISTS:  testcase( x );": true,
+		"default: nothing();":             true,
+		"case 3:":                         false,
+		"again: x++;":                     false,
+	} {
+		if got := caseLabelThen.MatchString(line); got != want {
+			t.Errorf("caseLabelThen(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestCaseLabelAbove reads labels through preprocessor conditionals: a
+// condition is known from another of its branches that has code.
+func TestCaseLabelAbove(t *testing.T) {
+	src := []string{
+		/* 1 */ "#ifndef OMIT_A",
+		/* 2 */ "  x = 1;",
+		/* 3 */ "#endif",
+		/* 4 */ "#ifdef B",
+		/* 5 */ "  y = 1;",
+		/* 6 */ "#else",
+		/* 7 */ "  y = 2;",
+		/* 8 */ "#endif",
+		/* 9 */ "switch (v) {",
+		/* 10 */ "case 1:",
+		/* 11 */ "#ifndef OMIT_A",
+		/* 12 */ "case 2:",
+		/* 13 */ "#endif",
+		/* 14 */ "  z = 1;",
+		/* 15 */ "  break;",
+		/* 16 */ "#ifdef B",
+		/* 17 */ "case 3:",
+		/* 18 */ "#endif",
+		/* 19 */ "case 4: {",
+		/* 20 */ "  z = 2;",
+		/* 21 */ "#ifdef UNKNOWN",
+		/* 22 */ "case 5:",
+		/* 23 */ "#endif",
+		/* 24 */ "case 6:",
+		/* 25 */ "  z = 3;",
+	}
+	const file = "/src/a.c"
+	lt := &lineinfo.Table{Files: []string{file}}
+	rs := []fnRow{}
+	firstAt := map[LineRef]uint64{}
+	for k, l := range []int{2, 7, 9, 14, 15, 20, 25} {
+		lt.Rows = append(lt.Rows, lineinfo.Row{Addr: uint64(16 * (k + 1)), Line: uint32(l)})
+		rs = append(rs, fnRow{addr: uint64(16 * (k + 1)), ref: LineRef{File: file, Line: l}})
+		firstAt[LineRef{File: file, Line: l}] = uint64(16 * (k + 1))
+	}
+	m := &lineModel{}
+	for _, tc := range []struct{ first, want int }{
+		{14, 10}, // OMIT_A is not defined: line 2 has code
+		{20, 19}, // B is not defined: its #else has code
+		{25, 24}, // UNKNOWN can't be told: the search stops there
+	} {
+		ref := LineRef{File: file, Line: tc.first}
+		if got := m.caseLabelAbove(ref, firstAt[ref], src, lt, rs, firstAt); got != tc.want {
+			t.Errorf("the label above line %d: %d, want %d", tc.first, got, tc.want)
 		}
 	}
 }
