@@ -37,6 +37,8 @@ import (
 //     GCC's label statement is.
 //   - A case label, which has no row, is read from the source above the
 //     case's first statement (planlines_labels.go).
+//   - A break, continue or goto whose jmp shares the row of the statement
+//     before it is a line of that block (planlines_jumps.go).
 //   - Arrivals at a block along none of its arcs count as entries only at
 //     the function's entry and at landing pads (calls, exceptions); a
 //     longjmp landing after its setjmp call is an abnormal edge gcov does
@@ -212,6 +214,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	}
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
+		p.addMergedJumps(m, g, &mf, rs, fi, keepFile, source)
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
 	// later block may have: look again now that all are known.

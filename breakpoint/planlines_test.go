@@ -106,3 +106,32 @@ func TestIsLambda(t *testing.T) {
 		}
 	}
 }
+
+func TestEndsStmt(t *testing.T) {
+	for line, want := range map[string]bool{
+		"  pOut->u.i = v;":                   true,
+		"x = f(a); /* done */":               true,
+		"goto jump_to_p2;":                   false, // code after it is dead
+		"return;":                            false,
+		"&& (b || c > d-(e+(i==k-1?0:2)))){": false, // a conditional's jmp ends no statement
+		"x = f(a,":                           false,
+	} {
+		if got := endsStmt(line); got != want {
+			t.Errorf("endsStmt(%q) = %v, want %v", line, got, want)
+		}
+	}
+	for line, want := range map[string]bool{
+		"break;": true, "continue;": true, "goto out;": true, "break_it();": false, "return;": false,
+	} {
+		if got := jumpStmt.MatchString(line); got != want {
+			t.Errorf("jumpStmt(%q) = %v, want %v", line, got, want)
+		}
+	}
+	for line, want := range map[string]bool{
+		"": true, "/* a comment": true, "** more of it": true, "assert( p!=0 );": true, "x = 1;": false, "}": false,
+	} {
+		if got := emptyStmt.MatchString(line); got != want {
+			t.Errorf("emptyStmt(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
