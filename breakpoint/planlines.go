@@ -39,6 +39,9 @@ import (
 //     case's first statement (planlines_labels.go).
 //   - A break, continue or goto whose jmp shares the row of the statement
 //     before it is a line of that block (planlines_jumps.go).
+//   - The jump back to the top of a `for (;;)` or `while (1)` loop is a
+//     block of GCC's with a line of its own, which every arc back to the
+//     head runs through (planlines_loops.go).
 //   - Arrivals at a block along none of its arcs count as entries only at
 //     the function's entry and at landing pads (calls, exceptions); a
 //     longjmp landing after its setjmp call is an abnormal edge gcov does
@@ -62,6 +65,9 @@ type modelFunc struct {
 	graph  int
 	blocks [][]lineAt
 	skip   []bool // per block: no block of GCC's (a loop-closing jmp)
+	// latches are blocks of GCC's with no code of their own: the jumps
+	// back to the top of loops with no condition (planlines_loops.go).
+	latches []latch
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -214,7 +220,10 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	}
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
-		p.addMergedJumps(m, g, &mf, rs, fi, keepFile, source)
+		if sub != nil && lineinfo.IsC(sub.Lang) {
+			p.addMergedJumps(m, g, &mf, rs, fi, keepFile, source)
+			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
+		}
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
 	// later block may have: look again now that all are known.
@@ -543,6 +552,13 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		}
 		return to
 	}
+	// An arc back to a latched loop's head (from the head or a block
+	// after it) runs through the latch.
+	latchOf := make(map[int]int32, len(mf.latches))
+	latched := make([]uint64, len(mf.latches))
+	for i, l := range mf.latches {
+		latchOf[l.head] = int32(len(g.Blocks) + i)
+	}
 	for k, e := range g.Edges {
 		if e.To < 0 || mf.skip[e.From] {
 			continue
@@ -551,7 +567,17 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		if to < 0 {
 			continue
 		}
-		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: t.EdgeCounts[int(fg.FirstEdge)+k]})
+		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		if l, ok := latchOf[to]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
+			latched[int(l)-len(g.Blocks)] += c
+			continue
+		}
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: c})
+	}
+	for i, l := range mf.latches {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(len(g.Blocks) + i), To: int32(l.head), Count: latched[i]})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)

@@ -135,3 +135,33 @@ func TestEndsStmt(t *testing.T) {
 		}
 	}
 }
+
+func TestForeverLoop(t *testing.T) {
+	for line, want := range map[string]bool{
+		"for(;;){": true, "for (;;)": true, "while( 1 /*Exit by break*/ ){": true, "while(1){ /* Exit by \"break\" */": true,
+		"while( i<n ){": false, "for(i=0;;i++){": false, "} while(1);": false,
+	} {
+		if got := foreverLoop.MatchString(line); got != want {
+			t.Errorf("foreverLoop(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestDeclaresAt tells a loop body that declares variables (GCC's goto
+// back takes the brace's line) from one that does not (the first
+// statement's).
+func TestDeclaresAt(t *testing.T) {
+	for _, tc := range []struct {
+		src  []string
+		want bool
+	}{
+		{[]string{"for(;;){", "  int lwr, upr;", "  x = 1;", "}"}, true},
+		{[]string{"while(1){ /* { */", "  assert( p );", "  u8 *p = q;", "}"}, true},
+		{[]string{"for(;;){", "  if( x ){", "    int y = 2;", "  }", "  x = f(\"}\");", "}", "int z;"}, false},
+		{[]string{"for(;;){", "  return x;", "}"}, false},
+	} {
+		if got := declaresAt(tc.src, 1); got != tc.want {
+			t.Errorf("declaresAt(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
