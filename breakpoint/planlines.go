@@ -486,9 +486,37 @@ func (p *Plan) ListedLine(gi, b int) (LineRef, bool) {
 		if b < 0 || b >= len(mf.blocks) || mf.skip[b] || len(mf.blocks[b]) == 0 {
 			return LineRef{}, false
 		}
-		return p.model.keys[mf.blocks[b][len(mf.blocks[b])-1].line], true
+		ls := make([]int32, len(mf.blocks[b]))
+		for k, x := range mf.blocks[b] {
+			ls[k] = x.line
+		}
+		listLast(p.model.keys, ls)
+		return p.model.keys[ls[len(ls)-1]], true
 	}
 	return LineRef{}, false
+}
+
+// listLast moves the line a block is listed under to the end of its lines
+// (model keys), as linecount expects. gcov sorts the lines of each of a
+// block's location groups (a run of lines in one file) and lists the
+// block under the last line of the last group: the highest line of the
+// last file, not the last line the code reached (a call whose argument on
+// the next line GCC evaluates first is listed under that line).
+func listLast(keys []LineRef, ls []int32) {
+	n := len(ls)
+	if n < 2 {
+		return
+	}
+	file := keys[ls[n-1]].File
+	top := n - 1
+	for k := n - 2; k >= 0 && keys[ls[k]].File == file; k-- {
+		if keys[ls[k]].Line > keys[ls[top]].Line {
+			top = k
+		}
+	}
+	l := ls[top]
+	copy(ls[top:], ls[top+1:])
+	ls[n-1] = l
 }
 
 // LineCounts returns the count of every line of p.Lines: derived from
@@ -581,6 +609,9 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)
+	}
+	for k := range f.Blocks {
+		listLast(p.model.keys, f.Blocks[k].Lines)
 	}
 	return f
 }

@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/patchprof/patchprof/lineinfo"
@@ -162,6 +163,24 @@ func TestDeclaresAt(t *testing.T) {
 	} {
 		if got := declaresAt(tc.src, 1); got != tc.want {
 			t.Errorf("declaresAt(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestListLast lists a block under the highest line of its last file's
+// run of lines, as gcov does after sorting each location group.
+func TestListLast(t *testing.T) {
+	keys := []LineRef{{"a.c", 10}, {"a.c", 9}, {"b.h", 3}, {"a.c", 12}, {"a.c", 11}}
+	for _, tc := range []struct{ in, want []int32 }{
+		{[]int32{1, 0}, []int32{1, 0}},             // 9, 10: already last
+		{[]int32{0, 1}, []int32{1, 0}},             // 10, 9: listed under 10
+		{[]int32{3, 2, 0, 1}, []int32{3, 2, 1, 0}}, // 12 is in the earlier a.c run
+		{[]int32{4, 3, 1}, []int32{4, 1, 3}},
+	} {
+		ls := append([]int32(nil), tc.in...)
+		listLast(keys, ls)
+		if fmt.Sprint(ls) != fmt.Sprint(tc.want) {
+			t.Errorf("listLast(%v) = %v, want %v", tc.in, ls, tc.want)
 		}
 	}
 }
