@@ -37,7 +37,9 @@ func endsStmt(line string) bool {
 
 // addMergedJumps gives a block that ends in a jmp sharing the row of the
 // statement before it the line of the jump statement written there (a
-// break, continue or goto right after that statement). GCC puts the goto
+// break, continue or goto right after that statement); so too a block
+// that falls (or a call returns) into the jump's target, where -O0 left
+// out a jmp to the next instruction. GCC puts the goto
 // on the block's outgoing arc (its goto_locus), which gcov counts as a
 // line of the block, and -O0 emits the jmp under the previous statement's
 // row when that arc is not expanded on its own. The statement before must
@@ -49,7 +51,7 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 	}
 	for b, bl := range g.Blocks {
 		ls := mf.blocks[b]
-		if bl.Term != cfg.TermJump || len(ls) == 0 {
+		if bl.Term != cfg.TermJump && bl.Term != cfg.TermFall && bl.Term != cfg.TermCall || len(ls) == 0 {
 			continue
 		}
 		// The row the jmp is in.
@@ -60,6 +62,15 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 		last := rs[k].ref
 		if m.keys[ls[len(ls)-1].line] != last {
 			continue
+		}
+		// After a call, the code the call returns to may still be the
+		// statement's (storing its result, the jmp): the jump is that
+		// block's.
+		if bl.Term == cfg.TermCall {
+			j := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.End }) - 1
+			if j >= 0 && rs[j].ref == last {
+				continue
+			}
 		}
 		src, ok := source(last.File)
 		if !ok || last.Line < 1 || last.Line > len(src) || !endsStmt(src[last.Line-1]) {
