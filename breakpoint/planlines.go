@@ -162,7 +162,11 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		if source != nil {
 			rs = addCodeless(rs, source)
 		}
-		closing, noStmt = markEpilogue(rs, code, f.Addr, sub)
+		var src []string
+		if source != nil && len(rs) > 0 {
+			src, _ = source(rs[0].ref.File)
+		}
+		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
 	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
@@ -361,7 +365,7 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 // The closing brace is the function's highest line; its rows that do more
 // (run destructors, a landing pad) stay. code starts at base. It returns
 // the closing brace's line and whether its epilogue is no statement.
-func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram) (closing LineRef, noStmt bool) {
+func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram, src []string) (closing LineRef, noStmt bool) {
 	if len(rs) == 0 || len(code) == 0 {
 		return LineRef{}, false
 	}
@@ -387,7 +391,7 @@ func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram
 		}
 	}
 	slices.Sort(epi)
-	if sub.Void && (len(epi) == 0 || !hasReturn(rs, code, base, rs[epi[0]].addr)) {
+	if sub.Void && (len(epi) == 0 || !voidReturns(rs, code, base, rs[epi[0]].addr, last, src)) {
 		return last, false
 	}
 	for _, k := range epi {
@@ -433,6 +437,70 @@ func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
 			return false
 		}
 		off += inst.Len
+	}
+	return false
+}
+
+// returnStmt matches a `return;` statement.
+var returnStmt = regexp.MustCompile(`(^|[;{})]\s*)return\s*;`)
+
+// voidReturns reports whether a void function has a return statement of
+// its own. With the source of the closing brace's file (src, nil when
+// unknown) it reads the function's lines for one (comments left out, and
+// a return with no row inside a preprocessor conditional, which may have
+// been compiled out): the
+// code cannot tell a `return;` whose jmp shares the row of the statement
+// before it, nor a break's lone nop falling into the epilogue from a
+// return's. Without the source it asks hasReturn.
+func voidReturns(rs []fnRow, code []byte, base, start uint64, closing LineRef, src []string) bool {
+	if src == nil || closing.Line > len(src) {
+		return hasReturn(rs, code, base, start)
+	}
+	lo := closing.Line
+	for _, r := range rs {
+		if r.ref.File == closing.File {
+			lo = min(lo, r.ref.Line)
+		}
+	}
+	rowed := map[int]bool{}
+	for _, r := range rs {
+		if r.ref.File == closing.File {
+			rowed[r.ref.Line] = true
+		}
+	}
+	comment := false
+	depth := 0 // preprocessor conditionals open in the function
+	for l := max(lo, 1); l < closing.Line; l++ {
+		var b strings.Builder
+		line := src[l-1]
+		if !comment {
+			switch kind, _ := directive(strings.TrimSpace(line)); kind {
+			case ppIf:
+				depth++
+			case ppEndif:
+				depth = max(depth-1, 0)
+			}
+		}
+		for i := 0; i < len(line); i++ {
+			switch {
+			case comment:
+				if strings.HasPrefix(line[i:], "*/") {
+					comment = false
+					i++
+				}
+			case strings.HasPrefix(line[i:], "/*"):
+				comment = true
+				i++
+			case strings.HasPrefix(line[i:], "//"):
+				i = len(line)
+			default:
+				b.WriteByte(line[i])
+			}
+		}
+		// A return with no code may be compiled out.
+		if returnStmt.MatchString(strings.TrimSpace(b.String())) && (rowed[l] || depth == 0) {
+			return true
+		}
 	}
 	return false
 }

@@ -184,3 +184,25 @@ func TestListLast(t *testing.T) {
 		}
 	}
 }
+
+// TestVoidReturns reads a void function's return statements from its
+// source: not in comments, not with no code in a conditional.
+func TestVoidReturns(t *testing.T) {
+	const file = "/src/a.c"
+	closing := LineRef{File: file, Line: 6}
+	rs := []fnRow{{addr: 1, ref: LineRef{File: file, Line: 1}}, {addr: 2, ref: LineRef{File: file, Line: 5}}}
+	for _, tc := range []struct {
+		body []string
+		want bool
+	}{
+		{[]string{"  x = 1;", "  return;", "  y = 2;", "  z = 3;"}, true},
+		{[]string{"  x = 1; /* return; */", "  // return;", "  y = 2;", "  z = 3;"}, false},
+		{[]string{"#ifdef ARMOR", "  if( p==0 ) return;", "#endif", "  z = 3;"}, false},
+		{[]string{"  if( h==s ) break;", "  y = 2;", "  if( p ) { return; }", "  z = 3;"}, true},
+	} {
+		src := append(append([]string{"void f(void){"}, tc.body...), "}")
+		if got := voidReturns(rs, nil, 0, 0, closing, src); got != tc.want {
+			t.Errorf("voidReturns(%q) = %v, want %v", tc.body, got, tc.want)
+		}
+	}
+}
