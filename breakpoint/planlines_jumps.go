@@ -8,9 +8,10 @@ import (
 	"github.com/patchprof/patchprof/cfg"
 )
 
-// jumpStmt matches a statement that is only a jump: GCC makes it a goto,
-// which ends the block of the statements before it.
-var jumpStmt = regexp.MustCompile(`^(break|continue)\s*;|^goto\s+\w+\s*;`)
+// jumpStmt matches a statement that is only a jump: GCC makes it a goto
+// (a void function's `return;` one to its shared return), which ends the
+// block of the statements before it.
+var jumpStmt = regexp.MustCompile(`^(break|continue|return)\s*;|^goto\s+\w+\s*;`)
 
 // emptyStmt matches a source line that holds no statement GCC emits code
 // or a location for: a comment, or a macro call that expands to nothing

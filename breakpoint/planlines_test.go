@@ -122,7 +122,7 @@ func TestEndsStmt(t *testing.T) {
 		}
 	}
 	for line, want := range map[string]bool{
-		"break;": true, "continue;": true, "goto out;": true, "break_it();": false, "return;": false,
+		"break;": true, "continue;": true, "goto out;": true, "break_it();": false, "return;": true, "return x;": false,
 	} {
 		if got := jumpStmt.MatchString(line); got != want {
 			t.Errorf("jumpStmt(%q) = %v, want %v", line, got, want)
