@@ -206,3 +206,25 @@ func TestVoidReturns(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyIf keeps an if with an empty block as a statement only when
+// its condition loads through a pointer.
+func TestEmptyIf(t *testing.T) {
+	for _, tc := range []struct {
+		src  []string
+		want bool
+	}{
+		{[]string{"if( p->pDestDb ){", "  mutex_enter(p->pDestDb->mutex);", "}", "rc = 1;"}, true},
+		{[]string{"if( dupFlags ){", "  SetProperty(pNew);", "}", "rc = 1;"}, false}, // a local: no statement
+		{[]string{"if( p->x ){", "  nothing();", "}else{", "  y = 1;"}, false},
+		{[]string{"if( a[i] ){", "  x = 1;", "}"}, false}, // line 2 has code
+	} {
+		coded := map[int]bool{4: true}
+		if tc.src[1] == "  x = 1;" {
+			coded[2] = true
+		}
+		if got := emptyIf(tc.src, 1, coded); got != tc.want {
+			t.Errorf("emptyIf(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
