@@ -25,6 +25,11 @@ var caseLabelThen = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\S`)
 // (compiled out, or it would have code).
 var stopsLabel = regexp.MustCompile(`^(break|continue|return|goto)\b`)
 
+// userLabel matches a goto label alone on its line. GCC names a block
+// that starts at several labels after the user's label, dropping the case
+// labels (cleanup_dead_labels), so gcov then counts no case line.
+var userLabel = regexp.MustCompile(`^[A-Za-z_]\w*\s*:\s*(/\*.*|//.*)?$`)
+
 // switchLine matches the line of a switch statement, where GCC -O0 puts
 // the compare-and-branch chain that dispatches to the cases.
 var switchLine = regexp.MustCompile(`^switch\b`)
@@ -79,8 +84,8 @@ func (p *Plan) addCaseLabels(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnR
 			continue
 		}
 		src, ok := source(first.File)
-		if !ok || first.Line < 2 || first.Line > len(src) {
-			continue
+		if !ok || first.Line < 2 || first.Line > len(src) || userLabel.MatchString(strings.TrimSpace(src[first.Line-1])) {
+			continue // the block starts at a goto label: GCC keeps that one
 		}
 		label := m.caseLabelAbove(first, bl.Start, src, lt, rs, firstAt)
 		if label == 0 || joinsBranch(m, mf, g, preds[b], first.File, label, src) {
@@ -185,6 +190,8 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		}
 		if caseLabel.MatchString(text) || caseLabelThen.MatchString(text) {
 			label = l
+		} else if userLabel.MatchString(text) {
+			return 0 // GCC keeps the user's label for the block, not a case's
 		}
 	}
 	return label
@@ -207,6 +214,20 @@ func evaluatedLater(rs []fnRow, first LineRef, l int, start, a uint64) bool {
 	}
 	return true
 }
+
+// condKey returns the key under which a condition's truth is kept and
+// whether the condition is its negation: #ifndef X is #ifdef X negated,
+// so one's branch with code tells the other's.
+func condKey(cond string) (key string, neg bool) {
+	if name, ok := strings.CutPrefix(cond, "ifndef "); ok {
+		return "ifdef " + name, true
+	}
+	return cond, false
+}
+
+// controlStmt matches a line that starts a control statement, which has
+// code wherever it is compiled.
+var controlStmt = regexp.MustCompile(`^(\}\s*else\s+)?(if|for|while|switch)\s*\(`)
 
 // The kinds of preprocessor lines the label search reads.
 const (
@@ -243,7 +264,9 @@ func directive(text string) (kind int, cond string) {
 
 // A ppFile is what a source file's line table tells of its preprocessor
 // conditionals: a condition whose first branch holds a line with code
-// somewhere in the file was true, one whose #else branch does was false.
+// somewhere in the file was true, one whose #else branch does was false;
+// and a branch amid a function's code that holds a control statement but
+// no row was compiled out. Contradicting evidence leaves it unknown.
 // The search for a case label needs it to step over a conditional whose
 // branch holds only labels (no code to tell).
 type ppFile struct {
@@ -283,14 +306,31 @@ func (m *lineModel) preprocessed(file string, src []string, lt *lineinfo.Table) 
 	}
 	var stack []open
 	closeBranch := func(o open, end int) {
+		key, neg := condKey(o.cond)
 		if !coded(o.start, end) {
+			// A branch inside a function's code with a control statement
+			// but no row was compiled out: it would have code.
+			if o.elif || !coded(max(o.start-40, 1), o.start) || !coded(end, min(end+40, len(has))) {
+				return
+			}
+			ctl := false
+			for l := o.start; l < end && !ctl; l++ {
+				ctl = controlStmt.MatchString(strings.TrimSpace(src[l-1]))
+			}
+			if ctl {
+				if o.branch == 0 != neg {
+					seen[key] |= 2
+				} else {
+					seen[key] |= 1
+				}
+			}
 			return
 		}
 		switch {
-		case o.branch == 0:
-			seen[o.cond] |= 1
-		case !o.elif:
-			seen[o.cond] |= 2 // the #else branch
+		case o.branch == 0 && !neg, o.branch > 0 && !o.elif && neg:
+			seen[key] |= 1
+		case o.branch == 0 && neg, !o.elif:
+			seen[key] |= 2 // the #else branch, or #ifndef's own
 		}
 	}
 	for i, line := range src {
@@ -343,7 +383,11 @@ func (pp *ppFile) branchAbove(src []string, at int) int8 {
 				depth--
 				continue
 			}
-			st := pp.cond[cond]
+			key, neg := condKey(cond)
+			st := pp.cond[key]
+			if neg {
+				st = -st
+			}
 			if sawElse {
 				st = -st
 			}

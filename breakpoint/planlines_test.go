@@ -228,3 +228,23 @@ func TestEmptyIf(t *testing.T) {
 		}
 	}
 }
+
+func TestUserAndControlLines(t *testing.T) {
+	for line, want := range map[string]bool{
+		"jump_to_p2_and_check_for_interrupt:": true, "opendb_out: /* done */": true,
+		"default:": true, // caseLabel is asked first
+		"case 3:":  false, "x = a ? b : c;": false,
+	} {
+		if got := userLabel.MatchString(line); got != want {
+			t.Errorf("userLabel(%q) = %v, want %v", line, got, want)
+		}
+	}
+	for line, want := range map[string]bool{
+		"if( pOp->p5 ){": true, "for(i=0; i<n; i++){": true, "}else if( x ){": true,
+		"x = 1;": false, "assert( p );": false, "ifdef(x);": false,
+	} {
+		if got := controlStmt.MatchString(line); got != want {
+			t.Errorf("controlStmt(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
