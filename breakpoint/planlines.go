@@ -2,10 +2,8 @@ package breakpoint
 
 import (
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/linecount"
@@ -35,6 +33,13 @@ import (
 //     line of the row it starts in.
 //   - A goto label (DW_TAG_label) is a statement at its address, as
 //     GCC's label statement is.
+//   - A case label, which has no row, is read from the source above the
+//     case's first statement (planlines_labels.go).
+//   - A break, continue or goto whose jmp shares the row of the statement
+//     before it is a line of that block (planlines_jumps.go).
+//   - The jump back to the top of a `for (;;)` or `while (1)` loop is a
+//     block of GCC's with a line of its own, which every arc back to the
+//     head runs through (planlines_loops.go).
 //   - Arrivals at a block along none of its arcs count as entries only at
 //     the function's entry and at landing pads (calls, exceptions); a
 //     longjmp landing after its setjmp call is an abnormal edge gcov does
@@ -48,6 +53,7 @@ type lineModel struct {
 	index  map[LineRef]int32
 	report []int32 // per key: index into Plan.Lines, -1 when its file is not kept
 	funcs  []modelFunc
+	pp     map[string]*ppFile // per source file, read on first use
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -57,6 +63,9 @@ type modelFunc struct {
 	graph  int
 	blocks [][]lineAt
 	skip   []bool // per block: no block of GCC's (a loop-closing jmp)
+	// latches are blocks of GCC's with no code of their own: the jumps
+	// back to the top of loops with no condition (planlines_loops.go).
+	latches []latch
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -151,20 +160,11 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		if source != nil {
 			rs = addCodeless(rs, source)
 		}
-		closing, noStmt = markEpilogue(rs, code, f.Addr, sub)
-	}
-	// The lines that have code in the function: a case label's search
-	// stops at one.
-	coded := map[LineRef]bool{}
-	for _, r := range rs {
-		coded[r.ref] = true
-	}
-	// Blocks control jumps to: only they can start at a label.
-	target := make([]bool, len(g.Blocks))
-	for _, e := range g.Edges {
-		if e.To >= 0 && (e.Kind == cfg.Taken || e.Kind == cfg.JumpTable) {
-			target[e.To] = true
+		var src []string
+		if source != nil && len(rs) > 0 {
+			src, _ = source(rs[0].ref.File)
 		}
+		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
 	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
@@ -218,10 +218,14 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 				add(rs[j])
 			}
 		}
-		if target[b] && source != nil && len(ls) > 0 && ls[0].addr == bl.Start {
-			ls = p.caseLabels(m, source, fi, keepFile, ls, coded)
-		}
 		mf.blocks[b] = ls
+	}
+	if source != nil {
+		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
+		if sub != nil && lineinfo.IsC(sub.Lang) {
+			p.addMergedJumps(m, g, &mf, rs, fi, keepFile, source)
+			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
+		}
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
 	// later block may have: look again now that all are known.
@@ -269,46 +273,6 @@ func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
 	return len(to) > 0 && to[0].line == x.line
 }
 
-// caseLabel matches a source line that is only a `case` or `default`
-// label (an opening brace or a comment may follow).
-var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*\*/)?$`)
-
-// stopsLabel matches a source line a case label's search does not go
-// above although it has no code: a preprocessor directive (the code above
-// it may be compiled out, labels and all) or a statement that leaves the
-// case (compiled out, or it would have code).
-var stopsLabel = regexp.MustCompile(`^(#|(break|continue|return|goto)\b)`)
-
-// caseLabels puts before a jump target's lines the `case` or `default`
-// label written above its first line, as gcov counts it: GCC's label
-// statement starts the block and DWARF records no address for it. The
-// search goes up over lines without code in the function (blank lines,
-// comments, declarations, macros that expand to nothing) and stops at a
-// line with code or one stopsLabel matches. Of several labels with no code between them GCC keeps
-// one, at the first (topmost) of them.
-func (p *Plan) caseLabels(m *lineModel, source func(string) ([]string, bool), fi int, keepFile func(string) bool, ls []lineAt, coded map[LineRef]bool) []lineAt {
-	first := m.keys[ls[0].line]
-	src, ok := source(first.File)
-	if !ok || first.Line < 2 || first.Line > len(src) {
-		return ls
-	}
-	label := 0
-	for l := first.Line - 1; l >= 1 && first.Line-l <= 64; l-- {
-		text := strings.TrimSpace(src[l-1])
-		if coded[LineRef{File: first.File, Line: l}] || stopsLabel.MatchString(text) {
-			break
-		}
-		if caseLabel.MatchString(text) {
-			label = l
-		}
-	}
-	if label == 0 {
-		return ls
-	}
-	at := lineAt{line: p.modelKey(m, LineRef{File: first.File, Line: label}, fi, keepFile), addr: ls[0].addr}
-	return append([]lineAt{at}, ls...)
-}
-
 // onlyMoves reports whether code only moves data (a call's result into
 // its variable) and releases pushed arguments: no arithmetic, no branch.
 func onlyMoves(code []byte) bool {
@@ -331,50 +295,6 @@ func onlyMoves(code []byte) bool {
 	return true
 }
 
-// codeless matches a statement GCC keeps in its graph (so gcov counts
-// it) but emits no instruction for on x86-64: va_end.
-var codeless = regexp.MustCompile(`^(__builtin_)?va_end\s*\(.*\);`)
-
-// addCodeless gives the codeless statements written between a function's
-// rows (in its first row's file) a row of their own at the address of the
-// next statement below them, which is where GCC's statement order puts
-// them.
-func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
-	if len(rs) == 0 {
-		return rs
-	}
-	file := rs[0].ref.File
-	src, ok := source(file)
-	if !ok {
-		return rs
-	}
-	lo, hi := rs[0].ref.Line, rs[0].ref.Line
-	coded := map[int]bool{}
-	for _, r := range rs {
-		if r.ref.File == file {
-			lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
-			coded[r.ref.Line] = true
-		}
-	}
-	for l := lo + 1; l < hi && l <= len(src); l++ {
-		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) {
-			continue
-		}
-		// The row of the nearest line below with code.
-		next := -1
-		for k, r := range rs {
-			if r.ref.File == file && r.ref.Line > l && (next < 0 || r.ref.Line < rs[next].ref.Line) {
-				next = k
-			}
-		}
-		if next < 0 {
-			continue
-		}
-		rs = slices.Insert(rs, next, fnRow{addr: rs[next].addr, ref: LineRef{File: file, Line: l}})
-	}
-	return rs
-}
-
 // closesLoop reports whether block b is only a jmp backwards whose line
 // is the first line of the block it jumps to: the jmp GCC emits to close
 // a loop, which is an edge in GCC's own graph, not a block.
@@ -389,124 +309,6 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 	}
 	to := all[succ[0].To]
 	return len(to) > 0 && to[0].line == ls[0].line
-}
-
-// markEpilogue drops the rows of a C function's closing brace that hold
-// only the epilogue (leave, pop, add to %rsp, ret: a row whose code runs to
-// a RET and nothing else) when GCC has no statement there: the function returns a
-// value (its return statements are the statements), or is void and has a
-// return statement of its own (GCC's shared return then has no location).
-// The closing brace is the function's highest line; its rows that do more
-// (run destructors, a landing pad) stay. code starts at base. It returns
-// the closing brace's line and whether its epilogue is no statement.
-func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram) (closing LineRef, noStmt bool) {
-	if len(rs) == 0 || len(code) == 0 {
-		return LineRef{}, false
-	}
-	last := rs[0].ref
-	for _, r := range rs[1:] {
-		if r.ref.File == last.File && r.ref.Line > last.Line {
-			last = r.ref
-		}
-	}
-	// Rows that run to the RET first, then rows that jump to one of those
-	// (GCC's copy of a return value into %rax before the shared epilogue).
-	var epi []int
-	isEpi := map[uint64]bool{}
-	for pass := 0; pass < 2; pass++ {
-		for k, r := range rs {
-			if r.ref != last || isEpi[r.addr] || r.addr < base || r.addr-base >= uint64(len(code)) {
-				continue
-			}
-			if onlyEpilogue(code[r.addr-base:], r.addr, isEpi) {
-				epi = append(epi, k)
-				isEpi[r.addr] = true
-			}
-		}
-	}
-	slices.Sort(epi)
-	if sub.Void && (len(epi) == 0 || !hasReturn(rs, code, base, rs[epi[0]].addr)) {
-		return last, false
-	}
-	for _, k := range epi {
-		rs[k].drop = true
-	}
-	return last, true
-}
-
-// onlyEpilogue reports whether code (at addr) restores the frame and
-// returns and does nothing else, up to its RET or a JMP to a row in
-// ends. Moving a value into %rax or %xmm0 (the return value) is allowed.
-func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
-	for off := 0; off < len(code); {
-		inst, err := symtab.DecodeInst(code[off:])
-		if err != nil || inst.Len == 0 {
-			return false
-		}
-		switch inst.Op {
-		case x86asm.RET:
-			return true
-		case x86asm.JMP:
-			rel, ok := inst.Args[0].(x86asm.Rel)
-			return ok && ends[uint64(int64(addr)+int64(off+inst.Len)+int64(rel))]
-		case x86asm.LEAVE, x86asm.POP, x86asm.NOP:
-		case x86asm.MOV:
-			// Restoring a callee-saved register from the frame, or
-			// placing the return value.
-			_, fromMem := inst.Args[1].(x86asm.Mem)
-			if !fromMem && inst.Args[0] != x86asm.RAX && inst.Args[0] != x86asm.EAX {
-				return false
-			}
-		case x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSD, x86asm.MOVSS, x86asm.MOVAPS, x86asm.MOVAPD:
-			// Placing a floating-point return value in %xmm0.
-			if inst.Args[0] != x86asm.X0 {
-				return false
-			}
-		case x86asm.ADD, x86asm.SUB, x86asm.LEA:
-			// Releasing the frame: add $n, %rsp; lea -n(%rbp), %rsp.
-			if inst.Args[0] != x86asm.RSP {
-				return false
-			}
-		default:
-			return false
-		}
-		off += inst.Len
-	}
-	return false
-}
-
-// hasReturn reports whether a void function has a return statement of its
-// own: a row before the epilogue at start whose code is one NOP falling
-// into it or one JMP to it (how GCC -O0 emits `return;`).
-func hasReturn(rs []fnRow, code []byte, base, start uint64) bool {
-	for k, r := range rs {
-		a := r.addr
-		if a >= start || a < base {
-			continue
-		}
-		next := start
-		for _, o := range rs[k+1:] {
-			if o.addr > a {
-				next = o.addr
-				break
-			}
-		}
-		inst, err := symtab.DecodeInst(code[a-base:])
-		if err != nil || a+uint64(inst.Len) != next {
-			continue
-		}
-		switch inst.Op {
-		case x86asm.NOP:
-			if next == start {
-				return true
-			}
-		case x86asm.JMP:
-			if rel, ok := inst.Args[0].(x86asm.Rel); ok && uint64(int64(next)+int64(rel)) == start {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // ListedLine returns the line block b of graph gi (index into Graphs) is
@@ -524,9 +326,37 @@ func (p *Plan) ListedLine(gi, b int) (LineRef, bool) {
 		if b < 0 || b >= len(mf.blocks) || mf.skip[b] || len(mf.blocks[b]) == 0 {
 			return LineRef{}, false
 		}
-		return p.model.keys[mf.blocks[b][len(mf.blocks[b])-1].line], true
+		ls := make([]int32, len(mf.blocks[b]))
+		for k, x := range mf.blocks[b] {
+			ls[k] = x.line
+		}
+		listLast(p.model.keys, ls)
+		return p.model.keys[ls[len(ls)-1]], true
 	}
 	return LineRef{}, false
+}
+
+// listLast moves the line a block is listed under to the end of its lines
+// (model keys), as linecount expects. gcov sorts the lines of each of a
+// block's location groups (a run of lines in one file) and lists the
+// block under the last line of the last group: the highest line of the
+// last file, not the last line the code reached (a call whose argument on
+// the next line GCC evaluates first is listed under that line).
+func listLast(keys []LineRef, ls []int32) {
+	n := len(ls)
+	if n < 2 {
+		return
+	}
+	file := keys[ls[n-1]].File
+	top := n - 1
+	for k := n - 2; k >= 0 && keys[ls[k]].File == file; k-- {
+		if keys[ls[k]].Line > keys[ls[top]].Line {
+			top = k
+		}
+	}
+	l := ls[top]
+	copy(ls[top:], ls[top+1:])
+	ls[n-1] = l
 }
 
 // LineCounts returns the count of every line of p.Lines: derived from
@@ -590,6 +420,13 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		}
 		return to
 	}
+	// An arc back to a latched loop's head (from the head or a block
+	// after it) runs through the latch.
+	latchOf := make(map[int]int32, len(mf.latches))
+	latched := make([]uint64, len(mf.latches))
+	for i, l := range mf.latches {
+		latchOf[l.head] = int32(len(g.Blocks) + i)
+	}
 	for k, e := range g.Edges {
 		if e.To < 0 || mf.skip[e.From] {
 			continue
@@ -598,10 +435,23 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		if to < 0 {
 			continue
 		}
-		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: t.EdgeCounts[int(fg.FirstEdge)+k]})
+		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		if l, ok := latchOf[to]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
+			latched[int(l)-len(g.Blocks)] += c
+			continue
+		}
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: c})
+	}
+	for i, l := range mf.latches {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(len(g.Blocks) + i), To: int32(l.head), Count: latched[i]})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)
+	}
+	for k := range f.Blocks {
+		listLast(p.model.keys, f.Blocks[k].Lines)
 	}
 	return f
 }

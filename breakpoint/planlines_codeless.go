@@ -1,0 +1,87 @@
+package breakpoint
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Statements GCC keeps (so gcov counts them) that -O0 emits no
+// instruction for, so no line-table row names them.
+
+// codeless matches a statement GCC keeps in its graph (so gcov counts
+// it) but emits no instruction for on x86-64: va_end (and emptyIf's).
+var codeless = regexp.MustCompile(`^(__builtin_)?va_end\s*\(.*\);`)
+
+// ifOpen matches an if statement's line that opens its block.
+var ifOpen = regexp.MustCompile(`^if\s*\(.*\)\s*\{\s*$`)
+
+// emptyIf reports whether line l (no code) is an if whose block, closed
+// within a few lines with no else, has no code either (a macro that
+// expands to nothing), and whose condition reads memory through a pointer
+// (-> or []). GCC keeps such a condition as a statement of its own (the
+// load may trap) though -O0 emits no instruction for it; a condition on
+// locals or constants leaves no statement.
+func emptyIf(src []string, l int, coded map[int]bool) bool {
+	t := strings.TrimSpace(src[l-1])
+	if !ifOpen.MatchString(t) || !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+		return false
+	}
+	for k := l + 1; k <= len(src) && k <= l+8; k++ {
+		if coded[k] {
+			return false
+		}
+		if strings.TrimSpace(src[k-1]) == "}" {
+			return k == len(src) || !strings.HasPrefix(strings.TrimSpace(src[k]), "else")
+		}
+	}
+	return false
+}
+
+// addCodeless gives the codeless statements written between a function's
+// rows (in its first row's file) a row of their own at the address of the
+// next statement below them, which is where GCC's statement order puts
+// them.
+func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
+	if len(rs) == 0 {
+		return rs
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	if !ok {
+		return rs
+	}
+	lo, hi := rs[0].ref.Line, rs[0].ref.Line
+	coded := map[int]bool{}
+	for _, r := range rs {
+		if r.ref.File == file {
+			lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
+			coded[r.ref.Line] = true
+		}
+	}
+	depth := 0 // preprocessor conditionals open in the function
+	for l := lo + 1; l < hi && l <= len(src); l++ {
+		switch kind, _ := directive(strings.TrimSpace(src[l-1])); kind {
+		case ppIf:
+			depth++
+		case ppEndif:
+			depth = max(depth-1, 0)
+		}
+		// An if with no code inside a conditional may be compiled out.
+		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded)) {
+			continue
+		}
+		// The row of the nearest line below with code.
+		next := -1
+		for k, r := range rs {
+			if r.ref.File == file && r.ref.Line > l && (next < 0 || r.ref.Line < rs[next].ref.Line) {
+				next = k
+			}
+		}
+		if next < 0 {
+			continue
+		}
+		rs = slices.Insert(rs, next, fnRow{addr: rs[next].addr, ref: LineRef{File: file, Line: l}})
+	}
+	return rs
+}

@@ -1,0 +1,196 @@
+package breakpoint
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/patchprof/patchprof/cfg"
+)
+
+// foreverLoop matches the header of a loop with no condition, `for (;;)`
+// or `while (1)`, with the body's opening brace or not.
+var foreverLoop = regexp.MustCompile(`^(for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(1|true)\s*(/\*.*?\*/\s*)?\))\s*(\{)?\s*(/\*.*|//.*)?$`)
+
+// declLine matches a line that starts a declaration: a type (with
+// qualifiers) and a name, then `=`, `;`, `,` or an array bound.
+var declLine = regexp.MustCompile(`^((const|volatile|unsigned|signed|struct|union|enum|static|register)\s+)*[A-Za-z_]\w*[\s*]+[A-Za-z_]\w*\s*(\[[^\]]*\]\s*)?[=;,\[]`)
+
+// voidAssert matches an assert statement, which under NDEBUG is still an
+// expression statement, ((void)0) [C11 7.2], with a location of its own.
+var voidAssert = regexp.MustCompile(`^assert\s*\(`)
+
+// emptyMacro matches a line that is one call of a function-like macro,
+// which, if the line has no code and it is no assert, expands to nothing:
+// no statement at all.
+var emptyMacro = regexp.MustCompile(`^\w+\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
+
+// notType matches the keywords that can start a line declLine would
+// otherwise take for a declaration (`return x;`).
+var notType = regexp.MustCompile(`^(return|goto|case|else|do|sizeof|break|continue)\b`)
+
+// A latch is the block GCC makes of the jump back to the top of a loop
+// with no condition (for (;;), while (1)): a goto whose location is the
+// body's first statement, or, when the body declares variables (its
+// BIND_EXPR), the body's opening brace; GCC's C front end,
+// genericize_c_loop. Every arc back to the loop's head runs through it
+// (continue statements, and the branches -O0 jump threading sent straight
+// to the head), so gcov counts that line once per time round, even where
+// the machine code has no jmp left or the jmp has the row of no line.
+type latch struct {
+	line int32 // model key of the goto's line
+	head int   // the block the body starts with
+}
+
+// addLatches finds the function's loops with no condition in its source
+// (file, lines lo to hi) and gives each a latch; a jmp back to the head
+// that has the latch's line is no longer a line of its block.
+func (p *Plan) addLatches(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+	if len(rs) == 0 {
+		return
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	if !ok {
+		return
+	}
+	lo, hi := rs[0].ref.Line, rs[0].ref.Line
+	firstAt := map[int]uint64{}
+	for _, r := range rs {
+		if r.ref.File != file {
+			continue
+		}
+		lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
+		if a, ok := firstAt[r.ref.Line]; !ok || r.addr < a {
+			firstAt[r.ref.Line] = r.addr
+		}
+	}
+	text := func(l int) string { return strings.TrimSpace(src[l-1]) }
+	for l := lo; l < hi && l <= len(src); l++ {
+		sm := foreverLoop.FindStringSubmatch(text(l))
+		if sm == nil {
+			continue
+		}
+		brace := l
+		next := nextStmtLine(src, l+1)
+		if sm[4] == "" {
+			if next == 0 || !strings.HasPrefix(text(next), "{") || strings.TrimSpace(strings.TrimPrefix(text(next), "{")) != "" {
+				continue // a body without braces: not read
+			}
+			brace = next
+			next = nextStmtLine(src, brace+1)
+		}
+		goTo := 0
+		if declaresAt(src, brace) {
+			goTo = brace
+		}
+		for stmt := next; goTo == 0 && stmt > 0; stmt = nextStmtLine(src, stmt+1) {
+			t := text(stmt)
+			if kind, _ := directive(t); kind != ppNone {
+				continue
+			}
+			if strings.HasPrefix(t, "}") {
+				break // an empty body
+			}
+			if _, coded := firstAt[stmt]; coded || voidAssert.MatchString(t) || !emptyMacro.MatchString(t) {
+				goTo = stmt
+			}
+			// Otherwise a macro that expands to nothing: no statement.
+		}
+		if goTo == 0 {
+			continue
+		}
+		// The head: where the first line below the header with code
+		// starts.
+		head := -1
+		for f := l + 1; f <= hi; f++ {
+			if a, ok := firstAt[f]; ok {
+				if b, ok := g.BlockAt(a); ok && g.Blocks[b].Start == a {
+					head = b
+				}
+				break
+			}
+		}
+		if head < 0 || len(mf.blocks[head]) == 0 {
+			continue
+		}
+		ref := LineRef{File: file, Line: goTo}
+		key := p.modelKey(m, ref, fi, keepFile)
+		if mf.blocks[head][0].line == key {
+			continue // the jmp back closes the loop on its head's line (closesLoop)
+		}
+		for b, bl := range g.Blocks {
+			ls := mf.blocks[b]
+			if n := len(ls); n > 0 && ls[n-1].line == key && ls[n-1].addr == bl.Last && bl.Term == cfg.TermJump && jumpsTo(g, b, head) {
+				mf.blocks[b] = ls[:n-1]
+			}
+		}
+		mf.latches = append(mf.latches, latch{line: key, head: head})
+	}
+}
+
+// jumpsTo reports whether block b's one arc goes to block to.
+func jumpsTo(g *cfg.Graph, b, to int) bool {
+	succ := g.Succs(b)
+	return len(succ) == 1 && succ[0].To == to
+}
+
+// declaresAt reports whether the block whose opening brace is on line
+// brace declares a variable of its own: a line at its top level that
+// starts with a declaration (GCC then wraps the block in a BIND_EXPR,
+// located at the brace).
+func declaresAt(src []string, brace int) bool {
+	depth := 0
+	comment := false
+	for l := brace; l <= len(src) && l < brace+4000; l++ {
+		line := src[l-1]
+		if l > brace && depth == 1 && !comment {
+			t := strings.TrimSpace(line)
+			if declLine.MatchString(t) && !notType.MatchString(t) {
+				return true
+			}
+		}
+		for i := 0; i < len(line); i++ {
+			c := line[i]
+			switch {
+			case comment:
+				if c == '*' && i+1 < len(line) && line[i+1] == '/' {
+					comment = false
+					i++
+				}
+			case c == '/' && i+1 < len(line) && line[i+1] == '*':
+				comment = true
+				i++
+			case c == '/' && i+1 < len(line) && line[i+1] == '/':
+				i = len(line)
+			case c == '"' || c == '\'':
+				// Skip the literal.
+				for i++; i < len(line) && line[i] != c; i++ {
+					if line[i] == '\\' {
+						i++
+					}
+				}
+			case c == '{':
+				depth++
+			case c == '}':
+				depth--
+				if depth == 0 {
+					return false
+				}
+			}
+		}
+	}
+	return false
+}
+
+// nextStmtLine returns the first line from l on that is not blank and not
+// a comment, 0 when there is none close by.
+func nextStmtLine(src []string, from int) int {
+	for l := from; l <= len(src) && l < from+64; l++ {
+		t := strings.TrimSpace(src[l-1])
+		if t == "" || strings.HasPrefix(t, "//") || strings.HasPrefix(t, "/*") || strings.HasPrefix(t, "*") {
+			continue
+		}
+		return l
+	}
+	return 0
+}
