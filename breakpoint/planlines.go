@@ -131,41 +131,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	fg := p.Graphs[gi]
 	g := fg.Graph
 	f := sym.Funcs[fi]
-	rows := rowsIn(lt, f.Addr, f.Addr+f.Size)
-	rs := make([]fnRow, len(rows))
-	for k, r := range rows {
-		rs[k] = fnRow{addr: r.Addr, ref: LineRef{File: lt.Files[r.File], Line: int(r.Line)}}
-	}
-	code, _ := sym.Code(f.Addr, int(f.Size))
-	var closing LineRef
-	noStmt := false
-	if sub != nil && lineinfo.IsC(sub.Lang) {
-		// The first row at the entry is the opening brace (rows at one
-		// address are sorted by line); others there (-O2) are statements.
-		if sub.DeclLine > 0 && len(rs) > 0 && rs[0].addr == f.Addr {
-			rs[0].ref.Line = sub.DeclLine
-			// A relative DW_AT_decl_file (a DWARF 5 unit compiled from a
-			// relative path) names the row's file; lineinfo made that one
-			// absolute.
-			if filepath.IsAbs(sub.DeclFile) {
-				rs[0].ref.File = sub.DeclFile
-			}
-		}
-		// Labels are statements of their own, before the statement
-		// row at their address.
-		for _, lb := range sub.Labels {
-			k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= lb.Addr })
-			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
-		}
-		if source != nil {
-			rs = addCodeless(rs, source)
-		}
-		var src []string
-		if source != nil && len(rs) > 0 {
-			src, _ = source(rs[0].ref.File)
-		}
-		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
-	}
+	rs, code, closing, noStmt := funcRows(sym, lt, f, sub, source)
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
 		if bl.Start < fg.Entry || bl.Start >= fg.Tail {
@@ -232,10 +198,16 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	for b := range g.Blocks {
 		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
 	}
-	// The same jmp at the end of a longer block (the loop's last
-	// statement falls into it) is no statement either, its row naming the
-	// loop head's line, unless the block also runs a `for` header's
-	// increment (a line above the head), which GCC's latch carries.
+	dropLoopTails(m, g, &mf)
+	m.funcs = append(m.funcs, mf)
+}
+
+// dropLoopTails takes the loop-closing jmp off the end of a longer block:
+// the same jmp at the end of a block the loop's last statement falls into
+// is no statement either, its row naming the loop head's line, unless the
+// block also runs a `for` header's increment (a line above the head),
+// which GCC's latch carries.
+func dropLoopTails(m *lineModel, g *cfg.Graph, mf *modelFunc) {
 	for b := range g.Blocks {
 		ls := mf.blocks[b]
 		n := len(ls)
@@ -253,7 +225,48 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 			mf.blocks[b] = ls[:n-1]
 		}
 	}
-	m.funcs = append(m.funcs, mf)
+}
+
+// funcRows returns the rows of function f as the line model reads them:
+// in C, the entry row on the declarator line, goto labels as rows of their
+// own, codeless statements (va_end) added from the source, and the
+// epilogue's closing-brace rows marked (closing, noStmt: see
+// markEpilogue); with the function's code.
+func funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo.Subprogram, source func(string) ([]string, bool)) (rs []fnRow, code []byte, closing LineRef, noStmt bool) {
+	rows := rowsIn(lt, f.Addr, f.Addr+f.Size)
+	rs = make([]fnRow, len(rows))
+	for k, r := range rows {
+		rs[k] = fnRow{addr: r.Addr, ref: LineRef{File: lt.Files[r.File], Line: int(r.Line)}}
+	}
+	code, _ = sym.Code(f.Addr, int(f.Size))
+	if sub != nil && lineinfo.IsC(sub.Lang) {
+		// The first row at the entry is the opening brace (rows at one
+		// address are sorted by line); others there (-O2) are statements.
+		if sub.DeclLine > 0 && len(rs) > 0 && rs[0].addr == f.Addr {
+			rs[0].ref.Line = sub.DeclLine
+			// A relative DW_AT_decl_file (a DWARF 5 unit compiled from a
+			// relative path) names the row's file; lineinfo made that one
+			// absolute.
+			if filepath.IsAbs(sub.DeclFile) {
+				rs[0].ref.File = sub.DeclFile
+			}
+		}
+		// Labels are statements of their own, before the statement
+		// row at their address.
+		for _, lb := range sub.Labels {
+			k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= lb.Addr })
+			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
+		}
+		if source != nil {
+			rs = addCodeless(rs, source)
+		}
+		var src []string
+		if source != nil && len(rs) > 0 {
+			src, _ = source(rs[0].ref.File)
+		}
+		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
+	}
+	return rs, code, closing, noStmt
 }
 
 // closesLoopTail reports whether the last line x of block b, first seen
