@@ -39,6 +39,10 @@ type reportFlags struct {
 	substs     listFlag
 	wd         string       // the working directory, for the exports that record it
 	src        *sourceFiles // reads the sources (options sets it)
+	// toStdout sends the listing to stdout when -o is not given: so
+	// `patchprof report` does, as a report command should. A live run
+	// keeps it on stderr, off the target's stdout.
+	toStdout bool
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
@@ -88,22 +92,22 @@ func (r *reportFlags) options() (output.Options, error) {
 	return opt, nil
 }
 
-// write renders p in the chosen format: the listing to -o PATH or to
-// stderr; exports to -o PATH or, for text exports from `patchprof report`,
-// stdout. "-o -" is stdout. The report is rendered completely before a
+// write renders p in the chosen format to -o PATH; without -o, the
+// listing to stderr in a live run and to stdout from `patchprof report`,
+// text exports to stdout. "-o -" is stdout. The report is rendered completely before a
 // byte is written, so a write that fails (a full disk) loses nothing: the
 // report goes to a temporary file instead (see deliver).
 func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
 	switch {
 	case r.format == "gcov":
-		return r.writeGcov(p, opt)
+		return r.writeGcov(p, opt, stderr)
 	case binaryFormats[r.format] && r.out == "":
 		return &userError{msg: fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
 	}
 	path := r.out
 	if path == "" {
 		path = "/dev/stderr"
-		if r.format != "listing" {
+		if r.format != "listing" || r.toStdout {
 			path = "-"
 		}
 	}
@@ -182,16 +186,23 @@ var reportExt = map[string]string{
 }
 
 // writeGcov writes the .gcov files into the -o directory (default: the
-// working directory), created if missing. When that fails, they all go to
-// a new temporary directory instead.
-func (r *reportFlags) writeGcov(p *profile.Profile, opt output.Options) error {
+// working directory, where it says on stderr which files it wrote, as gcov
+// does: they replace any of the same name). When that fails, they all go
+// to a new temporary directory instead.
+func (r *reportFlags) writeGcov(p *profile.Profile, opt output.Options, stderr io.Writer) error {
 	dir := r.out
 	if dir == "" {
 		dir = "."
 	}
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
-		_, err = output.WriteGcov(dir, p, opt.ReadFile)
+		var written []string
+		written, err = output.WriteGcov(dir, p, opt.ReadFile)
+		if r.out == "" {
+			for _, name := range written {
+				fmt.Fprintf(stderr, "patchprof: wrote %s\n", name)
+			}
+		}
 	}
 	var nameErr *output.GcovNameError
 	if err == nil || errors.As(err, &nameErr) {
@@ -231,17 +242,18 @@ func loadAll(paths []string, force bool) (*profile.Profile, error) {
 func reportMain(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet("patchprof report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var rf reportFlags
+	rf := reportFlags{toStdout: true}
 	force := fs.Bool("force", false, "merge profiles of different executables anyway")
 	rf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
 			return 0
 		}
 		return fail(stderr, &userError{msg: fmt.Sprintf("report: %v (see patchprof report -h)", err)})
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return fail(stderr, &userError{msg: "report takes saved profiles: patchprof report [flags] FILE..."})
 	}
 	opt, err := rf.options()
@@ -251,7 +263,7 @@ func reportMain(args []string, stderr io.Writer) int {
 	if err := rf.checkOutput(); err != nil {
 		return fail(stderr, err)
 	}
-	p, err := loadAll(fs.Args(), *force)
+	p, err := loadAll(files, *force)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -261,30 +273,77 @@ func reportMain(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func mergeMain(args []string, stderr io.Writer) int {
+// newMergeFlags is the flag set of `patchprof merge`.
+func newMergeFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("patchprof merge", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "write the merged profile to `FILE` (- is stdout)")
-	force := fs.Bool("force", false, "merge profiles of different executables anyway")
-	if err := fs.Parse(args); err != nil {
+	fs.String("o", "", "write the merged profile to `FILE` (- is stdout)")
+	fs.Bool("force", false, "merge profiles of different executables anyway")
+	return fs
+}
+
+func mergeMain(args []string, stderr io.Writer) int {
+	fs := newMergeFlags()
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
 			return 0
 		}
 		return fail(stderr, &userError{msg: fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
 	}
-	if *out == "" || fs.NArg() == 0 {
+	out := fs.Lookup("o").Value.String()
+	force := fs.Lookup("force").Value.String() == "true"
+	if out == "" || len(files) == 0 {
 		return fail(stderr, &userError{msg: "merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
 	}
-	if err := checkOutput("-o", *out, outReplace); err != nil {
+	if err := checkOutput("-o", out, outReplace); err != nil {
 		return fail(stderr, err)
 	}
-	p, err := loadAll(fs.Args(), *force)
+	p, err := loadAll(files, force)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := saveProfile(p, *out, stderr); err != nil {
+	if err := saveProfile(p, out, stderr); err != nil {
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// parseInterspersed parses the flags of `report` and `merge` wherever they
+// stand among the file names (`merge a.json b.json -o all.json`), as most
+// tools' own subcommands do, and returns the file names. After "--" every
+// argument is a file name. The main command does not use it: there the
+// first argument that is not a flag is the program, and what follows is
+// the program's.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" && !takesValue(fs, args[:n-1]) {
+			return append(files, rest...), nil
+		}
+		if len(rest) == 0 {
+			return files, nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+// takesValue reports whether the last of args is a flag of fs that takes
+// the next argument as its value (so a following "--" is that value).
+func takesValue(fs *flag.FlagSet, args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	a := args[len(args)-1]
+	if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"))
+	return f != nil && !isBoolFlag(f)
 }
