@@ -43,11 +43,12 @@ type reportFlags struct {
 	// `patchprof report` does, as a report command should. A live run
 	// keeps it on stderr, off the target's stdout.
 	toStdout bool
+	force    bool // report --force: merge profiles of different executables
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr: - is stdout; a directory for --format gcov")
-	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
+	fs.StringVar(&r.print, "print", "counts", "how the listing shows counts, `FORMAT` is counts, histogram (a bar per line) or scaled (a percentage of the hottest line)")
 	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.StringVar(&r.fold, "fold", "auto", "fold runs of more than 6 lines that did not run, keeping 2 lines each side: `WHEN` is auto (on a terminal), always or never")
@@ -239,12 +240,18 @@ func loadAll(paths []string, force bool) (*profile.Profile, error) {
 	return profile.Merge(force, ps...)
 }
 
-func reportMain(args []string, stderr io.Writer) int {
+// reportFlagSet is the flag set of `patchprof report`, parsing into rf.
+func reportFlagSet(rf *reportFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("patchprof report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	rf := reportFlags{toStdout: true}
-	force := fs.Bool("force", false, "merge profiles of different executables anyway")
+	fs.BoolVar(&rf.force, "force", false, "merge profiles of different executables anyway")
 	rf.register(fs)
+	return fs
+}
+
+func reportMain(args []string, stderr io.Writer) int {
+	rf := reportFlags{toStdout: true}
+	fs := reportFlagSet(&rf)
 	files, err := parseInterspersed(fs, args)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -263,7 +270,7 @@ func reportMain(args []string, stderr io.Writer) int {
 	if err := rf.checkOutput(); err != nil {
 		return fail(stderr, err)
 	}
-	p, err := loadAll(files, *force)
+	p, err := loadAll(files, rf.force)
 	if err != nil {
 		return fail(stderr, err)
 	}
