@@ -198,6 +198,9 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if err != nil {
 		return nil, err
 	}
+	if std {
+		rf.scope.SystemDirs = goRootFree(output.SystemDirs)
+	}
 	var funcFilter func(string) bool
 	if funcRE != "" {
 		re, err := regexp.Compile(funcRE)

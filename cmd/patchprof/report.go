@@ -44,6 +44,9 @@ type reportFlags struct {
 	// keeps it on stderr, off the target's stdout.
 	toStdout bool
 	force    bool // report --force: merge profiles of different executables
+	// scope is what the listing and exports show (--all-funcs,
+	// --all-files); the saved profile keeps everything.
+	scope output.Scope
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
@@ -55,6 +58,20 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.top, "top", 0, "list only the `N` hottest lines and most called functions")
 	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
+	fs.BoolVar(&r.scope.AllFuncs, "all-funcs", false, "also show the C start-up functions without source lines (_start, _init, frame_dummy, ...), left out of the listing and exports by default")
+	fs.BoolVar(&r.scope.AllFiles, "all-files", false, "also show the sources in system directories (/usr/include, the C++ and compiler headers, the Go root), left out of the listing and exports by default")
+}
+
+// goRootFree returns dirs without the Go roots: with --std, the Go
+// runtime and standard library are what the user asked to see.
+func goRootFree(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if !slices.Contains(output.GoRoots, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func (r *reportFlags) options() (output.Options, error) {
@@ -99,6 +116,7 @@ func (r *reportFlags) options() (output.Options, error) {
 // byte is written, so a write that fails (a full disk) loses nothing: the
 // report goes to a temporary file instead (see deliver).
 func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
+	p = r.scope.Apply(p)
 	switch {
 	case r.format == "gcov":
 		return r.writeGcov(p, opt, stderr)
