@@ -43,7 +43,11 @@
 //     that never ran, else the count, right-aligned in at least 7 columns.
 //     In the histogram styles it is a bar followed by the count in
 //     parentheses, `****** (6)`, left-aligned; Histogram draws one '*' per
-//     entry and ends a bar cut at the bar width with '+'; Scaled draws
+//     entry while the hottest line fits the bar width, else scales the bars
+//     to the hottest line (which fills the bar): linearly when the lowest
+//     nonzero count is at least 1/width of the highest, else on a log scale
+//     (width*ln(count)/ln(max) stars, at least one), and a note says which
+//     scale and what a star is worth; Scaled draws
 //     count/max of the whole listing times the bar width, rounded, with at
 //     least one '*' for any nonzero count. The bar width is 3/10 of
 //     Options.Width (30 for the default 100), at least 10.

@@ -37,13 +37,21 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 	}
 	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd)}
 	for _, l := range p.Lines {
-		if l.Line >= 1 {
+		if l.Line >= 1 && l.Count > 0 {
 			r.maxCount = max(r.maxCount, l.Count)
+			if r.minCount == 0 || l.Count < r.minCount {
+				r.minCount = l.Count
+			}
 		}
 	}
 	r.header()
 	if !r.modules() {
 		r.body(p.Lines, p.Functions)
+	}
+	if opt.Style == Histogram && r.maxCount > 0 && p.HasLines() {
+		if n := histScale(r.minCount, r.maxCount, opt.barWidth()).note(); n != "" {
+			r.extra = append(r.extra, n)
+		}
 	}
 	r.notes()
 	if _, err := w.Write(r.buf.Bytes()); err != nil {
@@ -58,6 +66,7 @@ type report struct {
 	opt      *Options
 	cwd      string
 	maxCount uint64 // the highest line count of the whole profile
+	minCount uint64 // the lowest nonzero line count of the whole profile
 	buf      bytes.Buffer
 	extra    []string // generated notes, printed after p.Notes
 }
