@@ -37,7 +37,6 @@ func scaled(count, maxCount uint64, width int) int {
 	return max(int(q), 1)
 }
 
-
 // A barScale is how the Histogram style turns a count into a bar: Bishop's
 // one star per entry while the hottest line fits the bar width; else scaled
 // to the hottest line, linearly when the smallest nonzero count still gets

@@ -66,4 +66,3 @@ func (r *report) header() {
 	}
 	r.line(b.String())
 }
-

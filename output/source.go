@@ -87,4 +87,3 @@ func expandTabs(s string) string {
 	}
 	return b.String()
 }
-
