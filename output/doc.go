@@ -118,8 +118,10 @@
 //
 // With Options.Fold, a run of more than 6 consecutive lines of one file
 // that did not run (no code, or a count of 0; never the crash line) keeps
-// its first and last 2 lines and shows the rest as one row
-// `FILE  ...  : ... N lines not executed ...`.
+// its first and last 2 lines and shows the rest as one row that says what
+// they are: `FILE  ...  : ... N lines not executed ...` when all have code
+// that never ran, `... N lines without code ...` when none has code (a
+// comment block), else `... N lines: K not executed, M without code ...`.
 //
 // # Hottest lines
 //

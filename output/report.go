@@ -186,6 +186,9 @@ type row struct {
 	crash  bool
 	source string // tabs expanded
 	folded int    // > 0: the row stands for this many folded lines
+	// foldedNoCode is how many of the folded lines have no code (comments,
+	// blank lines, declarations); the others have code that never ran.
+	foldedNoCode int
 }
 
 // fileCounts is the counted lines of one source file.
@@ -293,7 +296,13 @@ func fold(rows []row) []row {
 		}
 		if j-i > foldRun {
 			out = append(out, rows[i:i+foldContext]...)
-			out = append(out, row{file: rows[i].file, folded: j - i - 2*foldContext})
+			fr := row{file: rows[i].file, folded: j - i - 2*foldContext}
+			for _, rw := range rows[i+foldContext : j-foldContext] {
+				if rw.count == "" {
+					fr.foldedNoCode++
+				}
+			}
+			out = append(out, fr)
 			out = append(out, rows[j-foldContext:j]...)
 		} else {
 			out = append(out, rows[i:j]...)
@@ -304,6 +313,18 @@ func fold(rows []row) []row {
 		i = j + 1
 	}
 	return out
+}
+
+// foldText says what n folded lines are, noCode of them without code:
+// lines that did not run because they hold no code are not "not executed".
+func foldText(n, noCode int) string {
+	switch noCode {
+	case 0:
+		return fmt.Sprintf("%d lines not executed", n)
+	case n:
+		return fmt.Sprintf("%d lines without code", n)
+	}
+	return fmt.Sprintf("%d lines: %d not executed, %d without code", n, n-noCode, noCode)
 }
 
 // table lays out rows under the column header, after title when it is
@@ -341,7 +362,7 @@ func (r *report) table(title string, rows []row, crashShown bool) {
 	for _, rw := range rows {
 		if rw.folded > 0 {
 			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + ": " + marker(false) +
-				r.paint(sgrDim, fmt.Sprintf("... %d lines not executed ...", rw.folded)))
+				r.paint(sgrDim, "... "+foldText(rw.folded, rw.foldedNoCode)+" ..."))
 			continue
 		}
 		cell := alignCount(rw.count, cw)
