@@ -343,7 +343,9 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	if len(f.notes) > 0 {
 		p.Notes = append(slices.Clip(f.notes), p.Notes...)
 	}
-	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) {
+	// Said on its own when the report is elsewhere; a listing on stderr
+	// already says it.
+	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) && !f.rf.onStderr() {
 		fmt.Fprintf(stderr, "patchprof: %s\n", n)
 	}
 	// A profile or report that could not be written is a failure of

@@ -164,6 +164,15 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 	return deliver("the report", path, buf.Bytes(), stderr, "patchprof-report-*"+reportExt[r.format])
 }
 
+// onStderr reports whether a live run's report goes to stderr: the
+// listing without -o, or -o naming stderr.
+func (r *reportFlags) onStderr() bool {
+	if r.out == "" {
+		return r.format == "listing" && !r.toStdout
+	}
+	return slices.Contains([]string{"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}, r.out)
+}
+
 // checkOutput checks -o before anything runs (see checkOutput): a
 // directory for --format gcov, else a file.
 func (r *reportFlags) checkOutput() error {
