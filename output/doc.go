@@ -31,7 +31,8 @@
 //
 // The header is `patchprof: PROG exited with code N`, or `patchprof: PROG
 // killed by SIG` followed, when known, by ` (fault address A)`, ` in FUNC`
-// and ` at FILE:LINE`. PROG is argv[0] as the user typed it.
+// and ` at FILE:LINE`. PROG is argv[0] as the user typed it. With
+// Options.Pinned the line ends with ` (run on one CPU: --pin)`.
 //
 // # Listing
 //

@@ -2,9 +2,20 @@ package output
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
+
+// PinnedNote is the note of a profile whose target ran on one CPU
+// (--pin). The target then saw one CPU (nproc, GOMAXPROCS), which can
+// change what it did, so the report says it on its first line
+// (pinnedSuffix) instead of among the notes; being a note, it is saved
+// with the profile and `patchprof report` says it too.
+const PinnedNote = "the target ran on one CPU (--pin): it saw one CPU (nproc, GOMAXPROCS); --pin=false keeps its CPUs"
+
+// pinnedSuffix ends the header of a profile with PinnedNote.
+const pinnedSuffix = " (run on one CPU: --pin)"
 
 // header writes the report's first line: the program and how it ended.
 func (r *report) header() {
@@ -63,6 +74,9 @@ func (r *report) header() {
 		}
 	default:
 		b.WriteString(" ended with unknown status")
+	}
+	if slices.Contains(p.Notes, PinnedNote) {
+		b.WriteString(pinnedSuffix)
 	}
 	r.line(b.String())
 }

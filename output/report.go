@@ -495,11 +495,12 @@ func (r *report) functions(list []profile.Function) {
 }
 
 func (r *report) notes() {
-	if len(r.p.Notes) == 0 && len(r.extra) == 0 {
+	notes := slices.DeleteFunc(slices.Clone(r.p.Notes), func(n string) bool { return n == PinnedNote }) // said in the header
+	if len(notes) == 0 && len(r.extra) == 0 {
 		return
 	}
 	r.section()
-	for _, n := range r.p.Notes {
+	for _, n := range notes {
 		r.line("note: " + escapeControl(n))
 	}
 	for _, n := range r.extra {

@@ -74,6 +74,10 @@ func Main(args []string, stderr io.Writer) int {
 		for _, n := range f.run.notes {
 			fmt.Fprintf(stderr, "patchprof: %s\n", n)
 		}
+		if f.cfg.Pin {
+			// Said on the report's first line, and saved with the profile.
+			f.run.notes = append(f.run.notes, output.PinnedNote)
+		}
 	}
 	pr.step("reading " + t.Name)
 	prof, err := profiler.Open(f.cfg, t)
@@ -201,6 +205,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if std {
 		rf.scope.SystemDirs = goRootFree(output.SystemDirs)
 	}
+
 	var funcFilter func(string) bool
 	if funcRE != "" {
 		re, err := regexp.Compile(funcRE)
