@@ -50,7 +50,7 @@ type reportFlags struct {
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr: - is stdout; a directory for --format gcov")
+	fs.StringVar(&r.out, "o", "", "write the report to `PATH` (default: stderr during a run, stdout from patchprof report): - is stdout; a directory for --format gcov")
 	fs.StringVar(&r.print, "print", "counts", "how the listing shows counts, `FORMAT` is counts, histogram (a bar per line) or scaled (a percentage of the hottest line)")
 	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
