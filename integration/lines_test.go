@@ -150,8 +150,16 @@ func TestLinesListing(t *testing.T) {
 	}
 	report := readFile(t, out)
 	header, _, _ := strings.Cut(report, "\n")
-	if !regexp.MustCompile(`^patchprof: \S+ exited with code 0$`).MatchString(header) {
-		t.Errorf("header %q, want `patchprof: PROG exited with code 0`", header)
+	// --pin is on by default: the header says so (issue 14).
+	if !regexp.MustCompile(`^patchprof: \S+ exited with code 0 \(run on one CPU: --pin\)$`).MatchString(header) {
+		t.Errorf("header %q, want `patchprof: PROG exited with code 0 (run on one CPU: --pin)`", header)
+	}
+	unpinned := filepath.Join(t.TempDir(), "unpinned.txt")
+	if res := run(t, runOpts{args: []string{"--lines", "--pin=false", "-o", unpinned, exe}}); res.code != 0 {
+		t.Fatalf("%s", res)
+	}
+	if header, _, _ := strings.Cut(readFile(t, unpinned), "\n"); !regexp.MustCompile(`^patchprof: \S+ exited with code 0$`).MatchString(header) {
+		t.Errorf("--pin=false: header %q, want `patchprof: PROG exited with code 0`", header)
 	}
 	src := filepath.Join(testdataDir, "calls.c")
 	text := sourceLines(t, src)

@@ -80,9 +80,10 @@ func TestReportRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReportToStderr checks that report without -o writes to stderr, like
-// the live run, and leaves stdout alone.
-func TestReportToStderr(t *testing.T) {
+// TestReportToStdout checks that report without -o writes the listing to
+// stdout (so `> out.txt` and `| less` get it), the same listing the live
+// run wrote with -o, and nothing to stderr.
+func TestReportToStdout(t *testing.T) {
 	needs(t)
 	t.Parallel()
 	exe := buildC(t, "calls.c", "-g", "-O0")
@@ -93,11 +94,17 @@ func TestReportToStderr(t *testing.T) {
 		t.Fatalf("%s: exit code %d\n%s", res.cmdline, res.code, tail(res.stderr))
 	}
 	rep := run(t, runOpts{args: []string{"report", save}})
-	if rep.code != 0 || rep.stdout != "" {
-		t.Errorf("%s: exit code %d, stdout %q; want 0 and nothing", rep.cmdline, rep.code, rep.stdout)
+	if rep.code != 0 || rep.stderr != "" {
+		t.Errorf("%s: exit code %d, stderr %q; want 0 and nothing", rep.cmdline, rep.code, rep.stderr)
 	}
-	if want := readFile(t, live); rep.stderr != want {
-		t.Errorf("%s: stderr differs from the live report at %s", rep.cmdline, firstDiff(want, rep.stderr))
+	if want := readFile(t, live); rep.stdout != want {
+		t.Errorf("%s: stdout differs from the live report at %s", rep.cmdline, firstDiff(want, rep.stdout))
+	}
+	// Flags after the file name are report's own.
+	again := filepath.Join(dir, "again.txt")
+	rep = run(t, runOpts{args: []string{"report", save, "-o", again}})
+	if rep.code != 0 || rep.stdout != "" || readFile(t, again) != readFile(t, live) {
+		t.Errorf("%s: exit code %d, stdout %q; want 0, nothing, and the live report in %s", rep.cmdline, rep.code, rep.stdout, again)
 	}
 }
 

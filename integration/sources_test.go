@@ -68,8 +68,8 @@ func TestSourceNotRegular(t *testing.T) {
 				}
 			}
 			rep := run(t, runOpts{args: []string{"report", save}, timeout: 30 * time.Second})
-			if rep.code != 0 || !strings.Contains(rep.stderr, note) {
-				t.Errorf("report: want exit 0 and %q\n%s", note, rep)
+			if rep.code != 0 || !strings.Contains(rep.stdout, note) {
+				t.Errorf("report: want exit 0 and %q in the listing on stdout\n%s", note, rep)
 			}
 			html := filepath.Join(dir, "r.html")
 			rep = run(t, runOpts{args: []string{"report", "--format", "html", "-o", html, save}, timeout: 30 * time.Second})

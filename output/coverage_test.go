@@ -18,10 +18,10 @@ func coverageRun(t *testing.T) (work string, run func(name string, args ...strin
 	t.Helper()
 	gcc, err := exec.LookPath("gcc")
 	if err != nil {
-		t.Skip("gcc not in PATH: cannot build a program for gcov")
+		t.Skip("gcc not in PATH (Debian package gcc): cannot build a program for gcov")
 	}
 	if _, err := exec.LookPath("gcov"); err != nil {
-		t.Skip("gcov not in PATH")
+		t.Skip("gcov not in PATH (Debian package gcc): it is the oracle for the exports' counts")
 	}
 	work = t.TempDir()
 	src, err := os.ReadFile(filepath.Join("testdata", "gcov", "prog.c"))

@@ -31,7 +31,8 @@
 //
 // The header is `patchprof: PROG exited with code N`, or `patchprof: PROG
 // killed by SIG` followed, when known, by ` (fault address A)`, ` in FUNC`
-// and ` at FILE:LINE`. PROG is argv[0] as the user typed it.
+// and ` at FILE:LINE`. PROG is argv[0] as the user typed it. With
+// Options.Pinned the line ends with ` (run on one CPU: --pin)`.
 //
 // # Listing
 //
@@ -43,7 +44,11 @@
 //     that never ran, else the count, right-aligned in at least 7 columns.
 //     In the histogram styles it is a bar followed by the count in
 //     parentheses, `****** (6)`, left-aligned; Histogram draws one '*' per
-//     entry and ends a bar cut at the bar width with '+'; Scaled draws
+//     entry while the hottest line fits the bar width, else scales the bars
+//     to the hottest line (which fills the bar): linearly when the lowest
+//     nonzero count is at least 1/width of the highest, else on a log scale
+//     (width*ln(count)/ln(max) stars, at least one), and a note says which
+//     scale and what a star is worth; Scaled draws
 //     count/max of the whole listing times the bar width, rounded, with at
 //     least one '*' for any nonzero count. The bar width is 3/10 of
 //     Options.Width (30 for the default 100), at least 10.
@@ -114,8 +119,10 @@
 //
 // With Options.Fold, a run of more than 6 consecutive lines of one file
 // that did not run (no code, or a count of 0; never the crash line) keeps
-// its first and last 2 lines and shows the rest as one row
-// `FILE  ...  : ... N lines not executed ...`.
+// its first and last 2 lines and shows the rest as one row that says what
+// they are: `FILE  ...  : ... N lines not executed ...` when all have code
+// that never ran, `... N lines without code ...` when none has code (a
+// comment block), else `... N lines: K not executed, M without code ...`.
 //
 // # Hottest lines
 //

@@ -170,7 +170,7 @@ type gcovrJSON struct {
 func TestWriteGcovGcovr(t *testing.T) {
 	gcovr, err := exec.LookPath("gcovr")
 	if err != nil {
-		t.Skip("gcovr not in PATH: cannot check the .gcov files with their consumer")
+		t.Skip("gcovr not in PATH (Debian package gcovr): cannot check the .gcov files with their consumer")
 	}
 	root := t.TempDir()
 	writeExportSources(t, root)

@@ -155,7 +155,7 @@ var genhtmlSummary = regexp.MustCompile(`(?m)^\s*(lines|functions)\.+: [0-9.]+% 
 func TestWriteLCOVGenhtml(t *testing.T) {
 	genhtml, err := exec.LookPath("genhtml")
 	if err != nil {
-		t.Skip("genhtml not in PATH (install lcov): cannot check the tracefile with its consumer")
+		t.Skip("genhtml not in PATH (Debian package lcov): cannot check the tracefile with its consumer")
 	}
 	root := t.TempDir()
 	writeExportSources(t, root)

@@ -14,7 +14,8 @@ const (
 	// Counts prints each line's count as a number.
 	Counts Style = iota
 	// Histogram prints a bar of one '*' per entry (Bishop's full
-	// histogram), cut at the bar width with a trailing '+'.
+	// histogram) while the hottest line fits the bar width; beyond, bars
+	// are scaled to the hottest line, on a log scale when the range is wide.
 	Histogram
 	// Scaled prints a bar scaled so the highest count fills the bar width.
 	Scaled

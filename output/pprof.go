@@ -94,22 +94,50 @@ func WritePprof(w io.Writer, p *profile.Profile) error {
 }
 
 // pprofProfile builds the pprof profile WritePprof writes; see there for
-// the layout.
+// the layout: the sample types and comments, one mapping per module, then
+// a sample per called function and per executed line.
 func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
-	prof := &pprof.Profile{
+	b := newPprofBuilder(p)
+	if b.callIdx >= 0 {
+		if err := b.addCalls(); err != nil {
+			return nil, err
+		}
+	}
+	if b.lineIdx >= 0 {
+		if err := b.addLines(); err != nil {
+			return nil, err
+		}
+	}
+	return b.prof, nil
+}
+
+// A pprofBuilder accumulates the pprof profile of p.
+type pprofBuilder struct {
+	p                *profile.Profile
+	prof             *pprof.Profile
+	callIdx, lineIdx int                       // sample value indexes; -1 when not counted
+	mappings         map[string]*pprof.Mapping // by module path; "" is the executable
+	rank             map[string]int            // module path -> position in ModulePaths
+}
+
+// newPprofBuilder starts the profile of p: its sample types, comments and
+// mappings.
+func newPprofBuilder(p *profile.Profile) *pprofBuilder {
+	b := &pprofBuilder{p: p, callIdx: -1, lineIdx: -1, rank: map[string]int{}}
+	b.prof = &pprof.Profile{
 		PeriodType: &pprof.ValueType{Type: "count", Unit: "count"},
 		// Every trap is counted: nothing is sampled, so one sample value
 		// unit is one event.
 		Period: 1,
 	}
-	callIdx, lineIdx := -1, -1
+	prof := b.prof
 	if p.HasFuncs() {
-		callIdx = len(prof.SampleType)
+		b.callIdx = len(prof.SampleType)
 		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofCalls, Unit: "count"})
 		prof.DefaultSampleType = PprofCalls
 	}
 	if p.HasLines() {
-		lineIdx = len(prof.SampleType)
+		b.lineIdx = len(prof.SampleType)
 		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofLineEntries, Unit: "count"})
 	}
 	if len(p.Args) > 0 {
@@ -132,114 +160,124 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 		HasInlineFrames: false,
 	}
 	prof.Mapping = []*pprof.Mapping{exe}
-	mappings := map[string]*pprof.Mapping{"": exe}
-	// mapping returns the mapping of a module, made on first use for a
-	// module p.Modules does not list.
-	mapping := func(module string) *pprof.Mapping {
-		if m := mappings[module]; m != nil {
-			return m
-		}
-		m := &pprof.Mapping{
-			ID:    uint64(len(prof.Mapping) + 1),
-			Limit: math.MaxUint64,
-			File:  module,
-			// Addresses are the module's own link-time addresses, as
-			// for the executable.
-			HasFunctions:   true,
-			HasFilenames:   true,
-			HasLineNumbers: true,
-		}
-		for _, mod := range p.Modules {
-			if mod.Path == module {
-				m.BuildID = mod.BuildID
-			}
-		}
-		mappings[module] = m
-		prof.Mapping = append(prof.Mapping, m)
+	b.mappings = map[string]*pprof.Mapping{"": exe}
+	for i, m := range p.ModulePaths() {
+		b.rank[m] = i
+		b.mapping(m)
+	}
+	return b
+}
+
+// mapping returns the mapping of a module, made on first use for a module
+// p.Modules does not list.
+func (b *pprofBuilder) mapping(module string) *pprof.Mapping {
+	if m := b.mappings[module]; m != nil {
 		return m
 	}
-	rank := make(map[string]int) // module path -> position in ModulePaths
-	for i, m := range p.ModulePaths() {
-		rank[m] = i
-		mapping(m)
+	m := &pprof.Mapping{
+		ID:    uint64(len(b.prof.Mapping) + 1),
+		Limit: math.MaxUint64,
+		File:  module,
+		// Addresses are the module's own link-time addresses, as for the
+		// executable.
+		HasFunctions:   true,
+		HasFilenames:   true,
+		HasLineNumbers: true,
 	}
+	for _, mod := range b.p.Modules {
+		if mod.Path == module {
+			m.BuildID = mod.BuildID
+		}
+	}
+	b.mappings[module] = m
+	b.prof.Mapping = append(b.prof.Mapping, m)
+	return m
+}
 
-	addSample := func(idx int, count uint64, loc *pprof.Location, module string) {
-		v := make([]int64, len(prof.SampleType))
-		v[idx] = int64(count)
-		loc.ID = uint64(len(prof.Location) + 1)
-		loc.Mapping = mapping(module)
-		prof.Location = append(prof.Location, loc)
-		prof.Sample = append(prof.Sample, &pprof.Sample{Location: []*pprof.Location{loc}, Value: v})
-	}
-	newFunction := func(name, file string, start int) *pprof.Function {
-		fn := &pprof.Function{
-			ID:         uint64(len(prof.Function) + 1),
-			Name:       name,
-			SystemName: name,
-			Filename:   file,
-			StartLine:  int64(start),
-		}
-		prof.Function = append(prof.Function, fn)
-		return fn
-	}
+// addSample adds a sample of count at loc, in module, as value idx.
+func (b *pprofBuilder) addSample(idx int, count uint64, loc *pprof.Location, module string) {
+	v := make([]int64, len(b.prof.SampleType))
+	v[idx] = int64(count)
+	loc.ID = uint64(len(b.prof.Location) + 1)
+	loc.Mapping = b.mapping(module)
+	b.prof.Location = append(b.prof.Location, loc)
+	b.prof.Sample = append(b.prof.Sample, &pprof.Sample{Location: []*pprof.Location{loc}, Value: v})
+}
 
-	if callIdx >= 0 {
-		var entries []profile.Function
-		for _, f := range p.Functions {
-			if f.Count == 0 {
-				continue
-			}
-			if f.Count > math.MaxInt64 {
-				return nil, fmt.Errorf("function %s: %w: %d", f.Name, ErrCountTooLarge, f.Count)
-			}
-			entries = append(entries, f)
-		}
-		slices.SortFunc(entries, func(a, b profile.Function) int {
-			return cmp.Or(cmp.Compare(rank[a.Module], rank[b.Module]), strings.Compare(a.Module, b.Module),
-				cmp.Compare(a.Address, b.Address), strings.Compare(a.Name, b.Name))
-		})
-		for _, f := range entries {
-			fn := newFunction(f.Name, f.File, f.Line)
-			addSample(callIdx, f.Count, &pprof.Location{
-				Address: uint64(f.Address),
-				Line:    []pprof.Line{{Function: fn, Line: int64(f.Line)}},
-			}, f.Module)
-		}
+// newFunction adds a pprof function.
+func (b *pprofBuilder) newFunction(name, file string, start int) *pprof.Function {
+	fn := &pprof.Function{
+		ID:         uint64(len(b.prof.Function) + 1),
+		Name:       name,
+		SystemName: name,
+		Filename:   file,
+		StartLine:  int64(start),
 	}
+	b.prof.Function = append(b.prof.Function, fn)
+	return fn
+}
 
-	if lineIdx >= 0 {
-		var lines []profile.Line
-		for _, l := range p.Lines {
-			if l.Count == 0 {
-				continue
-			}
-			if l.Count > math.MaxInt64 {
-				return nil, fmt.Errorf("%s:%d: %w: %d", l.File, l.Line, ErrCountTooLarge, l.Count)
-			}
-			lines = append(lines, l)
+// addCalls adds a calls sample per called function, module by module in
+// address order, at the function's entry.
+func (b *pprofBuilder) addCalls() error {
+	var entries []profile.Function
+	for _, f := range b.p.Functions {
+		if f.Count == 0 {
+			continue
 		}
-		slices.SortFunc(lines, func(a, b profile.Line) int {
-			return cmp.Or(cmp.Compare(rank[a.Module], rank[b.Module]), strings.Compare(a.Module, b.Module),
-				strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
-		})
-		type fnKey struct{ module, name, file string }
-		fns := make(map[fnKey]*pprof.Function)
-		for _, l := range lines {
-			name := l.Function
-			if name == "" {
-				name = l.File
-			}
-			k := fnKey{l.Module, name, l.File}
-			fn := fns[k]
-			if fn == nil {
-				fn = newFunction(name, l.File, 0)
-				fns[k] = fn
-			}
-			addSample(lineIdx, l.Count, &pprof.Location{
-				Line: []pprof.Line{{Function: fn, Line: int64(l.Line)}},
-			}, l.Module)
+		if f.Count > math.MaxInt64 {
+			return fmt.Errorf("function %s: %w: %d", f.Name, ErrCountTooLarge, f.Count)
 		}
+		entries = append(entries, f)
 	}
-	return prof, nil
+	slices.SortFunc(entries, func(x, y profile.Function) int {
+		return cmp.Or(cmp.Compare(b.rank[x.Module], b.rank[y.Module]), strings.Compare(x.Module, y.Module),
+			cmp.Compare(x.Address, y.Address), strings.Compare(x.Name, y.Name))
+	})
+	for _, f := range entries {
+		fn := b.newFunction(f.Name, f.File, f.Line)
+		b.addSample(b.callIdx, f.Count, &pprof.Location{
+			Address: uint64(f.Address),
+			Line:    []pprof.Line{{Function: fn, Line: int64(f.Line)}},
+		}, f.Module)
+	}
+	return nil
+}
+
+// addLines adds a line-entries sample per executed line, module by module
+// in file then line order, in a function per (module, function, file):
+// the line's function, or its file when unknown.
+func (b *pprofBuilder) addLines() error {
+	var lines []profile.Line
+	for _, l := range b.p.Lines {
+		if l.Count == 0 {
+			continue
+		}
+		if l.Count > math.MaxInt64 {
+			return fmt.Errorf("%s:%d: %w: %d", l.File, l.Line, ErrCountTooLarge, l.Count)
+		}
+		lines = append(lines, l)
+	}
+	slices.SortFunc(lines, func(x, y profile.Line) int {
+		return cmp.Or(cmp.Compare(b.rank[x.Module], b.rank[y.Module]), strings.Compare(x.Module, y.Module),
+			strings.Compare(x.File, y.File), cmp.Compare(x.Line, y.Line))
+	})
+	type fnKey struct{ module, name, file string }
+	fns := make(map[fnKey]*pprof.Function)
+	for _, l := range lines {
+		name := l.Function
+		if name == "" {
+			name = l.File
+		}
+		k := fnKey{l.Module, name, l.File}
+		fn := fns[k]
+		if fn == nil {
+			fn = b.newFunction(name, l.File, 0)
+			fns[k] = fn
+		}
+		b.addSample(b.lineIdx, l.Count, &pprof.Location{
+			Line: []pprof.Line{{Function: fn, Line: int64(l.Line)}},
+		}, l.Module)
+	}
+	return nil
 }

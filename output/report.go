@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 	"path"
 	"path/filepath"
@@ -38,13 +37,21 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 	}
 	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd)}
 	for _, l := range p.Lines {
-		if l.Line >= 1 {
+		if l.Line >= 1 && l.Count > 0 {
 			r.maxCount = max(r.maxCount, l.Count)
+			if r.minCount == 0 || l.Count < r.minCount {
+				r.minCount = l.Count
+			}
 		}
 	}
 	r.header()
 	if !r.modules() {
 		r.body(p.Lines, p.Functions)
+	}
+	if opt.Style == Histogram && r.maxCount > 0 && p.HasLines() {
+		if n := histScale(r.minCount, r.maxCount, opt.barWidth()).note(); n != "" {
+			r.extra = append(r.extra, n)
+		}
 	}
 	r.notes()
 	if _, err := w.Write(r.buf.Bytes()); err != nil {
@@ -59,6 +66,7 @@ type report struct {
 	opt      *Options
 	cwd      string
 	maxCount uint64 // the highest line count of the whole profile
+	minCount uint64 // the lowest nonzero line count of the whole profile
 	buf      bytes.Buffer
 	extra    []string // generated notes, printed after p.Notes
 }
@@ -169,68 +177,6 @@ func (r *report) relative(file string) string {
 	return file
 }
 
-func (r *report) header() {
-	p := r.p
-	prog := p.Executable
-	if len(p.Args) > 0 && p.Args[0] != "" {
-		prog = p.Args[0]
-	}
-	if prog == "" {
-		prog = "the target"
-	}
-	e := p.Exit
-	var b strings.Builder
-	b.WriteString("patchprof: ")
-	b.WriteString(escapeControl(prog))
-	switch {
-	case e.Detached && e.Changed:
-		b.WriteString(" detached: it runs on, but patchprof could not undo all its changes (see the notes)")
-	case e.Detached:
-		b.WriteString(" detached: it runs on, unharmed")
-	case e.Running:
-		b.WriteString(" is running: interim report")
-	case e.Code != nil:
-		fmt.Fprintf(&b, " exited with code %d", *e.Code)
-	case e.Signal != "":
-		b.WriteString(" killed by ")
-		b.WriteString(e.Signal)
-		if e.FaultAddress != nil {
-			fmt.Fprintf(&b, " (fault address %s)", e.FaultAddress)
-		}
-		// The frame: where the target died, or, when PC lies outside the
-		// code patchprof read, the call in that code that led there.
-		var frame strings.Builder
-		if e.Function != "" {
-			frame.WriteString(" in ")
-			frame.WriteString(escapeControl(DisplayName(e.Function)))
-		}
-		if e.File != "" {
-			frame.WriteString(" at ")
-			frame.WriteString(r.display(e.File))
-			if e.Line > 0 {
-				frame.WriteString(":")
-				frame.WriteString(strconv.Itoa(e.Line))
-			}
-		}
-		if e.PCOutside && e.PC != nil {
-			fmt.Fprintf(&b, " at %s, outside the profiled code", e.PC)
-			if frame.Len() > 0 {
-				b.WriteString(", called from")
-				if e.Function != "" {
-					b.WriteString(strings.TrimPrefix(frame.String(), " in"))
-				} else {
-					b.WriteString(strings.TrimPrefix(frame.String(), " at"))
-				}
-			}
-		} else {
-			b.WriteString(frame.String())
-		}
-	default:
-		b.WriteString(" ended with unknown status")
-	}
-	r.line(b.String())
-}
-
 // A row is one line of the listing before it is laid out.
 type row struct {
 	file   string // as displayed
@@ -240,6 +186,9 @@ type row struct {
 	crash  bool
 	source string // tabs expanded
 	folded int    // > 0: the row stands for this many folded lines
+	// foldedNoCode is how many of the folded lines have no code (comments,
+	// blank lines, declarations); the others have code that never ran.
+	foldedNoCode int
 }
 
 // fileCounts is the counted lines of one source file.
@@ -347,7 +296,13 @@ func fold(rows []row) []row {
 		}
 		if j-i > foldRun {
 			out = append(out, rows[i:i+foldContext]...)
-			out = append(out, row{file: rows[i].file, folded: j - i - 2*foldContext})
+			fr := row{file: rows[i].file, folded: j - i - 2*foldContext}
+			for _, rw := range rows[i+foldContext : j-foldContext] {
+				if rw.count == "" {
+					fr.foldedNoCode++
+				}
+			}
+			out = append(out, fr)
 			out = append(out, rows[j-foldContext:j]...)
 		} else {
 			out = append(out, rows[i:j]...)
@@ -358,6 +313,18 @@ func fold(rows []row) []row {
 		i = j + 1
 	}
 	return out
+}
+
+// foldText says what n folded lines are, noCode of them without code:
+// lines that did not run because they hold no code are not "not executed".
+func foldText(n, noCode int) string {
+	switch noCode {
+	case 0:
+		return fmt.Sprintf("%d lines not executed", n)
+	case n:
+		return fmt.Sprintf("%d lines without code", n)
+	}
+	return fmt.Sprintf("%d lines: %d not executed, %d without code", n, n-noCode, noCode)
 }
 
 // table lays out rows under the column header, after title when it is
@@ -395,7 +362,7 @@ func (r *report) table(title string, rows []row, crashShown bool) {
 	for _, rw := range rows {
 		if rw.folded > 0 {
 			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + ": " + marker(false) +
-				r.paint(sgrDim, fmt.Sprintf("... %d lines not executed ...", rw.folded)))
+				r.paint(sgrDim, "... "+foldText(rw.folded, rw.foldedNoCode)+" ..."))
 			continue
 		}
 		cell := alignCount(rw.count, cw)
@@ -466,120 +433,6 @@ func (r *report) hottest(lines []profile.Line) {
 	r.table(fmt.Sprintf("HOTTEST LINES (%d of %d lines with code)", len(rows), total), rows, crashShown)
 }
 
-// countCell is the COUNT cell of a line with code that ran count times;
-// maxCount is the highest count in the listing (for Scaled).
-func (r *report) countCell(count, maxCount uint64) string {
-	if count == 0 {
-		return "#####"
-	}
-	n := strconv.FormatUint(count, 10)
-	bw := r.opt.barWidth()
-	switch r.opt.Style {
-	case Histogram:
-		if count <= uint64(bw) {
-			return strings.Repeat("*", int(count)) + " (" + n + ")"
-		}
-		return strings.Repeat("*", bw-1) + "+ (" + n + ")"
-	case Scaled:
-		return strings.Repeat("*", scaled(count, maxCount, bw)) + " (" + n + ")"
-	}
-	return n
-}
-
-// scaled returns round(count*width/maxCount), at least 1, computed exactly
-// in 128 bits so huge counts neither overflow nor lose precision.
-// Preconditions: 0 < count <= maxCount.
-func scaled(count, maxCount uint64, width int) int {
-	hi, lo := bits.Mul64(count, uint64(width))
-	q, rem := bits.Div64(hi, lo, maxCount) // hi < maxCount since count <= maxCount
-	if rem >= maxCount-rem {
-		q++ // round half up
-	}
-	return max(int(q), 1)
-}
-
-// source finds and reads the source of file, split into lines with tabs
-// expanded. See the package documentation for the search order.
-func (r *report) source(file string) ([]string, bool) {
-	for _, name := range r.candidates(file) {
-		data, err := r.opt.ReadFile(name)
-		if err == nil {
-			return splitSource(data), true
-		}
-	}
-	return nil, false
-}
-
-// candidates lists the names to try for file, without repeats.
-func (r *report) candidates(file string) []string {
-	p := file
-	for _, s := range r.opt.Subst {
-		if q, ok := s.apply(file); ok {
-			p = q
-			break
-		}
-	}
-	names := []string{p}
-	rel := strings.TrimLeft(p, "/")
-	base := path.Base(p)
-	for _, dir := range r.opt.SourceDirs {
-		if rel != "" {
-			names = append(names, filepath.Join(dir, filepath.FromSlash(rel)))
-		}
-		if base != "/" && base != "." {
-			names = append(names, filepath.Join(dir, base))
-		}
-	}
-	var out []string
-	seen := make(map[string]bool)
-	for _, n := range names {
-		if n != "" && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// splitSource splits a source file into lines (a final newline does not
-// start another line), drops a CR before each newline and expands tabs.
-func splitSource(data []byte) []string {
-	s := string(data)
-	if s == "" {
-		return nil
-	}
-	s = strings.TrimSuffix(s, "\n")
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = expandTabs(strings.TrimSuffix(l, "\r"))
-	}
-	return lines
-}
-
-// tabStop is the tab width of the listing's source column.
-const tabStop = 8
-
-// expandTabs replaces each tab by the spaces up to the next tab stop,
-// counting one column per rune (an invalid byte counts as one).
-func expandTabs(s string) string {
-	if !strings.Contains(s, "\t") {
-		return s
-	}
-	var b strings.Builder
-	col := 0
-	for _, c := range s {
-		if c == '\t' {
-			n := tabStop - col%tabStop
-			b.WriteString(strings.Repeat(" ", n))
-			col += n
-			continue
-		}
-		b.WriteRune(c)
-		col++
-	}
-	return b.String()
-}
-
 func padLeft(s string, w int) string {
 	if n := w - utf8.RuneCountInString(s); n > 0 {
 		return strings.Repeat(" ", n) + s
@@ -642,11 +495,12 @@ func (r *report) functions(list []profile.Function) {
 }
 
 func (r *report) notes() {
-	if len(r.p.Notes) == 0 && len(r.extra) == 0 {
+	notes := slices.DeleteFunc(slices.Clone(r.p.Notes), func(n string) bool { return n == PinnedNote }) // said in the header
+	if len(notes) == 0 && len(r.extra) == 0 {
 		return
 	}
 	r.section()
-	for _, n := range r.p.Notes {
+	for _, n := range notes {
 		r.line("note: " + escapeControl(n))
 	}
 	for _, n := range r.extra {

@@ -70,6 +70,12 @@ func bishop() *profile.Profile {
 	return p
 }
 
+// pinned is p with PinnedNote, as a run with --pin saves it.
+func pinned(p *profile.Profile) *profile.Profile {
+	p.Notes = append(p.Notes, PinnedNote)
+	return p
+}
+
 func crashProfile() *profile.Profile {
 	return &profile.Profile{
 		Version:    profile.Version,
@@ -140,6 +146,7 @@ func TestGolden(t *testing.T) {
 		{"scaled_huge", huge, Options{Style: Scaled, Cwd: dir}},
 		{"crash", crashProfile(), Options{Cwd: dir}},
 		{"crash_histogram", crashProfile(), Options{Style: Histogram, Cwd: "/home/ann/"}},
+		{"crash_pinned", pinned(crashProfile()), Options{Cwd: "/home/ann/"}},
 		{"missing_source", missing, Options{Cwd: dir}},
 		{"funcs_only", funcsOnly, Options{Cwd: "/usr/src"}},
 		{"lines_funcs", both, Options{Cwd: dir}},

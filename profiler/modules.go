@@ -110,6 +110,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	if err != nil {
 		return nil
 	}
+	clipToSections(sym)
 	var notify []uint64
 	if !exe {
 		for _, f := range sym.Funcs {

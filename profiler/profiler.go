@@ -95,6 +95,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	if err != nil {
 		return nil, describeELFError(t.Name, err)
 	}
+	clipToSections(sym)
 	// A system program (sh, env, make) without what was asked for is run as
 	// a launcher: nothing is counted in it, and the programs it starts are
 	// profiled.

@@ -25,6 +25,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,16 +40,6 @@ import (
 func main() {
 	monitor.ExitIfWaker()
 	os.Exit(Main(os.Args[1:], os.Stderr))
-}
-
-func usage(fs *flag.FlagSet, w io.Writer) {
-	fmt.Fprintf(w, "usage: patchprof [flags] [--] PROGRAM [ARGS...]\n       patchprof [flags] -p PID\n       patchprof report [flags] FILE...\n       patchprof merge [--force] -o OUT FILE...\n\nflags:\n")
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fmt.Fprintf(w, "\nexit status: the program's own (128+N when signal N killed it), or\n"+
-		"  %d  patchprof failed (a bad flag, profile or output path, ptrace refused, a write failed)\n"+
-		"  %d  the program cannot be run (not executable, a directory, not an x86-64 ELF executable)\n"+
-		"  %d  the program was not found\n", exitFailure, exitCannotRun, exitNotFound)
 }
 
 // Main runs patchprof with args (without the command name) and returns the exit
@@ -82,6 +73,10 @@ func Main(args []string, stderr io.Writer) int {
 		f.run.notes = setIDNotes(t.Path, t.Name)
 		for _, n := range f.run.notes {
 			fmt.Fprintf(stderr, "patchprof: %s\n", n)
+		}
+		if f.cfg.Pin {
+			// Said on the report's first line, and saved with the profile.
+			f.run.notes = append(f.run.notes, output.PinnedNote)
 		}
 	}
 	pr.step("reading " + t.Name)
@@ -119,40 +114,54 @@ func (f *mainFlags) target() (profiler.Target, error) {
 	return profiler.Target{Path: path, Args: f.args, Name: f.args[0]}, nil
 }
 
-// parseFlags parses and checks the main command's flags; with -h it
-// prints the usage and returns flag.ErrHelp.
-func parseFlags(args []string) (*mainFlags, error) {
+// mainFlagValues are the main command's flags as parsed, before checks.
+type mainFlagValues struct {
+	lines, funcs, std bool
+	funcRE, fileGlob  string
+	save              string
+	attach            int
+	duration          time.Duration
+	interval          time.Duration
+	noFollow          bool
+	libs              libFlag
+	engine            string
+	pin               bool
+	version           bool
+	rf                reportFlags
+	bf                *blockFlags
+	lf                *listenFlags
+}
+
+// mainFlagSet is the main command's flag set, parsing into v.
+func mainFlagSet(v *mainFlagValues) *flag.FlagSet {
 	fs := flag.NewFlagSet("patchprof", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var (
-		lines, funcs, std bool
-		funcRE, fileGlob  string
-		save              string
-		attach            int
-		duration          time.Duration
-		interval          time.Duration
-		noFollow          bool
-		libs              libFlag
-		engine            string
-		pin               bool
-		rf                reportFlags
-	)
-	fs.BoolVar(&lines, "lines", false, "count source lines (needs DWARF line info); the default")
-	fs.BoolVar(&funcs, "funcs", false, "count calls of every function in the symbol table")
-	fs.StringVar(&funcRE, "func", "", "plant only in functions whose name matches `REGEXP`")
-	fs.StringVar(&fileGlob, "file", "", "plant only in source files whose path or base name matches `GLOB`")
-	fs.BoolVar(&std, "std", false, "also profile the Go runtime and standard library")
-	fs.StringVar(&save, "save", "", "write the raw profile as JSON to `FILE` (- is stdout)")
-	fs.IntVar(&attach, "p", 0, "attach to the running process `PID` instead of starting a program")
-	fs.StringVar(&engine, "engine", monitor.EngineXOL, "how a hit is served: `xol` (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
-	fs.BoolVar(&pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")
-	fs.Var(&libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
-	fs.BoolVar(&noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
-	fs.DurationVar(&interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
-	fs.DurationVar(&duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
-	rf.register(fs)
-	bf := registerBlockFlags(fs)
-	lf := registerListenFlags(fs)
+	fs.BoolVar(&v.lines, "lines", false, "count source lines (needs DWARF line info); the default")
+	fs.BoolVar(&v.funcs, "funcs", false, "count calls of every function in the symbol table")
+	fs.StringVar(&v.funcRE, "func", "", "plant only in functions whose name matches `REGEXP`")
+	fs.StringVar(&v.fileGlob, "file", "", "plant only in source files whose path or base name matches `GLOB`")
+	fs.BoolVar(&v.std, "std", false, "also profile the Go runtime and standard library")
+	fs.StringVar(&v.save, "save", "", "write the raw profile as JSON to `FILE` (- is stdout)")
+	fs.IntVar(&v.attach, "p", 0, "attach to the running process `PID` instead of starting a program")
+	fs.StringVar(&v.engine, "engine", monitor.EngineXOL, "how a hit is served, `NAME` is xol (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
+	fs.BoolVar(&v.version, "version", false, "print patchprof's version and the VCS revision it was built from, and exit")
+	fs.BoolVar(&v.pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")
+	fs.Var(&v.libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
+	fs.BoolVar(&v.noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
+	fs.DurationVar(&v.interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
+	fs.DurationVar(&v.duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
+	v.rf.register(fs)
+	v.bf = registerBlockFlags(fs)
+	v.lf = registerListenFlags(fs)
+	return fs
+}
+
+// parseFlags parses and checks the main command's flags; with -h it
+// prints the usage and with --version the version, and returns
+// flag.ErrHelp.
+func parseFlags(args []string) (*mainFlags, error) {
+	var v mainFlagValues
+	fs := mainFlagSet(&v)
 	if err := fs.Parse(attachedPID(fs, args)); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
@@ -160,6 +169,13 @@ func parseFlags(args []string) (*mainFlags, error) {
 		}
 		return nil, &userError{msg: fmt.Sprintf("%v (see patchprof -h)", err)}
 	}
+	if v.version {
+		fmt.Print(versionText(debug.ReadBuildInfo()))
+		return nil, flag.ErrHelp
+	}
+	lines, funcs, std, funcRE, fileGlob, save := v.lines, v.funcs, v.std, v.funcRE, v.fileGlob, v.save
+	attach, duration, interval, noFollow, libs := v.attach, v.duration, v.interval, v.noFollow, v.libs
+	engine, pin, rf, bf, lf := v.engine, v.pin, v.rf, v.bf, v.lf
 	pGiven := false
 	fs.Visit(func(f *flag.Flag) { pGiven = pGiven || f.Name == "p" })
 	switch {
@@ -192,6 +208,10 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if err != nil {
 		return nil, err
 	}
+	if std {
+		rf.scope.SystemDirs = goRootFree(output.SystemDirs)
+	}
+
 	var funcFilter func(string) bool
 	if funcRE != "" {
 		re, err := regexp.Compile(funcRE)
@@ -340,7 +360,9 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	if len(f.notes) > 0 {
 		p.Notes = append(slices.Clip(f.notes), p.Notes...)
 	}
-	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) {
+	// Said on its own when the report is elsewhere; a listing on stderr
+	// already says it.
+	if n := prof.NothingMatched(); slices.Contains(p.Notes, n) && !f.rf.onStderr() {
 		fmt.Fprintf(stderr, "patchprof: %s\n", n)
 	}
 	// A profile or report that could not be written is a failure of

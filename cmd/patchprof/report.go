@@ -39,17 +39,39 @@ type reportFlags struct {
 	substs     listFlag
 	wd         string       // the working directory, for the exports that record it
 	src        *sourceFiles // reads the sources (options sets it)
+	// toStdout sends the listing to stdout when -o is not given: so
+	// `patchprof report` does, as a report command should. A live run
+	// keeps it on stderr, off the target's stdout.
+	toStdout bool
+	force    bool // report --force: merge profiles of different executables
+	// scope is what the listing and exports show (--all-funcs,
+	// --all-files); the saved profile keeps everything.
+	scope output.Scope
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&r.out, "o", "", "write the report to `PATH` instead of stderr: - is stdout; a directory for --format gcov")
-	fs.StringVar(&r.print, "print", "counts", "listing format: counts, histogram or scaled")
+	fs.StringVar(&r.out, "o", "", "write the report to `PATH` (default: stderr during a run, stdout from patchprof report): - is stdout; a directory for --format gcov")
+	fs.StringVar(&r.print, "print", "counts", "how the listing shows counts, `FORMAT` is counts, histogram (a bar per line) or scaled (a percentage of the hottest line)")
 	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.StringVar(&r.fold, "fold", "auto", "fold runs of more than 6 lines that did not run, keeping 2 lines each side: `WHEN` is auto (on a terminal), always or never")
 	fs.IntVar(&r.top, "top", 0, "list only the `N` hottest lines and most called functions")
 	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
+	fs.BoolVar(&r.scope.AllFuncs, "all-funcs", false, "also show the C start-up functions without source lines (_start, _init, frame_dummy, ...), left out of the listing and exports by default")
+	fs.BoolVar(&r.scope.AllFiles, "all-files", false, "also show the sources in system directories (/usr/include, the C++ and compiler headers, the Go root), left out of the listing and exports by default")
+}
+
+// goRootFree returns dirs without the Go roots: with --std, the Go
+// runtime and standard library are what the user asked to see.
+func goRootFree(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if !slices.Contains(output.GoRoots, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 func (r *reportFlags) options() (output.Options, error) {
@@ -88,22 +110,23 @@ func (r *reportFlags) options() (output.Options, error) {
 	return opt, nil
 }
 
-// write renders p in the chosen format: the listing to -o PATH or to
-// stderr; exports to -o PATH or, for text exports from `patchprof report`,
-// stdout. "-o -" is stdout. The report is rendered completely before a
+// write renders p in the chosen format to -o PATH; without -o, the
+// listing to stderr in a live run and to stdout from `patchprof report`,
+// text exports to stdout. "-o -" is stdout. The report is rendered completely before a
 // byte is written, so a write that fails (a full disk) loses nothing: the
 // report goes to a temporary file instead (see deliver).
 func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Writer) error {
+	p = r.scope.Apply(p)
 	switch {
 	case r.format == "gcov":
-		return r.writeGcov(p, opt)
+		return r.writeGcov(p, opt, stderr)
 	case binaryFormats[r.format] && r.out == "":
 		return &userError{msg: fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
 	}
 	path := r.out
 	if path == "" {
 		path = "/dev/stderr"
-		if r.format != "listing" {
+		if r.format != "listing" || r.toStdout {
 			path = "-"
 		}
 	}
@@ -139,6 +162,15 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 		return nil
 	}
 	return deliver("the report", path, buf.Bytes(), stderr, "patchprof-report-*"+reportExt[r.format])
+}
+
+// onStderr reports whether a live run's report goes to stderr: the
+// listing without -o, or -o naming stderr.
+func (r *reportFlags) onStderr() bool {
+	if r.out == "" {
+		return r.format == "listing" && !r.toStdout
+	}
+	return slices.Contains([]string{"/dev/stderr", "/dev/fd/2", "/proc/self/fd/2"}, r.out)
 }
 
 // checkOutput checks -o before anything runs (see checkOutput): a
@@ -182,16 +214,23 @@ var reportExt = map[string]string{
 }
 
 // writeGcov writes the .gcov files into the -o directory (default: the
-// working directory), created if missing. When that fails, they all go to
-// a new temporary directory instead.
-func (r *reportFlags) writeGcov(p *profile.Profile, opt output.Options) error {
+// working directory, where it says on stderr which files it wrote, as gcov
+// does: they replace any of the same name). When that fails, they all go
+// to a new temporary directory instead.
+func (r *reportFlags) writeGcov(p *profile.Profile, opt output.Options, stderr io.Writer) error {
 	dir := r.out
 	if dir == "" {
 		dir = "."
 	}
 	err := os.MkdirAll(dir, 0o755)
 	if err == nil {
-		_, err = output.WriteGcov(dir, p, opt.ReadFile)
+		var written []string
+		written, err = output.WriteGcov(dir, p, opt.ReadFile)
+		if r.out == "" {
+			for _, name := range written {
+				fmt.Fprintf(stderr, "patchprof: wrote %s\n", name)
+			}
+		}
 	}
 	var nameErr *output.GcovNameError
 	if err == nil || errors.As(err, &nameErr) {
@@ -228,20 +267,27 @@ func loadAll(paths []string, force bool) (*profile.Profile, error) {
 	return profile.Merge(force, ps...)
 }
 
-func reportMain(args []string, stderr io.Writer) int {
+// reportFlagSet is the flag set of `patchprof report`, parsing into rf.
+func reportFlagSet(rf *reportFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("patchprof report", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var rf reportFlags
-	force := fs.Bool("force", false, "merge profiles of different executables anyway")
+	fs.BoolVar(&rf.force, "force", false, "merge profiles of different executables anyway")
 	rf.register(fs)
-	if err := fs.Parse(args); err != nil {
+	return fs
+}
+
+func reportMain(args []string, stderr io.Writer) int {
+	rf := reportFlags{toStdout: true}
+	fs := reportFlagSet(&rf)
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
 			return 0
 		}
 		return fail(stderr, &userError{msg: fmt.Sprintf("report: %v (see patchprof report -h)", err)})
 	}
-	if fs.NArg() == 0 {
+	if len(files) == 0 {
 		return fail(stderr, &userError{msg: "report takes saved profiles: patchprof report [flags] FILE..."})
 	}
 	opt, err := rf.options()
@@ -251,7 +297,7 @@ func reportMain(args []string, stderr io.Writer) int {
 	if err := rf.checkOutput(); err != nil {
 		return fail(stderr, err)
 	}
-	p, err := loadAll(fs.Args(), *force)
+	p, err := loadAll(files, rf.force)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -261,30 +307,77 @@ func reportMain(args []string, stderr io.Writer) int {
 	return 0
 }
 
-func mergeMain(args []string, stderr io.Writer) int {
+// newMergeFlags is the flag set of `patchprof merge`.
+func newMergeFlags() *flag.FlagSet {
 	fs := flag.NewFlagSet("patchprof merge", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	out := fs.String("o", "", "write the merged profile to `FILE` (- is stdout)")
-	force := fs.Bool("force", false, "merge profiles of different executables anyway")
-	if err := fs.Parse(args); err != nil {
+	fs.String("o", "", "write the merged profile to `FILE` (- is stdout)")
+	fs.Bool("force", false, "merge profiles of different executables anyway")
+	return fs
+}
+
+func mergeMain(args []string, stderr io.Writer) int {
+	fs := newMergeFlags()
+	files, err := parseInterspersed(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			usage(fs, os.Stdout)
 			return 0
 		}
 		return fail(stderr, &userError{msg: fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
 	}
-	if *out == "" || fs.NArg() == 0 {
+	out := fs.Lookup("o").Value.String()
+	force := fs.Lookup("force").Value.String() == "true"
+	if out == "" || len(files) == 0 {
 		return fail(stderr, &userError{msg: "merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
 	}
-	if err := checkOutput("-o", *out, outReplace); err != nil {
+	if err := checkOutput("-o", out, outReplace); err != nil {
 		return fail(stderr, err)
 	}
-	p, err := loadAll(fs.Args(), *force)
+	p, err := loadAll(files, force)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := saveProfile(p, *out, stderr); err != nil {
+	if err := saveProfile(p, out, stderr); err != nil {
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// parseInterspersed parses the flags of `report` and `merge` wherever they
+// stand among the file names (`merge a.json b.json -o all.json`), as most
+// tools' own subcommands do, and returns the file names. After "--" every
+// argument is a file name. The main command does not use it: there the
+// first argument that is not a flag is the program, and what follows is
+// the program's.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" && !takesValue(fs, args[:n-1]) {
+			return append(files, rest...), nil
+		}
+		if len(rest) == 0 {
+			return files, nil
+		}
+		files = append(files, rest[0])
+		args = rest[1:]
+	}
+}
+
+// takesValue reports whether the last of args is a flag of fs that takes
+// the next argument as its value (so a following "--" is that value).
+func takesValue(fs *flag.FlagSet, args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	a := args[len(args)-1]
+	if !strings.HasPrefix(a, "-") || strings.Contains(a, "=") {
+		return false
+	}
+	f := fs.Lookup(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"))
+	return f != nil && !isBoolFlag(f)
 }
