@@ -151,6 +151,9 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 					return m.finishRep(t, mp, i, addr)
 				}
 			}
+			if mp.tab.OriginalByte(i) == opPushf && mp.tab.InsnLen(i) == 1 {
+				m.clearPushedTF(t)
+			}
 			return true
 		}
 		m.noteFault(t, st)
@@ -160,6 +163,37 @@ func (m *mon) step(t *thread, mp *mapping, i int, addr uint64) bool {
 		// the handler then does (Go's recover, longjmp, a crash), as
 		// gcov does; only a signal that came before it is undone.
 		handler = handler || (!st.fault() && caught(t.tid, st.sig))
+	}
+}
+
+// opPushf is pushfq (Intel SDM vol. 2, PUSHF: 9C).
+const opPushf = 0x9c
+
+// clearPushedTF clears the trap flag in the flags a single-stepped pushf
+// has just pushed: the step ran it with TF set, and a popf of that word
+// would set TF again, making the program trap after the popf (Go's
+// asyncPreempt saves and restores the flags so: its SIGTRAP "trace trap"
+// is fatal).
+//
+// Preconditions: on the tracer thread; t has just executed a pushf.
+func (m *mon) clearPushedTF(t *thread) {
+	const tf = 1 << 8 // EFLAGS.TF
+	rsp, err := peekUser(t.tid, offRsp)
+	if err != nil {
+		m.lose(fmt.Errorf("read the stack pointer of thread %d: %w", t.tid, err))
+		return
+	}
+	var b [8]byte
+	if _, err := t.mm.mem.ReadMemory(rsp, b[:]); err != nil {
+		m.leaveChanged(fmt.Errorf("read the flags pushed by thread %d: %w", t.tid, err))
+		return
+	}
+	if b[1]&(tf>>8) == 0 {
+		return
+	}
+	b[1] &^= tf >> 8
+	if _, err := t.mm.mem.WriteMemory(rsp, b[:]); err != nil {
+		m.leaveChanged(fmt.Errorf("clear the trap flag pushed by thread %d: %w", t.tid, err))
 	}
 }
 

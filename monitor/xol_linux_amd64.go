@@ -338,6 +338,8 @@ func (m *mon) leaveScratch(t *thread) int {
 				}
 			}
 		}
+		var op [1]byte
+		t.mm.mem.ReadMemory(regs.Rip, op[:])
 		if err := singleStep(t.tid, 0); err != nil {
 			m.lose(fmt.Errorf("single-step thread %d out of its slot: %w", t.tid, err))
 			return pending
@@ -355,6 +357,8 @@ func (m *mon) leaveScratch(t *thread) int {
 		case stopSignal:
 			if st.sig != unix.SIGTRAP {
 				pending = int(st.sig)
+			} else if op[0] == opPushf {
+				m.clearPushedTF(t)
 			}
 		}
 	}
