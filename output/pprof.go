@@ -23,6 +23,9 @@ const (
 	// PprofLineEntries is the sample type of line entry counts: one sample
 	// per source line that ran.
 	PprofLineEntries = "line_entries"
+	// PprofBlockEntries is the sample type of executed basic blocks
+	// (--blocks): one sample per block, at its address, in its function.
+	PprofBlockEntries = "block_entries"
 )
 
 // ErrCountTooLarge is returned by WritePprof for a count that does not fit
@@ -108,6 +111,11 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 			return nil, err
 		}
 	}
+	if b.blockIdx >= 0 {
+		if err := b.addBlocks(); err != nil {
+			return nil, err
+		}
+	}
 	return b.prof, nil
 }
 
@@ -116,6 +124,7 @@ type pprofBuilder struct {
 	p                *profile.Profile
 	prof             *pprof.Profile
 	callIdx, lineIdx int                       // sample value indexes; -1 when not counted
+	blockIdx         int                       // likewise for blocks
 	mappings         map[string]*pprof.Mapping // by module path; "" is the executable
 	rank             map[string]int            // module path -> position in ModulePaths
 }
@@ -123,7 +132,7 @@ type pprofBuilder struct {
 // newPprofBuilder starts the profile of p: its sample types, comments and
 // mappings.
 func newPprofBuilder(p *profile.Profile) *pprofBuilder {
-	b := &pprofBuilder{p: p, callIdx: -1, lineIdx: -1, rank: map[string]int{}}
+	b := &pprofBuilder{p: p, callIdx: -1, lineIdx: -1, blockIdx: -1, rank: map[string]int{}}
 	b.prof = &pprof.Profile{
 		PeriodType: &pprof.ValueType{Type: "count", Unit: "count"},
 		// Every trap is counted: nothing is sampled, so one sample value
@@ -139,6 +148,10 @@ func newPprofBuilder(p *profile.Profile) *pprofBuilder {
 	if p.HasLines() {
 		b.lineIdx = len(prof.SampleType)
 		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofLineEntries, Unit: "count"})
+	}
+	if p.HasBlocks() {
+		b.blockIdx = len(prof.SampleType)
+		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofBlockEntries, Unit: "count"})
 	}
 	if len(p.Args) > 0 {
 		prof.Comments = append(prof.Comments, "command: "+strings.Join(p.Args, " "))
@@ -278,6 +291,52 @@ func (b *pprofBuilder) addLines() error {
 		b.addSample(b.lineIdx, l.Count, &pprof.Location{
 			Line: []pprof.Line{{Function: fn, Line: int64(l.Line)}},
 		}, l.Module)
+	}
+	return nil
+}
+
+// addBlocks adds a block-entries sample per executed block, module by
+// module in address order, at the block's address in its function (named
+// from the function table; the function's entry address otherwise).
+func (b *pprofBuilder) addBlocks() error {
+	type fnKey struct {
+		module string
+		addr   profile.Address
+	}
+	funcs := make(map[fnKey]profile.Function, len(b.p.Functions))
+	for _, f := range b.p.Functions {
+		funcs[fnKey{f.Module, f.Address}] = f
+	}
+	var blocks []profile.Block
+	for _, bl := range b.p.Blocks {
+		if bl.Count == 0 {
+			continue
+		}
+		if bl.Count > math.MaxInt64 {
+			return fmt.Errorf("block %s: %w: %d", bl.Address, ErrCountTooLarge, bl.Count)
+		}
+		blocks = append(blocks, bl)
+	}
+	slices.SortFunc(blocks, func(x, y profile.Block) int {
+		return cmp.Or(cmp.Compare(b.rank[x.Module], b.rank[y.Module]), strings.Compare(x.Module, y.Module),
+			cmp.Compare(x.Address, y.Address))
+	})
+	fns := make(map[fnKey]*pprof.Function)
+	for _, bl := range blocks {
+		k := fnKey{bl.Module, bl.Function}
+		f, known := funcs[k]
+		if !known {
+			f = profile.Function{Name: bl.Function.String()}
+		}
+		fn := fns[k]
+		if fn == nil {
+			fn = b.newFunction(f.Name, f.File, f.Line)
+			fns[k] = fn
+		}
+		b.addSample(b.blockIdx, bl.Count, &pprof.Location{
+			Address: uint64(bl.Address),
+			Line:    []pprof.Line{{Function: fn, Line: int64(f.Line)}},
+		}, bl.Module)
 	}
 	return nil
 }

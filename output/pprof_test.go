@@ -411,3 +411,61 @@ func TestWritePprofModules(t *testing.T) {
 		t.Errorf("entries per file %v, want %v", lines, want)
 	}
 }
+
+// TestWritePprofBlocks: a --blocks profile gains the block_entries sample
+// type, a sample per executed block at its address in its function, and
+// go tool pprof sums them per function.
+func TestWritePprofBlocks(t *testing.T) {
+	p := pprofExample()
+	p.Mode = profile.ModeLinesFuncs
+	p.Blocks = []profile.Block{
+		{Address: 0x401160, End: 0x401170, Function: 0x401160, Count: 1000},
+		{Address: 0x401170, End: 0x401180, Function: 0x401160, Count: 400},
+		{Address: 0x401180, End: 0x401188, Function: 0x401160, Count: 0},
+		{Address: 0x401126, End: 0x401140, Function: 0x401126, Count: 1},
+	}
+	var buf bytes.Buffer
+	if err := WritePprof(&buf, p); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := pprof.Parse(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The calls sample of a function and its first block's sample share
+	// a location: sum the block values by key.
+	got := map[pprofSampleKey]int64{}
+	for _, sm := range prof.Sample {
+		loc := sm.Location[0]
+		ln := loc.Line[0]
+		got[pprofSampleKey{ln.Function.Name, ln.Function.Filename, ln.Line, loc.Address}] += sm.Value[2]
+	}
+	var types []string
+	for _, st := range prof.SampleType {
+		types = append(types, st.Type)
+	}
+	if want := []string{PprofCalls, PprofLineEntries, PprofBlockEntries}; !slices.Equal(types, want) {
+		t.Fatalf("sample types %v, want %v", types, want)
+	}
+	for k, want := range map[pprofSampleKey]int64{
+		{"work", pprofSrc, 7, 0x401160}: 1000,
+		{"work", pprofSrc, 7, 0x401170}: 400,
+		{"main", pprofSrc, 2, 0x401126}: 1,
+	} {
+		if v := got[k]; v != want {
+			t.Errorf("block entries at %+v: %d, want %d", k, v, want)
+		}
+	}
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not in PATH: cannot run go tool pprof")
+	}
+	file := filepath.Join(t.TempDir(), "b.pb.gz")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	top := pprofTop(t, goCmd, "-sample_index="+PprofBlockEntries, "-nodefraction=0", "-top", file)
+	if want := map[string]int64{"work": 1400, "main": 1}; !reflect.DeepEqual(top, want) {
+		t.Errorf("block entries per function %v, want %v", top, want)
+	}
+}
