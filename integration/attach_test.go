@@ -5,6 +5,7 @@ package integration
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,27 @@ func startTarget(t *testing.T, exe string, n int) (*exec.Cmd, int, *bufio.Scanne
 	codeMaps.Store(cmd.Process.Pid, execMappings(t, cmd.Process.Pid))
 	sigMaps.Store(cmd.Process.Pid, dispositions(t, cmd.Process.Pid))
 	return cmd, cmd.Process.Pid, sc
+}
+
+// startPiped starts exe with args, its stdin and stdout piped to the test,
+// and kills it when the test ends. It returns the command, the target's
+// stdin and a scanner over its stdout.
+func startPiped(t *testing.T, exe string, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Scanner) {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd, in, bufio.NewScanner(out)
 }
 
 // sigMaps holds each started target's signal dispositions, read before
@@ -273,20 +295,7 @@ func TestAttachExactWindow(t *testing.T) {
 	mustHavePtrace(t)
 	mustHaveCLI(t)
 	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
-	target := exec.Command(exe)
-	in, err := target.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := target.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { target.Process.Kill(); target.Wait() }()
-	sc := bufio.NewScanner(out)
+	target, in, sc := startPiped(t, exe)
 	ask := func(n int) string {
 		t.Helper()
 		fmt.Fprintf(in, "%d\n", n)
@@ -390,16 +399,7 @@ func TestAttachChurn(t *testing.T) {
 func TestAttachCycles(t *testing.T) {
 	needs(t)
 	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")
-	cmd := exec.Command(exe, "threads", "60")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	sc := bufio.NewScanner(out)
+	cmd, _, sc := startPiped(t, exe, "threads", "60")
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
 		t.Fatalf("target did not start: %q", sc.Text())
 	}

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -113,20 +112,7 @@ func signalState(t *testing.T, pid int) string {
 func TestAttachSigtrapIgnored(t *testing.T) {
 	needs(t)
 	exe := buildC(t, "sigtrap.c", "-g", "-O0")
-	target := exec.Command(exe, "wait")
-	in, err := target.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := target.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := target.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { target.Process.Kill(); target.Wait() }()
-	sc := bufio.NewScanner(out)
+	target, in, sc := startPiped(t, exe, "wait")
 	if !sc.Scan() || sc.Text() != "ready" {
 		t.Fatalf("target did not start: %q", sc.Text())
 	}
