@@ -507,6 +507,9 @@ func (m *mon) trap(t *thread) {
 	ours := ok && mp.tab.Armed(i) && !t.mm.dead && !(t.mm.dis == mp && t.mm.disarmed == i)
 	if ours {
 		t.trapped = true
+		if m.o.Hits != nil {
+			m.o.Hits.Add(1)
+		}
 	}
 	// The out-of-line hit, the common case, reads and writes only the words
 	// it needs (BenchmarkRegisterAccess: one system call less than the

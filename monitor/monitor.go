@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 
 	"github.com/patchprof/patchprof/breakpoint"
 )
@@ -43,6 +44,10 @@ type Options struct {
 
 	// OnStart, if set, is called with the target's PID once it runs.
 	OnStart func(pid int)
+	// Hits, if set, is incremented at every trap at a site, for a display
+	// of progress from another goroutine (a hit undone later, a signal
+	// that came before the instruction, is not taken back).
+	Hits *atomic.Uint64
 
 	// Images, if set, is asked about every other ELF file that a traced
 	// process maps executable: its shared libraries (those loaded at start

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/lineinfo"
@@ -160,6 +161,9 @@ type Hooks struct {
 	// OnStart is called once the target runs (or is attached), with its
 	// PID, on the monitor's thread.
 	OnStart func(pid int)
+	// Hits, if set, counts the traps at sites as they happen (monitor
+	// Options.Hits), for a progress display.
+	Hits *atomic.Uint64
 }
 
 // Run profiles the target until it exits, or, attached, until ctx is done
@@ -213,6 +217,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		Engine:   p.cfg.Engine,
 		Pin:      p.cfg.Pin,
 		OnStart:  h.OnStart,
+		Hits:     h.Hits,
 	})
 	if err != nil {
 		return nil, nil, err

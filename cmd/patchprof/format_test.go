@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -135,4 +136,29 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.buf.String()
+}
+
+// TestProgressCounting: an attached run's progress line shows the hits so
+// far after the elapsed time, with thousands separators.
+func TestProgressCounting(t *testing.T) {
+	b := new(syncBuffer)
+	p := newProgress(b)
+	p.enabled = true
+	now := time.Unix(0, 0)
+	p.now = func() time.Time { now = now.Add(1500 * time.Millisecond); return now }
+	var hits atomic.Uint64
+	hits.Store(1234567)
+	p.stepCounting("counting in PID 42", hits.Load, "hits")
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(b.String(), "hits") && time.Now().Before(deadline); {
+		time.Sleep(progressTick / 4)
+	}
+	p.done()
+	if got, want := b.String(), "\rpatchprof: counting in PID 42... 1.5s, 1,234,567 hits\x1b[K"; !strings.HasPrefix(got, want) {
+		t.Errorf("progress wrote %q, want it to start with %q", got, want)
+	}
+	for n, want := range map[uint64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
 }

@@ -33,6 +33,9 @@ type progress struct {
 	shown bool      // the line is on the screen
 	stop  chan struct{}
 	now   func() time.Time
+	// count, if set, is drawn after the elapsed time (stepCounting).
+	count     func() uint64
+	countWhat string
 }
 
 // newProgress returns a progress drawing on w when w is a terminal.
@@ -47,6 +50,12 @@ func newProgress(w io.Writer) *progress {
 // step begins a step described by msg ("reading ./prog"), ending the one
 // before.
 func (p *progress) step(msg string) {
+	p.stepCounting(msg, nil, "")
+}
+
+// stepCounting begins a step whose line also shows count() followed by
+// what ("hits"): a long run shows how far it got.
+func (p *progress) stepCounting(msg string, count func() uint64, what string) {
 	p.done()
 	if !p.enabled {
 		return
@@ -54,6 +63,7 @@ func (p *progress) step(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.msg, p.start = msg, p.now()
+	p.count, p.countWhat = count, what
 	stop := make(chan struct{})
 	p.stop = stop
 	go func() {
@@ -80,7 +90,11 @@ func (p *progress) draw() {
 	elapsed := p.now().Sub(p.start).Truncate(100 * time.Millisecond)
 	// \r returns to the start of the line, ESC [ K erases to its end
 	// (ECMA-48 8.3.41, EL).
-	fmt.Fprintf(p.w, "\rpatchprof: %s... %.1fs\x1b[K", p.msg, elapsed.Seconds())
+	fmt.Fprintf(p.w, "\rpatchprof: %s... %.1fs", p.msg, elapsed.Seconds())
+	if p.count != nil {
+		fmt.Fprintf(p.w, ", %s %s", thousands(p.count()), p.countWhat)
+	}
+	io.WriteString(p.w, "\x1b[K")
 	p.shown = true
 }
 
@@ -101,6 +115,16 @@ func (p *progress) endLocked() {
 		p.shown = false
 	}
 	p.msg = ""
+	p.count = nil
+}
+
+// thousands formats n with thousands separators (1,234,567).
+func thousands(n uint64) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // Write ends the current step and writes b to the underlying writer.
