@@ -39,6 +39,20 @@ import (
 //     out at a glance. The crash line has class "crash" and a marker
 //     naming the signal.
 //
+// When p has branches or calls (--blocks), the file table gets a column
+// "branch outcomes taken" ("X of Y": outcomes that happened at least once,
+// of two per conditional jump, lcov's BRH of BRF), each file's section a
+// summary line ("branches: X of Y outcomes taken; calls: X of Y
+// executed", each part when the file has any), and the source table a
+// column between the count and the code with a line's jumps and calls in
+// address order, as genhtml marks branches: a jump is "[T N]", T for its
+// taken outcome and N for its fall-through, each "+" when it happened and
+// "-" when not, "[# #]" when the jump never ran; its title gives the counts
+// ("taken 12, not taken 0"). A call is "[c]", class "hit" when every call
+// returned, "part" when some did not, "miss" (and "[#]") when it never ran;
+// its title reads "called 12, returned 11". Without branches and calls the
+// page is as before.
+//
 // Files are grouped as in the file exports: entries of one source file
 // from several modules are summed (see exportFiles). Sources are found as
 // for Write (opt.SourceDirs, opt.Subst, opt.ReadFile); a source that
@@ -59,6 +73,7 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		Modules: len(p.Modules) > 0,
 		Notes:   p.Notes,
 		Funcs:   p.HasFuncs(),
+		Arcs:    len(p.Branches) > 0 || len(p.Calls) > 0,
 	}
 	files := exportFiles(p)
 	var maxCount uint64
@@ -97,6 +112,23 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 				last = l.Line
 			}
 		}
+		if page.Arcs {
+			hf.Summary = htmlArcSummary(f.branches, f.calls)
+			// A jump or call filed under a line past the source's end
+			// and not counted itself still gets its row.
+			for _, b := range f.branches {
+				if b.Line > len(src) {
+					rows = append(rows, b.Line)
+				}
+			}
+			for _, c := range f.calls {
+				if c.Line > len(src) {
+					rows = append(rows, c.Line)
+				}
+			}
+			slices.Sort(rows)
+			rows = slices.Compact(rows)
+		}
 		if found && last > 0 {
 			page.Notes = append(page.Notes, fmt.Sprintf("%s has %d lines but the profile counts line %d: the source has changed since the build", f.name, len(src), last))
 		}
@@ -113,6 +145,9 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 					row.Class, row.Count = "run", strconv.FormatUint(c, 10)
 					row.Style = template.CSS(htmlHeat(c, maxCount))
 				}
+			}
+			if page.Arcs {
+				row.Arcs = htmlArcs(callsOn(f.calls, line), branchesOn(f.branches, line))
 			}
 			if p.Exit.Signal != "" && p.Exit.File == f.name && p.Exit.Line == line {
 				row.Class += " crash"
@@ -169,12 +204,83 @@ func htmlHeat(count, maxCount uint64) string {
 	return fmt.Sprintf("background:hsl(%d,90%%,%d%%)", hue, light)
 }
 
+// htmlArcs returns the markers of a line's calls and branches, in address
+// order (see WriteHTML).
+func htmlArcs(calls []profile.Call, bs []profile.Branch) []htmlArc {
+	var out []htmlArc
+	for len(calls) > 0 || len(bs) > 0 {
+		if len(calls) > 0 && (len(bs) == 0 || calls[0].Address < bs[0].Address) {
+			c := calls[0]
+			calls = calls[1:]
+			a := htmlArc{Class: "call", Title: fmt.Sprintf("called %d, returned %d", c.Count, c.Returned)}
+			switch {
+			case c.Count == 0:
+				a.Marks = []htmlMark{{"miss", "#"}}
+			case c.Returned < c.Count:
+				a.Marks = []htmlMark{{"part", "c"}}
+			default:
+				a.Marks = []htmlMark{{"hit", "c"}}
+			}
+			out = append(out, a)
+			continue
+		}
+		b := bs[0]
+		bs = bs[1:]
+		a := htmlArc{Class: "branch", Title: fmt.Sprintf("taken %d, not taken %d", b.Taken, b.NotTaken)}
+		for _, n := range [2]uint64{b.Taken, b.NotTaken} {
+			switch {
+			case b.Taken == 0 && b.NotTaken == 0:
+				a.Marks = append(a.Marks, htmlMark{"miss", "#"})
+			case n == 0:
+				a.Marks = append(a.Marks, htmlMark{"miss", "-"})
+			default:
+				a.Marks = append(a.Marks, htmlMark{"hit", "+"})
+			}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// htmlArcSummary returns a file's branch and call summary, and its
+// branch outcomes taken of those found for the file table (see WriteHTML).
+func htmlArcSummary(bs []profile.Branch, calls []profile.Call) htmlSummary {
+	var s htmlSummary
+	var parts []string
+	if len(bs) > 0 {
+		found, hit := 0, 0
+		for _, b := range bs {
+			for _, n := range [2]uint64{b.Taken, b.NotTaken} {
+				found++
+				if n > 0 {
+					hit++
+				}
+			}
+		}
+		s.Outcomes = fmt.Sprintf("%d of %d", hit, found)
+		s.Missed = hit < found
+		parts = append(parts, "branches: "+s.Outcomes+" outcomes taken")
+	}
+	if len(calls) > 0 {
+		run := 0
+		for _, c := range calls {
+			if c.Count > 0 {
+				run++
+			}
+		}
+		parts = append(parts, fmt.Sprintf("calls: %d of %d executed", run, len(calls)))
+	}
+	s.Text = strings.Join(parts, "; ")
+	return s
+}
+
 type htmlPage struct {
 	Title     string
 	Crash     string // the fragment of the crash line, if listed
 	CrashText string
 	Modules   bool
 	Funcs     bool
+	Arcs      bool // p has branches or calls: the arcs columns
 	Files     []htmlFile
 	Functions []htmlFunc
 	Notes     []string
@@ -183,7 +289,26 @@ type htmlPage struct {
 type htmlFile struct {
 	ID, Name          string
 	Lines, Run, Never int
+	Summary           htmlSummary
 	Rows              []htmlRow
+}
+
+// An htmlSummary is a file's branches and calls, summed up.
+type htmlSummary struct {
+	Text     string // "branches: X of Y outcomes taken; calls: X of Y executed"
+	Outcomes string // "X of Y" for the file table; "" without branches
+	Missed   bool   // some outcome never happened
+}
+
+// An htmlArc is the marker of one jump or call on a source line.
+type htmlArc struct {
+	Class, Title string
+	Marks        []htmlMark
+}
+
+// An htmlMark is one outcome of a jump, or a call, in a marker.
+type htmlMark struct {
+	Class, Text string
 }
 
 type htmlRow struct {
@@ -193,6 +318,7 @@ type htmlRow struct {
 	Class       string
 	Style       template.CSS
 	Crash       string
+	Arcs        []htmlArc
 }
 
 type htmlFunc struct {
@@ -226,16 +352,21 @@ tr.run td.ln { border-left: 6px solid transparent; }
 tr.crash td { outline: 2px solid #8000a0; }
 span.crash { color: #fff; background: #8000a0; font-weight: bold; padding: 0 4px; margin-left: 1em; }
 p.crash a { color: #8000a0; font-weight: bold; }
-.note { color: #555; }
+{{if .Arcs}}table.src td.arcs { border-right: 1px solid #ccc; }
+span.hit { color: #007000; font-weight: bold; }
+span.miss { color: #c00000; font-weight: bold; }
+span.part { color: #b06000; font-weight: bold; }
+p.summary { font-family: monospace; }
+{{end}}.note { color: #555; }
 </style>
 </head>
 <body>
 <h1 id="header">{{.Title}}</h1>
 {{if .Crash}}<p class="crash"><a href="{{.Crash}}">{{.CrashText}}</a></p>
 {{end}}<table id="files">
-<thead><tr><th>file</th><th>lines with code</th><th>run</th><th>never run</th></tr></thead>
+<thead><tr><th>file</th><th>lines with code</th><th>run</th><th>never run</th>{{if .Arcs}}<th>branch outcomes taken</th>{{end}}</tr></thead>
 <tbody>
-{{range .Files}}<tr><td class="name"><a href="#{{.ID}}">{{.Name}}</a></td><td class="num">{{.Lines}}</td><td class="num">{{.Run}}</td><td class="num{{if .Never}} neverfn{{end}}">{{.Never}}</td></tr>
+{{range .Files}}<tr><td class="name"><a href="#{{.ID}}">{{.Name}}</a></td><td class="num">{{.Lines}}</td><td class="num">{{.Run}}</td><td class="num{{if .Never}} neverfn{{end}}">{{.Never}}</td>{{if $.Arcs}}<td class="num{{if .Summary.Missed}} neverfn{{end}}">{{.Summary.Outcomes}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{if .Funcs}}<h2>functions</h2>
@@ -247,8 +378,9 @@ p.crash a { color: #8000a0; font-weight: bold; }
 </table>
 {{end}}{{range .Files}}<section class="file" id="{{.ID}}">
 <h2>{{.Name}}</h2>
-<table class="src">
-{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count">{{.Count}}</td><td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
+{{with .Summary.Text}}<p class="summary">{{.}}</p>
+{{end}}<table class="src">
+{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count">{{.Count}}</td>{{if $.Arcs}}<td class="arcs">{{range .Arcs}}<span class="{{.Class}}" title="{{.Title}}">[{{range $i, $m := .Marks}}{{if $i}} {{end}}<span class="{{$m.Class}}">{{$m.Text}}</span>{{end}}]</span>{{end}}</td>{{end}}<td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
 {{end}}</table>
 </section>
 {{end}}{{range .Notes}}<p class="note">note: {{.}}</p>

@@ -57,3 +57,63 @@ func TestHTMLHeat(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteHTMLBranches renders blocksProfile with two calls added: the
+// page marks each line's jumps and calls in address order and sums them up
+// per file; without branches and calls it has none of that.
+func TestWriteHTMLBranches(t *testing.T) {
+	p := blocksProfile()
+	f := "/src/count.c"
+	p.Calls = []profile.Call{
+		{File: f, Line: 9, Address: 0x1048, Count: 1, Returned: 0}, // before line 9's jump
+		{File: f, Line: 4, Address: 0x1004, Count: 0},
+	}
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, p, Options{ReadFile: blocksReadFile, Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	checkGolden(t, "blocks/html.golden", got)
+	for _, want := range []string{
+		`<th>branch outcomes taken</th>`,
+		`<td class="num neverfn">6 of 8</td>`,
+		`<p class="summary">branches: 6 of 8 outcomes taken; calls: 1 of 2 executed</p>`,
+		`<td class="count">1</td><td class="arcs"><span class="call" title="called 0, returned 0">[<span class="miss">#</span>]</span></td>`,
+		`<td class="count">11</td><td class="arcs"><span class="branch" title="taken 10, not taken 1">[<span class="hit">&#43;</span> <span class="hit">&#43;</span>]</span></td>`,
+		// Line 7's two jumps, in address order.
+		`<td class="count">10</td><td class="arcs"><span class="branch" title="taken 2, not taken 3">[<span class="hit">&#43;</span> <span class="hit">&#43;</span>]</span>` +
+			`<span class="branch" title="taken 5, not taken 5">[<span class="hit">&#43;</span> <span class="hit">&#43;</span>]</span></td>`,
+		`<td class="count">1</td><td class="arcs"><span class="call" title="called 1, returned 0">[<span class="part">c</span>]</span>` +
+			`<span class="branch" title="taken 0, not taken 0">[<span class="miss">#</span> <span class="miss">#</span>]</span></td>`,
+		`<td class="count">3</td><td class="arcs"></td>`,
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+
+	p.Branches[1].NotTaken = 0 // line 6: [+ -] (html/template writes + as &#43;)
+	buf.Reset()
+	if err := WriteHTML(&buf, p, Options{ReadFile: blocksReadFile, Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`<span class="branch" title="taken 10, not taken 0">[<span class="hit">&#43;</span> <span class="miss">-</span>]</span>`,
+		`branches: 5 of 8 outcomes taken`,
+	} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+
+	p.Branches, p.Calls = nil, nil
+	buf.Reset()
+	if err := WriteHTML(&buf, p, Options{ReadFile: blocksReadFile, Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, absent := range []string{"arcs", "summary", "branch", "span.hit"} {
+		if strings.Contains(buf.String(), absent) {
+			t.Errorf("a page without branches or calls has %q", absent)
+		}
+	}
+}
