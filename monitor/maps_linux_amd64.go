@@ -116,21 +116,29 @@ func parseMaps(b []byte) []region {
 		if len(f) > 6 {
 			continue // "(deleted)": the file is gone, nothing to analyse
 		}
-		lo, hi, ok := strings.Cut(f[0], "-")
-		if !ok {
+		r := region{path: f[5]}
+		var ok bool
+		if r.lo, r.hi, ok = mapRange(f[0]); !ok {
 			continue
 		}
-		r := region{path: f[5]}
-		var e1, e2, e3 error
-		r.lo, e1 = strconv.ParseUint(lo, 16, 64)
-		r.hi, e2 = strconv.ParseUint(hi, 16, 64)
-		r.off, e3 = strconv.ParseUint(f[2], 16, 64)
-		if e1 != nil || e2 != nil || e3 != nil {
+		var err error
+		if r.off, err = strconv.ParseUint(f[2], 16, 64); err != nil {
 			continue
 		}
 		out = append(out, r)
 	}
 	return out
+}
+
+// mapRange reads the "start-end" field of a /proc/PID/maps line.
+func mapRange(field string) (lo, hi uint64, ok bool) {
+	l, h, ok := strings.Cut(field, "-")
+	if !ok {
+		return 0, 0, false
+	}
+	lo, e1 := strconv.ParseUint(l, 16, 64)
+	hi, e2 := strconv.ParseUint(h, 16, 64)
+	return lo, hi, e1 == nil && e2 == nil
 }
 
 // scanMaps brings mm's mappings up to date with the process's: images newly
@@ -220,13 +228,7 @@ func mapped(pid int, addr uint64) (bool, error) {
 		return false, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		lo, hi, ok := strings.Cut(strings.Fields(line + " x")[0], "-")
-		if !ok {
-			continue
-		}
-		l, e1 := strconv.ParseUint(lo, 16, 64)
-		h, e2 := strconv.ParseUint(hi, 16, 64)
-		if e1 == nil && e2 == nil && addr >= l && addr < h {
+		if lo, hi, ok := mapRange(strings.Fields(line + " x")[0]); ok && addr >= lo && addr < hi {
 			return true, nil
 		}
 	}

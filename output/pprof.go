@@ -233,15 +233,11 @@ func (b *pprofBuilder) newFunction(name, file string, start int) *pprof.Function
 // addCalls adds a calls sample per called function, module by module in
 // address order, at the function's entry.
 func (b *pprofBuilder) addCalls() error {
-	var entries []profile.Function
-	for _, f := range b.p.Functions {
-		if f.Count == 0 {
-			continue
-		}
-		if f.Count > math.MaxInt64 {
-			return fmt.Errorf("function %s: %w: %d", f.Name, ErrCountTooLarge, f.Count)
-		}
-		entries = append(entries, f)
+	entries, err := counted(b.p.Functions, func(f profile.Function) (uint64, string) {
+		return f.Count, "function " + f.Name
+	})
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(entries, func(x, y profile.Function) int {
 		return cmp.Or(cmp.Compare(b.rank[x.Module], b.rank[y.Module]), strings.Compare(x.Module, y.Module),
@@ -261,15 +257,11 @@ func (b *pprofBuilder) addCalls() error {
 // in file then line order, in a function per (module, function, file):
 // the line's function, or its file when unknown.
 func (b *pprofBuilder) addLines() error {
-	var lines []profile.Line
-	for _, l := range b.p.Lines {
-		if l.Count == 0 {
-			continue
-		}
-		if l.Count > math.MaxInt64 {
-			return fmt.Errorf("%s:%d: %w: %d", l.File, l.Line, ErrCountTooLarge, l.Count)
-		}
-		lines = append(lines, l)
+	lines, err := counted(b.p.Lines, func(l profile.Line) (uint64, string) {
+		return l.Count, fmt.Sprintf("%s:%d", l.File, l.Line)
+	})
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(lines, func(x, y profile.Line) int {
 		return cmp.Or(cmp.Compare(b.rank[x.Module], b.rank[y.Module]), strings.Compare(x.Module, y.Module),
@@ -307,15 +299,11 @@ func (b *pprofBuilder) addBlocks() error {
 	for _, f := range b.p.Functions {
 		funcs[fnKey{f.Module, f.Address}] = f
 	}
-	var blocks []profile.Block
-	for _, bl := range b.p.Blocks {
-		if bl.Count == 0 {
-			continue
-		}
-		if bl.Count > math.MaxInt64 {
-			return fmt.Errorf("block %s: %w: %d", bl.Address, ErrCountTooLarge, bl.Count)
-		}
-		blocks = append(blocks, bl)
+	blocks, err := counted(b.p.Blocks, func(bl profile.Block) (uint64, string) {
+		return bl.Count, "block " + bl.Address.String()
+	})
+	if err != nil {
+		return err
 	}
 	slices.SortFunc(blocks, func(x, y profile.Block) int {
 		return cmp.Or(cmp.Compare(b.rank[x.Module], b.rank[y.Module]), strings.Compare(x.Module, y.Module),
@@ -339,4 +327,22 @@ func (b *pprofBuilder) addBlocks() error {
 		}, bl.Module)
 	}
 	return nil
+}
+
+// counted returns the items whose count is not 0, in their order, or an
+// error naming the first whose count a pprof sample value (int64) cannot
+// hold. count gives an item's count and how an error names it.
+func counted[T any](items []T, count func(T) (uint64, string)) ([]T, error) {
+	var out []T
+	for _, it := range items {
+		n, name := count(it)
+		if n == 0 {
+			continue
+		}
+		if n > math.MaxInt64 {
+			return nil, fmt.Errorf("%s: %w: %d", name, ErrCountTooLarge, n)
+		}
+		out = append(out, it)
+	}
+	return out, nil
 }
