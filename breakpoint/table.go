@@ -114,6 +114,7 @@ type Table struct {
 
 	siteBlock []int32     // per site: table-wide block index, -1; nil without blocks
 	blk       *blockGraph // the flow graphs of the block-counted functions
+	jump      *jumpInfo   // the in-process engine's plan (PlanJumps), nil without
 
 	bias uint64 // runtime address = link-time address + bias
 }

@@ -1,0 +1,194 @@
+package breakpoint
+
+import (
+	"sort"
+
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// Reasons a site keeps its breakpoint under the in-process engine, beside
+// PlanJump's.
+const (
+	JumpFlagsLive    = "the arithmetic flags are live at the site"
+	JumpNotify       = "the dynamic linker's notification point"
+	JumpRep          = "a rep-prefixed string instruction"
+	JumpRows         = "its function's lines are counted by rows (no flow graph)"
+	JumpUnderived    = "its function's edges do not all follow from block counts"
+	JumpNoFlow       = "its function's flow could not be recovered"
+	JumpOtherSite    = "another site inside the bytes the jump covers"
+	JumpNoCode       = "its code is not in the file"
+	JumpRelocation   = "a displaced instruction cannot run out of line"
+	JumpThreadInside = "a thread was inside the bytes the jump covers"
+	JumpNoRoom       = "no room for its trampoline or counter"
+)
+
+// A JumpPlan says which sites of a table take a jump patch under the
+// in-process engine, and why the others keep their breakpoint.
+type JumpPlan struct {
+	Sites   int            // sites that take a jump
+	Reasons map[string]int // sites that keep a breakpoint, by reason
+}
+
+// jumpInfo is the table's in-process state, set by PlanJumps.
+type jumpInfo struct {
+	length []uint8       // per site: bytes the jump displaces, 0 for none
+	derive []*derivePlan // per graph (Table.Graphs): nil when not derivable
+}
+
+// JumpLen returns how many bytes site i's jump patch displaces, or 0 when
+// the site keeps its breakpoint.
+func (t *Table) JumpLen(i int) int {
+	if t.jump == nil {
+		return 0
+	}
+	return int(t.jump.length[i])
+}
+
+// JumpSiteOf returns site i's jump site as PlanJump gave it (the lengths of
+// the displaced instructions read from code, the site's current original
+// bytes), or false when the site keeps its breakpoint or code no longer
+// decodes to the planned length.
+func (t *Table) JumpSiteOf(i int, code []byte) (JumpSite, bool) {
+	n := t.JumpLen(i)
+	if n == 0 {
+		return JumpSite{}, false
+	}
+	js := PlanJump(code, t.addr[i]+t.bias, JumpOptions{})
+	if js.Len != n {
+		return JumpSite{}, false
+	}
+	return js, true
+}
+
+// PlanJumps marks the sites of p's table that can take a jump patch: a
+// function entry counted alone, or a block start of a function whose edges
+// all follow from its block counts (derive.go), where PlanJump accepts the
+// site with the flags dead, no block starts inside the displaced bytes and
+// no other site there. Call it after NewPlan, before the run; opt is the
+// plan's options (for the flow graphs of functions counted only at entry).
+func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
+	t := p.Table
+	jp := JumpPlan{Reasons: map[string]int{}}
+	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs))}
+	graphOf := map[int32]*cfg.Graph{}
+	for gi, fg := range p.Graphs {
+		graphOf[fg.Func] = fg.Graph
+		if dp, ok := planDerive(fg.Graph); ok {
+			t.jump.derive[gi] = dp
+		}
+	}
+	derivable := map[int32]bool{}
+	for gi, fg := range p.Graphs {
+		derivable[fg.Func] = t.jump.derive[gi] != nil
+	}
+	failed := map[int32]bool{}
+	for i := range t.addr {
+		reason := p.jumpReason(sym, opt, i, graphOf, derivable, failed)
+		if reason != "" {
+			jp.Reasons[reason]++
+			continue
+		}
+		jp.Sites++
+	}
+	return jp
+}
+
+// jumpReason decides site i: it sets its jump length and returns "", or
+// returns why it keeps its breakpoint.
+func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[int32]*cfg.Graph, derivable, failed map[int32]bool) string {
+	t := p.Table
+	k := t.Kind(i)
+	switch {
+	case t.IsNotify(i):
+		return JumpNotify
+	case t.IsRep(i):
+		return JumpRep
+	}
+	fn := t.fn[i]
+	if fn < 0 || int(fn) >= len(sym.Funcs) {
+		return JumpNoFlow
+	}
+	if k&(KindLine|KindBlock) != 0 {
+		if t.BlockOf(i) < 0 {
+			return JumpRows
+		}
+		if !derivable[fn] {
+			return JumpUnderived
+		}
+	}
+	g := graphOf[fn]
+	f := sym.Funcs[fn]
+	if g == nil {
+		if failed[fn] {
+			return JumpNoFlow
+		}
+		code, ok := sym.Code(f.Addr, int(f.Size))
+		if !ok {
+			return JumpNoCode
+		}
+		var err error
+		g, err = cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
+		if err != nil {
+			failed[fn] = true
+			return JumpNoFlow
+		}
+		graphOf[fn] = g
+	}
+	addr := t.addr[i]
+	end := f.Addr + f.Size
+	code, ok := sym.Code(addr, int(min(end-addr, 32)))
+	if !ok {
+		return JumpNoCode
+	}
+	js := PlanJump(code, addr, JumpOptions{Target: func(a uint64) bool { return isLeader(g, a) }, End: end})
+	if js.Len == 0 {
+		return js.Reason
+	}
+	if !js.FlagsDead {
+		return JumpFlagsLive
+	}
+	if i+1 < len(t.addr) && t.addr[i+1] < addr+uint64(js.Len) {
+		return JumpOtherSite
+	}
+	t.jump.length[i] = uint8(js.Len)
+	return ""
+}
+
+// isLeader reports whether a block of g starts at addr.
+func isLeader(g *cfg.Graph, addr uint64) bool {
+	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
+	return k < len(g.Blocks) && g.Blocks[k].Start == addr
+}
+
+// DeriveFlow sets the edge counts and arrivals of every function planned
+// as derivable (PlanJumps) from its block counts, replacing what the cursor
+// counted: under the in-process engine most of a function's hits never
+// reach the monitor. fault is as for LineCounts. It returns the number of
+// functions whose counts were inconsistent with their graph (non-local flow
+// the equations do not see).
+func (t *Table) DeriveFlow(fault *uint64) int {
+	if t.jump == nil || t.blk == nil {
+		return 0
+	}
+	bad := 0
+	for gi, fg := range t.blk.funcs {
+		dp := t.jump.derive[gi]
+		if dp == nil {
+			continue
+		}
+		g := fg.Graph
+		c := make([]uint64, len(g.Blocks))
+		for b, bl := range g.Blocks {
+			if i, ok := t.Index(bl.Start); ok {
+				c[b] = t.Hits[i]
+			}
+		}
+		edges := t.EdgeCounts[fg.FirstEdge : int(fg.FirstEdge)+len(g.Edges)]
+		arr := t.BlockArrivals[fg.FirstBlock : int(fg.FirstBlock)+len(g.Blocks)]
+		if !dp.derive(g, c, fault, edges, arr) {
+			bad++
+		}
+	}
+	return bad
+}

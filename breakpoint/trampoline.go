@@ -1,0 +1,184 @@
+package breakpoint
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// The in-process engine (--engine jump) replaces a site's first bytes with a
+// 5-byte jmp to a trampoline that counts the hit in the target itself and
+// runs the displaced instructions, so a hit costs a memory increment instead
+// of a ptrace stop. The trampoline is
+//
+//	addq $1, %gs:COUNTER        the thread's own counter for the site
+//	<displaced instructions>    relocated for their new address
+//	jmp SITE+LEN                unless the last one transfers control
+//
+// The counter lives in the thread's slab, addressed through the GS segment
+// base, which the monitor gives every thread of the process: per-thread
+// counters are exact without a locked instruction (measured in
+// ../shared/research: a shared lock add costs 4-12x, a shared plain add loses
+// counts). The add writes the arithmetic flags, so only sites where they are
+// dead take a trampoline (JumpSite.FlagsDead). A trampoline never shares a
+// cache line with its counter: the counters are in a separate mapping.
+
+// TrampolineSize bounds one trampoline: the counter update, up to JumpLen+14
+// bytes of displaced instructions each grown by relocation (an emulated
+// call as the last), and the jmp back. Callers lay trampolines out at this
+// stride.
+const TrampolineSize = 128
+
+// counterLen is the length of addq $1, %gs:disp32 (65 48 83 04 25 disp32 01:
+// Intel SDM vol. 2, ADD, REX.W 83 /0 ib, with a SIB byte for an absolute
+// disp32 and the GS segment override).
+const counterLen = 10
+
+// A Trampoline is the code that serves one jump site.
+type Trampoline struct {
+	Addr uint64 // runtime address of the site
+	At   uint64 // runtime address of the trampoline
+	Len  int    // bytes displaced at Addr (JumpSite.Len)
+	Code []byte // the trampoline's code, to write at At
+	// Patch is what goes over the site: jmp rel32 to At, then int3 over the
+	// rest of the displaced bytes (nothing may run them: a thread found
+	// there traps, and the monitor moves it to the trampoline).
+	Patch []byte
+	// Orig are the original bytes at [Addr, Addr+Len), to put back.
+	Orig []byte
+
+	starts []int    // offset in Code of each displaced instruction
+	addrs  []uint64 // its original address
+	last   *Displaced
+}
+
+// ErrTrampolineTooLong reports displaced code that does not fit in
+// TrampolineSize.
+var ErrTrampolineTooLong = errors.New("trampoline longer than TrampolineSize")
+
+// BuildTrampoline builds the trampoline at runtime address at for the jump
+// site js at runtime address addr, whose original code (from addr on, at
+// least js.Len bytes) is code; counter is the offset of the site's counter
+// in a thread's slab. It returns a *RelocateError when a displaced
+// instruction cannot run out of line.
+func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) (*Trampoline, error) {
+	if js.Len < JumpLen || len(code) < js.Len || len(js.Insns) == 0 {
+		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: not a jump site (%d bytes displaced)", addr, js.Len)
+	}
+	if counter > 1<<31-8 {
+		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: counter offset %#x beyond disp32", addr, counter)
+	}
+	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
+	c := make([]byte, 0, TrampolineSize)
+	c = append(c, 0x65, 0x48, 0x83, 0x04, 0x25)
+	c = binary.LittleEndian.AppendUint32(c, counter)
+	c = append(c, 0x01)
+	off := 0
+	for k, n := range js.Insns {
+		pc := addr + uint64(off)
+		slot := at + uint64(len(c))
+		d, err := Relocate(code[off:], pc, slot)
+		if err != nil {
+			return nil, err
+		}
+		if d.Len != n {
+			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: ReasonDisagree}
+		}
+		body := d.Code
+		if k < len(js.Insns)-1 {
+			// Not the last: it must run on into the next displaced
+			// instruction, not jump back to the original next one.
+			if d.Form != FormCopy || len(body) < JumpLen || body[len(body)-JumpLen] != 0xE9 {
+				return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
+			}
+			body = body[:len(body)-JumpLen]
+		} else {
+			tr.last = d
+		}
+		tr.starts = append(tr.starts, len(c))
+		tr.addrs = append(tr.addrs, pc)
+		c = append(c, body...)
+		off += n
+	}
+	if len(c) > TrampolineSize {
+		return nil, fmt.Errorf("%w: %d bytes at %#x", ErrTrampolineTooLong, len(c), addr)
+	}
+	tr.Code = c
+	rel, ok := rel32(at, addr+JumpLen)
+	if !ok {
+		return nil, &RelocateError{Addr: addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", ReasonOutOfRange, at)}
+	}
+	tr.Patch = make([]byte, js.Len)
+	tr.Patch[0] = 0xE9
+	binary.LittleEndian.PutUint32(tr.Patch[1:], uint32(rel))
+	for k := JumpLen; k < js.Len; k++ {
+		tr.Patch[k] = Int3
+	}
+	return tr, nil
+}
+
+// Contains reports whether pc is inside the trampoline's code.
+func (tr *Trampoline) Contains(pc uint64) bool {
+	return pc >= tr.At && pc < tr.At+uint64(len(tr.Code))
+}
+
+// Covers reports whether pc is inside the displaced bytes, after their
+// first: where no thread may be when the patch is written.
+func (tr *Trampoline) Covers(pc uint64) bool {
+	return pc > tr.Addr && pc < tr.Addr+uint64(tr.Len)
+}
+
+// A TrampolinePoint says where a thread whose PC is in a trampoline stands.
+type TrampolinePoint uint8
+
+const (
+	// BeforeCount: at the counter update, nothing done yet; equivalent to
+	// the site itself.
+	BeforeCount TrampolinePoint = iota
+	// Counted: the hit is counted and no displaced instruction has run;
+	// equivalent to the site once the count is taken back.
+	Counted
+	// InDisplaced: at the start of a later displaced instruction, or at a
+	// point of the last one with an original equivalent (Resume).
+	InDisplaced
+	// Inside: no original equivalent (an emulated call half done).
+	Inside
+)
+
+// Where maps a PC in the trampoline to the original address a thread there
+// is equivalent to, and says which kind of point it is. A synchronous fault
+// is precise, so the faulting instruction's original address is where the
+// program expects to see it.
+func (tr *Trampoline) Where(pc uint64) (orig uint64, p TrampolinePoint) {
+	if pc == tr.At {
+		return tr.Addr, BeforeCount
+	}
+	off := int(pc - tr.At)
+	for k, s := range tr.starts {
+		if off != s {
+			continue
+		}
+		if k == 0 {
+			return tr.Addr, Counted
+		}
+		return tr.addrs[k], InDisplaced
+	}
+	if tr.last != nil {
+		if to, ok := tr.last.Resume(pc); ok {
+			return to, InDisplaced
+		}
+	}
+	return 0, Inside
+}
+
+// Equivalent returns the trampoline address equivalent to original address
+// orig, the start of a displaced instruction after the first: where a thread
+// found inside the displaced bytes goes on.
+func (tr *Trampoline) Equivalent(orig uint64) (uint64, bool) {
+	for k, a := range tr.addrs {
+		if a == orig && k > 0 {
+			return tr.At + uint64(tr.starts[k]), true
+		}
+	}
+	return 0, false
+}
