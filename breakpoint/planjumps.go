@@ -1,6 +1,8 @@
 package breakpoint
 
 import (
+	"fmt"
+	"os"
 	"sort"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -85,6 +87,9 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	failed := map[int32]bool{}
 	for i := range t.addr {
 		reason := p.jumpReason(sym, opt, i, graphOf, derivable, failed)
+		if debugJumps && reason != "" {
+			fmt.Fprintf(os.Stderr, "jump %#x: %s\n", t.addr[i], reason)
+		}
 		if reason != "" {
 			jp.Reasons[reason]++
 			continue
@@ -192,3 +197,5 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 	}
 	return bad
 }
+
+var debugJumps = os.Getenv("PATCHPROF_DEBUG_JUMPS") != ""

@@ -25,7 +25,7 @@ func (m *mon) detachAll() {
 	// equivalent original address (or steps out), before the regions go.
 	for _, t := range m.threads {
 		if t.state == stopped && !t.mm.dead {
-			if s := m.leaveScratch(t); s != 0 {
+			if s := m.leaveScratch(t, true); s != 0 {
 				if sig[t.tid] == 0 {
 					sig[t.tid] = s
 				} else {
@@ -38,6 +38,8 @@ func (m *mon) detachAll() {
 	for _, t := range m.threads {
 		if !t.mm.dead && !done[t.mm] {
 			done[t.mm] = true
+			m.fold(t.mm)
+			m.unjump(t.mm)
 			for _, mp := range t.mm.maps {
 				if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
 					m.leaveChanged(fmt.Errorf("restore the code of %s in process %d: %w", mp.Image.Path, t.mm.tgid, err))
@@ -63,7 +65,9 @@ func (m *mon) detachAll() {
 	for _, leaders := range []bool{true, false} {
 		for _, t := range m.threads {
 			if (t.tid == t.tgid) == leaders && m.traced(t) && t.canInject() && !t.mm.dead && !freed[t.mm] {
-				freed[t.mm] = m.freeXOL(t.mm, t)
+				if freed[t.mm] = m.freeXOL(t.mm, t); freed[t.mm] {
+					m.freeJump(t.mm, t)
+				}
 			}
 		}
 	}

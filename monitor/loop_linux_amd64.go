@@ -27,6 +27,7 @@ type event struct {
 type mon struct {
 	o        Options
 	xolOn    bool // the out-of-line engine serves the sites it can relocate
+	jumpOn   bool // sites planned for it take a jump patch (EngineJump)
 	rootImg  *Image
 	images   map[string]*Image // by path; nil: asked, not profiled
 	imgs     []*Image          // by id
@@ -97,7 +98,7 @@ func dumpRing(m *mon) {
 // Preconditions: on the locked tracer thread.
 func run(o Options) (*Result, error) {
 	m := &mon{
-		o: o, xolOn: o.Engine != EngineClassic,
+		o: o, xolOn: o.Engine != EngineClassic, jumpOn: o.Engine == EngineJump,
 		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
 		images: map[string]*Image{}, gcur: map[gkey]*breakpoint.Cursor{},
 	}
@@ -237,6 +238,7 @@ func (m *mon) loop() (*Result, error) {
 		}
 		if m.snap.Swap(false) && m.o.Snapshot != nil {
 			// On the tracer thread, between events: the counts are at rest.
+			m.foldAll()
 			m.o.Snapshot(m.res.Bias)
 		}
 		ev, err := m.next()
@@ -256,6 +258,7 @@ func (m *mon) loop() (*Result, error) {
 
 // result returns the run's result, with the problems met on the way.
 func (m *mon) result() *Result {
+	m.foldAll()
 	m.res.Degraded = errors.Join(m.problems...)
 	return &m.res
 }
@@ -384,6 +387,9 @@ func (m *mon) resume(t *thread, sig int) {
 		return
 	}
 	m.repair(t)
+	if t.mm.ctr != nil && !t.mm.dead {
+		m.counting(t)
+	}
 	if err := contSyscall(t.tid, sig); err != nil {
 		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
 		return

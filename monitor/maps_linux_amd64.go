@@ -22,6 +22,7 @@ type mapping struct {
 	// xolFailed: no scratch region could be mapped; the classic cycle
 	// serves the module in this process.
 	xolFailed bool
+	jmp       *jumpArea // trampolines of the in-process engine, nil if none
 }
 
 // lookup returns the mapping and site at runtime address pc.
@@ -213,6 +214,8 @@ func (m *mon) scanMaps(mm *space) error {
 	for _, mp := range mm.maps {
 		if mp.seen {
 			kept = append(kept, mp)
+		} else if mm.ctr != nil && !mm.ctr.inherited {
+			m.foldMapping(mm.ctr, mp) // unmapped (dlclose): its counts so far
 		}
 	}
 	clear(mm.maps[len(kept):])

@@ -59,7 +59,7 @@ type Options struct {
 	// every process that maps it, and its counts are summed over them.
 	Images func(path string, exe bool) *Image
 
-	// Engine is EngineXOL (the default, "") or EngineClassic.
+	// Engine is EngineXOL (the default, ""), EngineClassic or EngineJump.
 	Engine string
 
 	// Pin runs the tracer thread and a started target on one CPU (see
@@ -76,6 +76,10 @@ const (
 	// EngineClassic is Bishop's cycle: restore the byte, single-step with
 	// the other threads held, re-arm.
 	EngineClassic = "classic"
+	// EngineJump counts in the target: the sites the plan marked
+	// (breakpoint.Plan.PlanJumps) take a jmp to a trampoline that updates a
+	// per-thread counter; the others are served as by EngineXOL.
+	EngineJump = "jump"
 )
 
 // An Image is one ELF file to profile wherever it is mapped: its sites, and
@@ -107,6 +111,11 @@ type Result struct {
 	// ClassicSites counts the sites the out-of-line engine could not
 	// relocate and served with the classic cycle.
 	ClassicSites int
+	// JumpSites counts the sites the in-process engine patched (each
+	// process counted apart); JumpRefused, the sites it planned but left to
+	// the out-of-line engine at run time, by reason.
+	JumpSites   int
+	JumpRefused map[string]int
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int

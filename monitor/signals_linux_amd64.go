@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
 )
 
@@ -93,6 +94,9 @@ func (m *mon) signal(t *thread, st *sigStop) {
 		return
 	}
 	m.noteFault(t, st)
+	if m.jumpOn {
+		m.outOfTrampoline(t, st)
+	}
 	if m.xolOn {
 		m.outOfSlot(t, st.fault())
 	}
@@ -135,6 +139,12 @@ func (m *mon) noteFault(t *thread, st *sigStop) {
 	}
 	f.PC, f.SP = st.regs.Rip, st.regs.Rsp
 	f.Maps = t.mm.snapshot()
+	if _, _, tr := t.mm.trampolineAt(f.PC); tr != nil {
+		// In a trampoline: report the original instruction.
+		if orig, p := tr.Where(f.PC); p != breakpoint.Inside {
+			f.PC = orig
+		}
+	}
 	for _, mp := range t.mm.maps {
 		if mp.xol != nil && mp.xol.contains(f.PC) {
 			// In a slot: report the site whose instruction it is.

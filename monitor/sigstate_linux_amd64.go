@@ -312,6 +312,9 @@ func (m *mon) syscallStop(t *thread) {
 		case sysRtSigprocmask, sysRtSigreturn, sysRtSigsuspend, sysPselect6, sysPpoll,
 			sysEpollPwait, sysEpollPwait2, sysIoPgetevents:
 			m.readMask(t)
+			if nr == sysRtSigreturn {
+				m.afterSigreturn(t)
+			}
 		}
 	}
 }

@@ -44,6 +44,7 @@ type thread struct {
 	xolUndo breakpoint.Undo
 	xolCur  *breakpoint.Cursor
 	cursors []breakpoint.Cursor // line-entry position per image (Image.id)
+	slab    int                 // 1 + its counter slab (in-process engine), 0 for none
 
 	// The program's signal state (sigstate_linux_amd64.go): its process's
 	// dispositions (shared by its threads), its blocked mask, and the
@@ -128,7 +129,9 @@ type space struct {
 	// tempOrig the byte it replaced.
 	temp     uint64
 	tempOrig byte
-	dead     bool // no thread uses it any more; mem is closed
+	dead     bool        // no thread uses it any more; mem is closed
+	ctr      *counterMem // the in-process engine's counters, nil if none
+	noJump   bool        // the in-process engine is off here (see tryJump)
 }
 
 // plantTemp writes a temporary int3 at addr.
@@ -169,6 +172,7 @@ func (m *mon) addThread(t *thread) {
 // removeThread forgets t; its address space dies with its last thread.
 func (m *mon) removeThread(t *thread) {
 	delete(m.threads, t.tid)
+	t.dropSlab()
 	m.leaveSpace(t)
 }
 
@@ -179,6 +183,7 @@ func (m *mon) leaveSpace(t *thread) {
 	delete(mm.threads, t.tid)
 	if len(mm.threads) == 0 && !mm.dead {
 		mm.dead = true
+		m.dropCounters(mm)
 		if err := mm.mem.Close(); err != nil {
 			m.lose(fmt.Errorf("close the memory of process %d: %w", mm.tgid, err))
 		}
@@ -268,6 +273,9 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 		if mp.xol != nil {
 			c.xol = mp.xol.clone()
 		}
+		if mp.jmp != nil {
+			c.jmp = mp.jmp.clone()
+		}
 		mm.maps = append(mm.maps, &c)
 	}
 	if parent.dis != nil {
@@ -282,6 +290,12 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 			m.lose(fmt.Errorf("remove the temporary breakpoint at %#x in process %d: %w", parent.temp, tid, err))
 		}
 	}
+	if c := parent.ctr; c != nil {
+		// The child maps its parent's counters (MAP_SHARED): it gets its
+		// own before it runs (ownCounters).
+		mm.ctr = &counterMem{base: c.base, slabSize: c.slabSize, mem: c.mem, used: make([]bool, maxSlabs), top: c.top, inherited: true}
+	}
+	mm.noJump = parent.noJump
 	m.res.Processes++
 	return mm, nil
 }
@@ -293,13 +307,15 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 func (m *mon) release(t *thread) {
 	if !t.mm.dead {
 		// A child forked from a relocated syscall starts in its slot.
-		m.resend(t, m.leaveScratch(t))
+		m.resend(t, m.leaveScratch(t, true))
+		m.unjump(t.mm)
 		for _, mp := range t.mm.maps {
 			if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
 				m.leaveChanged(fmt.Errorf("restore the code of process %d before letting it go: %w", t.tgid, err))
 			}
 		}
 		m.freeXOL(t.mm, t)
+		m.freeJump(t.mm, t)
 	}
 	m.removeThread(t)
 	m.detach(t, 0)
@@ -351,7 +367,9 @@ func (m *mon) exec(t *thread) {
 		m.detach(t, 0)
 		return
 	}
-	// Leave the old space (a vfork parent may still use it).
+	// Leave the old space (a vfork parent may still use it). The exec reset
+	// the thread's GS base.
+	t.dropSlab()
 	m.leaveSpace(t)
 	mem, err := openMem(t.tgid)
 	if err != nil {

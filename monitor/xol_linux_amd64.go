@@ -68,8 +68,7 @@ const (
 
 // allocXOL gives mp a scratch region in mm, mapped by a system call run in
 // the stopped thread via at address at (executable, with no thread running
-// there). The region is readable and executable only: patchprof writes it
-// through /proc/PID/mem, as it writes code.
+// there).
 //
 // Preconditions: on the tracer thread; no thread of mm runs.
 func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
@@ -78,6 +77,21 @@ func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
 		return nil
 	}
 	size := (uint64(n)*slotStride + breakpoint.PageSize - 1) &^ (breakpoint.PageSize - 1)
+	base, err := m.mapNear(via, mp, at, size)
+	if err != nil {
+		return err
+	}
+	mp.xol = &xolArea{base: base, size: size, state: make([]uint8, n), noCalls: shadowStack(mm.tgid)}
+	return nil
+}
+
+// mapNear maps size bytes within rel32 reach of all of mp's code, by a
+// system call run in the stopped thread via at address at, and returns
+// where. The region is readable and executable only: patchprof writes it
+// through /proc/PID/mem, as it writes code.
+//
+// Preconditions: on the tracer thread; no thread of via's space runs.
+func (m *mon) mapNear(via *thread, mp *mapping, at, size uint64) (uint64, error) {
 	const step = 1 << 21
 	var hints []uint64
 	// Below the code first (free below a PIE or a library), then well above
@@ -100,7 +114,7 @@ func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
 		r, err := m.syscallIn(via, at, sysMmap, h, size, unix.PROT_READ|unix.PROT_EXEC,
 			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|mapFixedNoreplace, ^uint64(0), 0)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if int64(r) < 0 && int64(r) > -4096 {
 			continue // EEXIST: something is there
@@ -108,14 +122,13 @@ func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
 		if r != h {
 			// A kernel without MAP_FIXED_NOREPLACE took it as a hint.
 			if _, err := m.syscallIn(via, at, sysMunmap, r, size); err != nil {
-				return fmt.Errorf("unmap the misplaced region at %#x: %w", r, err)
+				return 0, fmt.Errorf("unmap the misplaced region at %#x: %w", r, err)
 			}
 			continue
 		}
-		mp.xol = &xolArea{base: r, size: size, state: make([]uint8, n), noCalls: shadowStack(mm.tgid)}
-		return nil
+		return r, nil
 	}
-	return errors.New("no free address range within 2 GiB of the code")
+	return 0, errors.New("no free address range within 2 GiB of the code")
 }
 
 // freeXOL unmaps every scratch region of mm, through a stopped thread of mm.
@@ -228,6 +241,13 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int, regs *unix.PtraceRegs) bool 
 		// the maps are re-read: the classic path does that.
 		return false
 	}
+	if j := mp.jmp; j != nil && j.tramp[i] != nil {
+		m.hitJumped(t, j.tramp[i])
+		return true
+	}
+	if m.jumpOn && mp.tab.JumpLen(i) > 0 && m.tryJump(t, mp, i) {
+		return true
+	}
 	if mp.xol == nil {
 		if mp.xolFailed {
 			return false
@@ -309,13 +329,22 @@ func (m *mon) hitXOLFast(t *thread, mp *mapping, i int) {
 // dispatched (no task event is expected from an instruction in a slot).
 //
 // Preconditions: on the tracer thread; t is stopped.
-func (m *mon) leaveScratch(t *thread) int {
+func (m *mon) leaveScratch(t *thread, restoring bool) int {
 	var regs unix.PtraceRegs
 	pending := 0
 	for steps := 0; steps < 64; steps++ {
 		if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
 			m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 			return pending
+		}
+		if _, _, tr := t.mm.trampolineAt(regs.Rip); tr != nil {
+			if orig, p := tr.Where(regs.Rip); p != breakpoint.Inside && (restoring || !tr.Covers(orig)) {
+				regs.Rip = orig
+				if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+					m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))
+				}
+				return pending
+			}
 		}
 		var mp *mapping
 		for _, c := range t.mm.maps {
@@ -324,11 +353,15 @@ func (m *mon) leaveScratch(t *thread) int {
 			}
 		}
 		if mp == nil {
-			return pending
+			if _, _, tr := t.mm.trampolineAt(regs.Rip); tr == nil {
+				return pending
+			}
 		}
-		i := int((regs.Rip - mp.xol.base) / slotStride)
-		if i < mp.tab.Len() {
-			if d, err := m.displaced(t.mm, mp, i); err == nil {
+		if mp != nil {
+			i := int((regs.Rip - mp.xol.base) / slotStride)
+			if i >= mp.tab.Len() {
+				mp = nil
+			} else if d, err := m.displaced(t.mm, mp, i); err == nil {
 				if to, ok := d.Resume(regs.Rip); ok {
 					regs.Rip = to
 					if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {

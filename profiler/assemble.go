@@ -51,11 +51,14 @@ type faultSite struct {
 func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fault faultSite) {
 	plan := m.plan
 	t := plan.Table
+	var at *uint64
+	if fault.m == m {
+		at = &fault.addr
+	}
+	// Under the in-process engine, the edges of the functions it serves
+	// follow from their block counts (a no-op for the other engines).
+	t.DeriveFlow(at)
 	if mode != profile.ModeFuncs {
-		var at *uint64
-		if fault.m == m {
-			at = &fault.addr
-		}
 		counts, unexecuted := plan.LineCounts(at)
 		for i, c := range counts {
 			l := plan.Lines[i]

@@ -25,6 +25,7 @@ type module struct {
 	// counted is false for a file planted only for the dynamic linker's
 	// notification point: it is not reported.
 	counted bool
+	jumps   breakpoint.JumpPlan // the in-process engine's plan
 }
 
 // A selection says what to count in every module; its image method is the
@@ -32,6 +33,7 @@ type module struct {
 type selection struct {
 	lines, funcs, std      bool
 	blocks                 bool // --blocks: block and edge counts (blocks.go)
+	jump                   bool // the in-process engine: plan its jump sites
 	funcFilter, fileFilter func(string) bool
 	// libs are the --lib patterns: when set, exactly the libraries whose
 	// path or base name matches one of them are profiled (system libraries
@@ -153,6 +155,9 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 		kind = profile.ModuleExecutable
 	}
 	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted}
+	if s.jump {
+		m.jumps = plan.PlanJumps(sym, popt)
+	}
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr}
 	s.mods = append(s.mods, m)
 	return m.img

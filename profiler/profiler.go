@@ -91,7 +91,8 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 		cfg.Lines = true
 	}
 	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks,
-		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source}
+		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source,
+		jump: cfg.Engine == monitor.EngineJump}
 	sym, err := symtab.Open(t.Path)
 	if err != nil {
 		return nil, describeELFError(t.Name, err)
@@ -140,9 +141,13 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	case cfg.Funcs:
 		mode = profile.ModeFuncs
 	}
+	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher}
+	if sel.jump {
+		root.jumps = plan.PlanJumps(sym, popt)
+	}
 	return &Profiler{
 		cfg: cfg, target: t, sel: sel, launcher: launcher, pending: pending, mode: mode,
-		root: &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher},
+		root: root,
 		req:  make(chan struct{}, 1), done: make(chan struct{}),
 	}, nil
 }
@@ -226,6 +231,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 	if res.Holds > 0 {
 		prof.Notes = append(prof.Notes, fmt.Sprintf("other threads were held %d times while a site's original byte was in place (classic cycle)", res.Holds))
 	}
+	prof.Notes = append(prof.Notes, p.jumpNotes(res)...)
 	if res.ClassicSites > 0 {
 		prof.Notes = append(prof.Notes, fmt.Sprintf("%d sites could not be relocated out of line and used the classic cycle", res.ClassicSites))
 	}

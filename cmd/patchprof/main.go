@@ -144,7 +144,7 @@ func mainFlagSet(v *mainFlagValues) *flag.FlagSet {
 	fs.BoolVar(&v.std, "std", false, "also profile the Go runtime and standard library")
 	fs.StringVar(&v.save, "save", "", "write the raw profile as JSON to `FILE` (- is stdout)")
 	fs.IntVar(&v.attach, "p", 0, "attach to the running process `PID` instead of starting a program")
-	fs.StringVar(&v.engine, "engine", monitor.EngineXOL, "how a hit is served, `NAME` is xol (the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
+	fs.StringVar(&v.engine, "engine", monitor.EngineXOL, "how a hit is served, `NAME` is xol (the instruction runs out of line: one stop, no thread held), classic (Bishop's restore, single-step, re-arm) or jump (counts in the target: a jmp to a trampoline at each site it can patch, xol elsewhere)")
 	fs.BoolVar(&v.version, "version", false, "print patchprof's version and the VCS revision it was built from, and exit")
 	fs.BoolVar(&v.pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")
 	fs.Var(&v.libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
@@ -186,8 +186,8 @@ func parseFlags(args []string) (*mainFlags, error) {
 		return nil, &userError{msg: "-p PID attaches to a running process: give either -p or a program to run, not both"}
 	case attach == 0 && fs.NArg() == 0:
 		return nil, &userError{msg: "no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"}
-	case engine != monitor.EngineXOL && engine != monitor.EngineClassic:
-		return nil, &userError{msg: fmt.Sprintf("--engine %q: want xol or classic", engine)}
+	case engine != monitor.EngineXOL && engine != monitor.EngineClassic && engine != monitor.EngineJump:
+		return nil, &userError{msg: fmt.Sprintf("--engine %q: want xol, classic or jump", engine)}
 	case interval < 0:
 		return nil, &userError{msg: fmt.Sprintf("--interval %v: give a positive duration", interval)}
 	case duration < 0:

@@ -1,0 +1,379 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"golang.org/x/sys/unix"
+)
+
+// The in-process engine (EngineJump) is the out-of-line engine plus jump
+// patches. Every site starts as an int3, as under xol. At a site's first hit,
+// when the plan marked it (Table.JumpLen), the monitor writes a trampoline
+// for it (breakpoint.BuildTrampoline) and replaces the site's first bytes
+// with a jmp there: from then on the site counts in the target, in the
+// thread's counter slab (counters_linux_amd64.go), without a stop. Only
+// sites that are hit are patched, and a site whose patch cannot be made
+// (no room, a thread inside its bytes) stays with the out-of-line engine.
+// The counts are folded into the table's Hits whenever the monitor reports
+// (snapshots, the end of a process, the end of the run).
+
+// Per-site jump states.
+const (
+	jumpUntried uint8 = iota
+	jumpDone
+	jumpRefused
+)
+
+// jumpHeader is the room at the start of a trampoline region before the
+// first trampoline: it holds the memfd's name.
+const jumpHeader = 64
+
+// memfdName is the counter memfd's name (memfd_create(2)): what
+// /proc/PID/maps shows for the counter mapping.
+var memfdName = []byte("patchprof-counters\x00")
+
+// A jumpArea is one mapping's trampolines and counters in one address space.
+type jumpArea struct {
+	base, size uint64
+	state      []uint8                  // per site
+	tramp      []*breakpoint.Trampoline // per site, nil until patched
+	ctrOff     uint64                   // offset of the mapping's counters in a slab
+	counted    bool                     // ctrOff is given
+	seen       []uint64                 // per site: the counter sum last folded
+}
+
+// at returns where site i's trampoline goes.
+func (j *jumpArea) at(i int) uint64 {
+	return j.base + jumpHeader + uint64(i)*breakpoint.TrampolineSize
+}
+
+// trampolineAt returns the site and trampoline whose code holds pc.
+func (j *jumpArea) trampolineAt(pc uint64) (int, *breakpoint.Trampoline) {
+	if pc < j.base+jumpHeader || pc >= j.base+j.size {
+		return 0, nil
+	}
+	i := int((pc - j.base - jumpHeader) / breakpoint.TrampolineSize)
+	if i >= len(j.tramp) || j.tramp[i] == nil || !j.tramp[i].Contains(pc) {
+		return 0, nil
+	}
+	return i, j.tramp[i]
+}
+
+// clone copies the area for a forked child.
+func (j *jumpArea) clone() *jumpArea {
+	c := *j
+	c.state = slices.Clone(j.state)
+	c.tramp = slices.Clone(j.tramp)
+	c.seen = slices.Clone(j.seen)
+	return &c
+}
+
+// trampolineAt returns the mapping, site and trampoline of mm whose code
+// holds pc.
+func (mm *space) trampolineAt(pc uint64) (*mapping, int, *breakpoint.Trampoline) {
+	for _, mp := range mm.maps {
+		if mp.jmp != nil {
+			if i, tr := mp.jmp.trampolineAt(pc); tr != nil {
+				return mp, i, tr
+			}
+		}
+	}
+	return nil, 0, nil
+}
+
+// coveredBy returns the trampoline of mm whose displaced bytes hold pc
+// strictly after their first.
+func (mm *space) coveredBy(pc uint64) *breakpoint.Trampoline {
+	for _, mp := range mm.maps {
+		if mp.jmp == nil || pc < mp.Lo || pc >= mp.Hi {
+			continue
+		}
+		for k := 0; k < breakpoint.JumpLen+10 && uint64(k) < pc; k++ {
+			if i, ok := mp.tab.Lookup(pc - uint64(k)); ok && i < len(mp.jmp.tramp) && mp.jmp.tramp[i] != nil && mp.jmp.tramp[i].Covers(pc) {
+				return mp.jmp.tramp[i]
+			}
+		}
+	}
+	return nil
+}
+
+// hitJumped serves a trap at a site that was patched after the thread had
+// already executed its int3: the thread goes to the trampoline, which
+// counts the hit.
+func (m *mon) hitJumped(t *thread, tr *breakpoint.Trampoline) {
+	if err := pokeUser(t.tid, offRip, tr.At); err != nil {
+		m.lose(fmt.Errorf("move thread %d to its trampoline: %w", t.tid, err))
+		return
+	}
+	m.resume(t, 0)
+}
+
+// tryJump patches site i of mp at its first hit by t and sends t to the
+// trampoline. It reports false when the site stays with the out-of-line
+// engine (the reason is counted in Result.JumpRefused).
+//
+// Preconditions: on the tracer thread; t is stopped just after the int3.
+func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
+	mm := t.mm
+	if mm.noJump {
+		return false
+	}
+	if mp.jmp != nil && mp.jmp.state[i] != jumpUntried {
+		return false
+	}
+	m.stopOthers(mm, t)
+	tr, reason := m.jumpSite(t, mp, i)
+	m.resumeOthers(mm, t)
+	if tr == nil {
+		if mp.jmp != nil {
+			mp.jmp.state[i] = jumpRefused
+		}
+		if m.res.JumpRefused == nil {
+			m.res.JumpRefused = map[string]int{}
+		}
+		m.res.JumpRefused[reason]++
+		return false
+	}
+	m.res.JumpSites++
+	m.hitJumped(t, tr)
+	return true
+}
+
+// jumpSite does tryJump's work with every other thread of the space
+// stopped: the region, the counters, the trampoline, the patch, a slab for
+// every thread. It returns the trampoline, or nil and why not.
+func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, string) {
+	mm := t.mm
+	if mp.jmp == nil {
+		n := mp.tab.Len()
+		size := (jumpHeader + uint64(n)*breakpoint.TrampolineSize + pageSize - 1) &^ (pageSize - 1)
+		base, err := m.mapNear(t, mp, mp.Lo, size)
+		if err == nil {
+			_, err = mm.mem.WriteMemory(base, memfdName)
+		}
+		if err != nil {
+			m.lose(fmt.Errorf("trampolines for %s in process %d: %w", mp.Image.Path, mm.tgid, err))
+			mm.noJump = true
+			return nil, breakpoint.JumpNoRoom
+		}
+		mp.jmp = &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*breakpoint.Trampoline, n)}
+	}
+	j := mp.jmp
+	if mm.ctr == nil {
+		c, err := m.mapCounters(t, mp.Lo, j.base, 0, m.slabSizeFor())
+		if c == nil {
+			m.lose(fmt.Errorf("counters in process %d: %w", mm.tgid, err))
+			mm.noJump = true
+			return nil, breakpoint.JumpNoRoom
+		}
+		m.lose(err)
+		mm.ctr = c
+		for _, u := range mm.threads {
+			if u.state != stopped {
+				continue // blocked in vfork: given one when it resumes
+			}
+			if err := m.giveSlab(u); err != nil {
+				m.lose(fmt.Errorf("in-process counting in process %d: %w", mm.tgid, err))
+				mm.noJump = true
+				return nil, breakpoint.JumpNoRoom
+			}
+		}
+	}
+	if !j.counted {
+		off, ok := mm.ctr.reserve(mp.tab.Len())
+		if !ok {
+			return nil, breakpoint.JumpNoRoom
+		}
+		j.ctrOff, j.counted, j.seen = off, true, make([]uint64, mp.tab.Len())
+	}
+	addr := mp.tab.RuntimeAddr(i)
+	var code [32]byte
+	n, _ := mm.mem.ReadMemory(addr, code[:])
+	if n < breakpoint.JumpLen {
+		return nil, breakpoint.JumpNoCode
+	}
+	for k := 0; k < n; k++ {
+		if s, ok := mp.tab.Lookup(addr + uint64(k)); ok && mp.tab.Armed(s) {
+			code[k] = mp.tab.OriginalByte(s)
+		}
+	}
+	js, ok := mp.tab.JumpSiteOf(i, code[:n])
+	if !ok {
+		return nil, breakpoint.JumpRelocation
+	}
+	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, uint32(j.ctrOff+8*uint64(i)))
+	if err != nil {
+		return nil, breakpoint.JumpRelocation
+	}
+	for _, u := range mm.threads {
+		if u == t || u.state != stopped {
+			continue
+		}
+		pc, err := peekUser(u.tid, offRip)
+		// A thread stopped at this site's int3 with its trap still queued
+		// goes to the trampoline when its trap is handled.
+		if err == nil && tr.Covers(pc) && !(pc == addr+1 && u.held > 0) {
+			return nil, breakpoint.JumpThreadInside
+		}
+	}
+	if _, err := mm.mem.WriteMemory(tr.At, tr.Code); err != nil {
+		return nil, breakpoint.JumpNoRoom
+	}
+	if _, err := mm.mem.WriteMemory(addr, tr.Patch); err != nil {
+		m.lose(fmt.Errorf("patch %#x in process %d: %w", addr, mm.tgid, err))
+		return nil, breakpoint.JumpNoRoom
+	}
+	j.tramp[i], j.state[i] = tr, jumpDone
+	return tr, ""
+}
+
+// unjump puts an int3 back over every patched site of mm (its planted
+// state, which Table.RestoreIn then undoes): the int3 first, so a thread
+// that runs meanwhile traps rather than reading half a jmp. The
+// trampolines stay: a thread in one runs on to original code.
+func (m *mon) unjump(mm *space) {
+	for _, mp := range mm.maps {
+		if mp.jmp == nil {
+			continue
+		}
+		for i, tr := range mp.jmp.tramp {
+			if tr == nil {
+				continue
+			}
+			_, err := mm.mem.WriteMemory(tr.Addr, []byte{breakpoint.Int3})
+			if err == nil {
+				_, err = mm.mem.WriteMemory(tr.Addr+1, tr.Orig[1:])
+			}
+			if err != nil {
+				m.leaveChanged(fmt.Errorf("restore the code at %#x in process %d: %w", tr.Addr, mm.tgid, err))
+				continue
+			}
+			mp.jmp.tramp[i] = nil
+			mp.jmp.state[i] = jumpRefused
+		}
+	}
+}
+
+// outOfTrampoline runs before a signal is delivered to t: a handler must see
+// the program's own PC (Go's sigpanic and tracebacks need a PC inside the
+// function; a fault must look as it would without patchprof). A fault in a
+// displaced instruction is reported at its original address; an
+// asynchronous signal is delivered before the counter update (the thread
+// counts again when the handler returns to the site) or once the thread has
+// stepped out of the trampoline. It returns false when the signal is no
+// longer to be delivered from this stop (t was stepped: the caller resumes
+// it with the saved siginfo).
+//
+// Preconditions: on the tracer thread; t is in the signal-delivery-stop st.
+func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
+	if t.mm.dead || t.mm.ctr == nil {
+		return
+	}
+	pc, err := peekUser(t.tid, offRip)
+	if err != nil {
+		return
+	}
+	mp, i, tr := t.mm.trampolineAt(pc)
+	if tr == nil {
+		return
+	}
+	orig, p := tr.Where(pc)
+	fault := st.fault()
+	switch {
+	case p == breakpoint.BeforeCount, p == breakpoint.Counted:
+		if p == breakpoint.Counted && !fault {
+			m.uncount(t, mp, i)
+		}
+	case p == breakpoint.InDisplaced && (fault || !tr.Covers(orig)):
+	default:
+		// In the middle of the displaced instructions, whose original
+		// bytes are the patch: step to where the program can be.
+		var info siginfo
+		have := getSiginfo(t.tid, &info) == nil
+		if s := m.leaveScratch(t, false); s != 0 {
+			m.resend(t, s)
+		}
+		if have {
+			if err := setSiginfo(t.tid, &info); err != nil {
+				m.lose(fmt.Errorf("restore the siginfo of signal %d for thread %d: %w", st.sig, t.tid, err))
+			}
+		}
+		return
+	}
+	if err := pokeUser(t.tid, offRip, orig); err != nil {
+		m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))
+	}
+}
+
+// afterSigreturn puts a thread that a signal handler returned into the
+// middle of a patched site (a fault reported there, a handler that fixed
+// its cause) at the equivalent place of the trampoline.
+//
+// Preconditions: on the tracer thread; t is at the exit of rt_sigreturn.
+func (m *mon) afterSigreturn(t *thread) {
+	if t.mm.ctr == nil || t.mm.dead {
+		return
+	}
+	pc, err := peekUser(t.tid, offRip)
+	if err != nil {
+		return
+	}
+	if tr := t.mm.coveredBy(pc); tr != nil {
+		if to, ok := tr.Equivalent(pc); ok {
+			if err := pokeUser(t.tid, offRip, to); err != nil {
+				m.lose(fmt.Errorf("move thread %d into its trampoline: %w", t.tid, err))
+			}
+		}
+	}
+}
+
+// freeJump ends the engine in mm, through the stopped thread via: the
+// counters are folded, every thread's GS base is put back, and the
+// trampoline regions and the counter mapping are unmapped (checked against
+// /proc/PID/maps). Patched sites must already be restored (unjump).
+//
+// Preconditions: on the tracer thread; no thread of mm runs or has its PC
+// in a trampoline.
+func (m *mon) freeJump(mm *space, via *thread) {
+	c := mm.ctr
+	if c != nil {
+		m.fold(mm)
+		for _, u := range mm.threads {
+			if u.slab != 0 && u.state == stopped {
+				if err := pokeUser(u.tid, offGsBase, 0); err != nil {
+					m.leaveChanged(fmt.Errorf("restore the GS base of thread %d: %w", u.tid, err))
+				}
+				u.dropSlab()
+			}
+		}
+		m.unmapIn(mm, via, c.base, c.size(), "counter memory")
+		m.dropCounters(mm)
+		mm.ctr = nil
+	}
+	for _, mp := range mm.maps {
+		if mp.jmp != nil && mp.jmp.base != 0 {
+			m.unmapIn(mm, via, mp.jmp.base, mp.jmp.size, "trampolines of "+mp.Image.Path)
+			mp.jmp = nil
+		}
+	}
+}
+
+// unmapIn unmaps [base, base+size) in mm through via, and checks it is gone.
+func (m *mon) unmapIn(mm *space, via *thread, base, size uint64, what string) {
+	r, err := m.syscallIn(via, mm.maps[0].Lo, sysMunmap, base, size)
+	if err == nil && int64(r) < 0 {
+		err = unix.Errno(-int64(r))
+	}
+	if err == nil {
+		if still, e := mapped(mm.tgid, base); e == nil && still {
+			err = fmt.Errorf("still mapped after munmap")
+		}
+	}
+	if err != nil {
+		m.leaveChanged(fmt.Errorf("unmap the %s at %#x in process %d: %w", what, base, mm.tgid, err))
+	}
+}

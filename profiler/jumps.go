@@ -1,0 +1,54 @@
+package profiler
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/patchprof/patchprof/monitor"
+)
+
+// jumpNotes says how the in-process engine served the run: how many sites
+// it planned and patched, and why the others kept a breakpoint (planned
+// at startup, or refused at run time). Nothing for the other engines.
+func (p *Profiler) jumpNotes(res *monitor.Result) []string {
+	if !p.sel.jump {
+		return nil
+	}
+	planned := 0
+	reasons := map[string]int{}
+	for _, m := range append([]*module{p.root}, p.sel.mods...) {
+		if !m.counted {
+			continue
+		}
+		planned += m.jumps.Sites
+		for r, n := range m.jumps.Reasons {
+			reasons[r] += n
+		}
+	}
+	for r, n := range res.JumpRefused {
+		reasons["at run time: "+r] += n
+	}
+	notes := []string{fmt.Sprintf("in-process engine: %d sites can count in the target, %d were run and patched (each process counted apart); the others trap, served out of line", planned, res.JumpSites)}
+	if len(reasons) > 0 {
+		keys := make([]string, 0, len(reasons))
+		for r := range reasons {
+			keys = append(keys, r)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if reasons[keys[i]] != reasons[keys[j]] {
+				return reasons[keys[i]] > reasons[keys[j]]
+			}
+			return keys[i] < keys[j]
+		})
+		var b strings.Builder
+		for k, r := range keys {
+			if k > 0 {
+				b.WriteString("; ")
+			}
+			fmt.Fprintf(&b, "%d: %s", reasons[r], r)
+		}
+		notes = append(notes, "in-process engine: sites that keep a breakpoint, by reason: "+b.String())
+	}
+	return notes
+}
