@@ -28,18 +28,20 @@ import (
 
 // A deriveStep solves one unknown from one equation.
 type deriveStep struct {
-	// eq is the equation: b >= 0 for the one into block b, -(a+1) for the
-	// one out of block a.
-	eq int32
-	// unknown is what it gives: an edge index (of the graph) >= 0, or
-	// -(b+1) for block b's arrivals.
-	unknown int32
+	eq      int32 // the equation: in(b) = b, out(a) = nb+a
+	unknown int32 // the variable it gives (see derivePlan)
 }
 
-// A derivePlan is the solving order of one function's edges.
+// A derivePlan is the solving order of one function's flow. Its variables
+// are numbered: edges 0..ne-1, then the arrivals of block b at ne+b, then
+// the count of block b at ne+nb+b. Every equation is a sum of variables
+// with coefficients +1 (edges, arrivals) and -1 (the block's count) equal
+// to 0, or to -1 for the out-equation of a block a fault left.
 type derivePlan struct {
 	steps    []deriveStep
-	arrivals []bool // per block: arrivals from outside are an unknown
+	arrivals []bool // per block: arrivals from outside are a variable
+	derived  []bool // per block: its count is derived, not measured
+	members  [][]int32
 }
 
 // conserved reports whether a block's count equals the sum of the edges
@@ -52,56 +54,48 @@ func conserved(b *cfg.Block) bool {
 	return false
 }
 
-// flowLists returns the edges entering and leaving each block of g.
-func flowLists(g *cfg.Graph) (in, out [][]int32) {
-	in = make([][]int32, len(g.Blocks))
-	out = make([][]int32, len(g.Blocks))
-	for k, e := range g.Edges {
-		if e.To >= 0 {
-			in[e.To] = append(in[e.To], int32(k))
-		}
-		out[e.From] = append(out[e.From], int32(k))
-	}
-	return in, out
-}
-
-// planDerive returns the order in which g's edges and arrivals follow from
-// its block counts, or false when some do not.
-func planDerive(g *cfg.Graph) (*derivePlan, bool) {
+// planDerive returns the order in which g's edges, arrivals and the counts
+// of the blocks in derived (nil: none) follow from the counts of the other
+// blocks, or false when some do not.
+func planDerive(g *cfg.Graph, derived []bool) (*derivePlan, bool) {
 	nb, ne := len(g.Blocks), len(g.Edges)
-	dp := &derivePlan{arrivals: make([]bool, nb)}
-	in, out := flowLists(g)
-	// Unknowns are numbered edges 0..ne-1, then block b's arrivals ne+b;
-	// equations are numbered in(b) = b, out(a) = nb+a.
-	known := make([]bool, ne+nb)
-	members := make([][]int, 2*nb)
-	where := make([][]int, ne+nb) // the equations each unknown is in
+	dp := &derivePlan{arrivals: make([]bool, nb), derived: make([]bool, nb), members: make([][]int32, 2*nb)}
+	if derived != nil {
+		copy(dp.derived, derived)
+	}
+	nv := ne + 2*nb
+	known := make([]bool, nv)
 	for b := range g.Blocks {
 		dp.arrivals[b] = b == 0 || g.Blocks[b].Landing
 		known[ne+b] = !dp.arrivals[b]
-		for _, k := range in[b] {
-			members[b] = append(members[b], int(k))
+		known[ne+nb+b] = !dp.derived[b]
+	}
+	for k, e := range g.Edges {
+		if e.To >= 0 {
+			dp.members[e.To] = append(dp.members[e.To], int32(k))
 		}
-		if dp.arrivals[b] {
-			members[b] = append(members[b], ne+b)
-		}
-		if conserved(&g.Blocks[b]) {
-			for _, k := range out[b] {
-				members[nb+b] = append(members[nb+b], int(k))
-			}
+		if conserved(&g.Blocks[e.From]) {
+			dp.members[nb+e.From] = append(dp.members[nb+e.From], int32(k))
 		}
 	}
+	for b := range g.Blocks {
+		dp.members[b] = append(dp.members[b], int32(ne+b), int32(ne+nb+b))
+		if conserved(&g.Blocks[b]) {
+			dp.members[nb+b] = append(dp.members[nb+b], int32(ne+nb+b))
+		}
+	}
+	where := make([][]int32, nv)
 	left := make([]int, 2*nb)
-	var ready []int
-	for eq, ms := range members {
+	var ready []int32
+	for eq, ms := range dp.members {
 		for _, u := range ms {
-			where[u] = append(where[u], eq)
+			where[u] = append(where[u], int32(eq))
 			if !known[u] {
 				left[eq]++
 			}
 		}
 		if left[eq] == 1 {
-			ready = append(ready, eq)
+			ready = append(ready, int32(eq))
 		}
 	}
 	for len(ready) > 0 {
@@ -110,19 +104,12 @@ func planDerive(g *cfg.Graph) (*derivePlan, bool) {
 		if left[eq] != 1 {
 			continue
 		}
-		for _, u := range members[eq] {
+		for _, u := range dp.members[eq] {
 			if known[u] {
 				continue
 			}
 			known[u] = true
-			s := deriveStep{eq: int32(eq), unknown: int32(u)}
-			if eq >= nb {
-				s.eq = -int32(eq-nb) - 1
-			}
-			if u >= ne {
-				s.unknown = -int32(u-ne) - 1
-			}
-			dp.steps = append(dp.steps, s)
+			dp.steps = append(dp.steps, deriveStep{eq: eq, unknown: u})
 			for _, o := range where[u] {
 				left[o]--
 				if left[o] == 1 {
@@ -140,46 +127,55 @@ func planDerive(g *cfg.Graph) (*derivePlan, bool) {
 	return dp, true
 }
 
-// derive replays dp on the block counts c, giving every edge count and the
-// arrivals of every block. fault, if not nil, is the link-time address of
-// the instruction that ended the run in the middle of its block: that
-// block's last entry left along no edge. It reports whether the counts were
-// consistent (no unknown came out negative, which non-local flow the
-// equations do not see can cause; such an unknown is taken as 0).
+// derive replays dp on the counts of the measured blocks (c; the derived
+// blocks' entries are overwritten with their derived counts), giving every
+// edge count and the arrivals of every block. fault, if not nil, is the
+// link-time address of the instruction that ended the run in the middle of
+// its block: that block's last entry left along no edge. It reports
+// whether the counts were consistent (no variable came out negative, which
+// non-local flow the equations do not see can cause; such a variable is
+// taken as 0).
 func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, fault *uint64, edges, arrivals []uint64) bool {
-	in, out := flowLists(g)
-	clear(edges)
-	clear(arrivals)
+	nb, ne := len(g.Blocks), len(g.Edges)
+	v := make([]int64, ne+2*nb)
+	for b := range g.Blocks {
+		if !dp.derived[b] {
+			v[ne+nb+b] = int64(c[b])
+		}
+	}
+	coef := func(u int32) int64 {
+		if int(u) >= ne+nb {
+			return -1
+		}
+		return 1
+	}
 	ok := true
 	for _, s := range dp.steps {
-		var rhs, sum int64
-		if s.eq >= 0 {
-			b := int(s.eq)
-			rhs = int64(c[b])
-			for _, k := range in[b] {
-				sum += int64(edges[k])
-			}
-			sum += int64(arrivals[b])
-		} else {
-			a := int(-s.eq - 1)
-			bl := &g.Blocks[a]
-			rhs = int64(c[a])
-			if fault != nil && *fault >= bl.Start && *fault < bl.End && rhs > 0 {
-				rhs--
-			}
-			for _, k := range out[a] {
-				sum += int64(edges[k])
+		var rhs int64
+		if int(s.eq) >= nb {
+			bl := &g.Blocks[int(s.eq)-nb]
+			if fault != nil && *fault >= bl.Start && *fault < bl.End && v[ne+nb+int(s.eq)-nb] > 0 {
+				rhs = -1
 			}
 		}
-		// The unknown is still 0 in the sums.
-		v := rhs - sum
-		if v < 0 {
-			v, ok = 0, false
+		for _, u := range dp.members[s.eq] {
+			if u != s.unknown {
+				rhs -= coef(u) * v[u]
+			}
 		}
-		if s.unknown >= 0 {
-			edges[s.unknown] = uint64(v)
-		} else {
-			arrivals[-s.unknown-1] = uint64(v)
+		x := rhs * coef(s.unknown)
+		if x < 0 {
+			x, ok = 0, false
+		}
+		v[s.unknown] = x
+	}
+	for k := range edges {
+		edges[k] = uint64(v[k])
+	}
+	for b := range arrivals {
+		arrivals[b] = uint64(v[ne+b])
+		if dp.derived[b] {
+			c[b] = uint64(v[ne+nb+b])
 		}
 	}
 	return ok

@@ -8,9 +8,9 @@ import (
 // deriveAll plans every graph of tab as PlanJumps does.
 func deriveAll(t *testing.T, tab *Table) {
 	t.Helper()
-	tab.jump = &jumpInfo{length: make([]uint8, tab.Len())}
+	tab.jump = &jumpInfo{length: make([]uint8, tab.Len()), derived: make([]bool, tab.Len())}
 	for _, fg := range tab.Graphs() {
-		dp, ok := planDerive(fg.Graph)
+		dp, ok := planDerive(fg.Graph, nil)
 		if !ok {
 			t.Fatalf("%s: edges do not follow from block counts", fg.Graph.Name)
 		}
@@ -55,4 +55,34 @@ func TestDeriveFault(t *testing.T) {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 0}, []uint64{1, 0, 0})
+}
+
+// TestDeriveUnplantedBlock: the count of a block that is never planted
+// follows from the others', with every edge.
+func TestDeriveUnplantedBlock(t *testing.T) {
+	tab := blockTable(t)
+	var c Cursor
+	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100},
+		[2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100})
+	wantE := slices.Clone(tab.EdgeCounts)
+	wantH := slices.Clone(tab.Hits)
+	deriveAll(t, tab)
+	g := tab.Graphs()[0].Graph
+	dp, ok := planDerive(g, []bool{false, false, true})
+	if !ok {
+		t.Fatal("the loop's exit block does not follow from the others")
+	}
+	tab.jump.derive[0] = dp
+	ret, _ := tab.Index(0x1008)
+	tab.jump.derived[ret] = true
+	tab.Hits[ret] = 0
+	if bad := tab.DeriveFlow(nil); bad != 0 {
+		t.Errorf("%d inconsistent functions", bad)
+	}
+	if !slices.Equal(tab.EdgeCounts, wantE) || !slices.Equal(tab.Hits, wantH) {
+		t.Errorf("derived edges %v hits %v; want %v, %v", tab.EdgeCounts, tab.Hits, wantE, wantH)
+	}
+	if _, ok := planDerive(g, []bool{false, true, true}); ok {
+		t.Error("the loop's body and exit both follow from the entry alone")
+	}
 }

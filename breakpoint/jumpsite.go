@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -49,6 +50,10 @@ type JumpOptions struct {
 	// End is the end of the function holding the site: a patch never
 	// reaches past it.
 	End uint64
+	// Func, if set, is the code of the whole function, from FuncAddr: the
+	// reading of the flags then follows jumps and both ways of a branch.
+	Func     []byte
+	FuncAddr uint64
 }
 
 // PlanJump decides whether the site at addr, whose code (from addr on) is
@@ -80,7 +85,11 @@ func PlanJump(code []byte, addr uint64, o JumpOptions) JumpSite {
 		return JumpSite{Reason: JumpEnd}
 	}
 	js.Len = off
-	js.FlagsDead = flagsDead(code, addr)
+	if o.Func != nil && addr >= o.FuncAddr && addr-o.FuncAddr < uint64(len(o.Func)) {
+		js.FlagsDead = flagsDeadFrom(o.Func, o.FuncAddr, addr, 3)
+	} else {
+		js.FlagsDead = flagsDead(code, addr)
+	}
 	return js
 }
 
@@ -124,6 +133,83 @@ func flagsDead(code []byte, addr uint64) bool {
 	return false
 }
 
+// flagsDeadFrom is flagsDead reading fn (the function's code, at fnAddr)
+// from addr, following a direct jump to its target and both ways of a
+// conditional branch (each must find the flags dead), up to depth
+// branches deep; a return finds them dead (the psABI preserves no flag
+// across a return, as across a call).
+func flagsDeadFrom(fn []byte, fnAddr, addr uint64, depth int) bool {
+	need := flagsAll
+	for n := 0; n < 64; n++ {
+		if addr < fnAddr || addr-fnAddr >= uint64(len(fn)) {
+			return false
+		}
+		code := fn[addr-fnAddr:]
+		if symtab.IsENDBR(code) {
+			addr += 4 // a nop to the flags
+			continue
+		}
+		inst, err := x86asm.Decode(code, 64)
+		if err != nil {
+			return false
+		}
+		next := addr + uint64(inst.Len)
+		rel, isRel := inst.Args[0].(x86asm.Rel)
+		switch {
+		case inst.Op == x86asm.RET:
+			return true
+		case inst.Op == x86asm.JMP && isRel:
+			addr = next + uint64(int64(rel))
+			continue
+		case isCond(inst.Op) && isRel:
+			if condReads(inst.Op)&need != 0 || depth == 0 {
+				return false
+			}
+			return flagsDeadFrom(fn, fnAddr, next, depth-1) && flagsDeadFrom(fn, fnAddr, next+uint64(int64(rel)), depth-1)
+		}
+		reads, writes, ok := flagEffect(inst)
+		if !ok || reads&need != 0 {
+			return false
+		}
+		if inst.Op == x86asm.CALL {
+			return true
+		}
+		need &^= writes
+		if need == 0 {
+			return true
+		}
+		addr = next
+	}
+	return false
+}
+
+// isCond reports whether op is a conditional branch on the flags.
+func isCond(op x86asm.Op) bool { return condReads(op) != 0 }
+
+// condReads returns the flags a conditional branch reads (Intel SDM vol. 2,
+// Jcc), 0 for any other instruction.
+func condReads(op x86asm.Op) int {
+	switch op {
+	case x86asm.JO, x86asm.JNO:
+		return flagOF
+	case x86asm.JB, x86asm.JAE:
+		return flagCF
+	case x86asm.JE, x86asm.JNE:
+		return flagZF
+	case x86asm.JBE, x86asm.JA:
+		return flagCF | flagZF
+	case x86asm.JS, x86asm.JNS:
+		return flagSF
+	case x86asm.JP, x86asm.JNP:
+		return flagPF
+	case x86asm.JL, x86asm.JGE:
+		return flagSF | flagOF
+	case x86asm.JLE, x86asm.JG:
+		return flagZF | flagSF | flagOF
+	}
+	return 0
+}
+
 // flagEffect returns the arithmetic flags an instruction reads and writes
 // (undefined counts as written), and whether it is known. Control
 // transfers other than call are not known: the reading stops there.
@@ -134,7 +220,8 @@ func flagEffect(inst x86asm.Inst) (reads, writes int, ok bool) {
 		x86asm.CDQ, x86asm.CWDE, x86asm.MOVSS, x86asm.MOVSD_XMM, x86asm.MOVAPS,
 		x86asm.MOVAPD, x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVQ, x86asm.MOVD,
 		x86asm.MOVDQA, x86asm.MOVDQU, x86asm.PXOR, x86asm.CVTSI2SD, x86asm.CVTSI2SS,
-		x86asm.CVTTSD2SI, x86asm.CVTTSS2SI, x86asm.NOT, x86asm.CALL:
+		x86asm.CVTTSD2SI, x86asm.CVTTSS2SI, x86asm.NOT, x86asm.CALL, x86asm.LEAVE,
+		x86asm.CVTSS2SD, x86asm.CVTSD2SS, x86asm.CWD, x86asm.CBW:
 		return 0, 0, true
 	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR,
 		x86asm.TEST, x86asm.NEG, x86asm.IMUL, x86asm.MUL, x86asm.UCOMISD,
@@ -142,6 +229,19 @@ func flagEffect(inst x86asm.Inst) (reads, writes int, ok bool) {
 		return 0, flagsAll, true
 	case x86asm.INC, x86asm.DEC:
 		return 0, flagsAll &^ flagCF, true
+	case x86asm.SHL, x86asm.SHR, x86asm.SAR:
+		// A shift by 0 leaves the flags alone (Intel SDM vol. 2, SAL/SAR/
+		// SHL/SHR): only a constant count (the one-operand form shifts
+		// by 1) is known to write them.
+		switch c := inst.Args[1].(type) {
+		case nil:
+			return 0, flagsAll, true
+		case x86asm.Imm:
+			if c&0x3f != 0 {
+				return 0, flagsAll, true
+			}
+		}
+		return 0, 0, false
 	case x86asm.ADC, x86asm.SBB:
 		return flagCF, flagsAll, true
 	}

@@ -29,14 +29,20 @@ const (
 // in-process engine, and why the others keep their breakpoint.
 type JumpPlan struct {
 	Sites   int            // sites that take a jump
+	Derived int            // block sites never planted: their counts follow from the others'
 	Reasons map[string]int // sites that keep a breakpoint, by reason
 }
 
 // jumpInfo is the table's in-process state, set by PlanJumps.
 type jumpInfo struct {
-	length []uint8       // per site: bytes the jump displaces, 0 for none
-	derive []*derivePlan // per graph (Table.Graphs): nil when not derivable
+	length  []uint8       // per site: bytes the jump displaces, 0 for none
+	derived []bool        // per site: never planted, its count derived
+	derive  []*derivePlan // per graph (Table.Graphs): nil when not derivable
 }
+
+// Derived reports whether site i is never planted: under the in-process
+// engine, a block whose count follows from the others' (DeriveFlow).
+func (t *Table) Derived(i int) bool { return t.jump != nil && t.jump.derived[i] }
 
 // JumpLen returns how many bytes site i's jump patch displaces, or 0 when
 // the site keeps its breakpoint.
@@ -72,11 +78,11 @@ func (t *Table) JumpSiteOf(i int, code []byte) (JumpSite, bool) {
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
-	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs))}
+	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
 	for gi, fg := range p.Graphs {
 		graphOf[fg.Func] = fg.Graph
-		if dp, ok := planDerive(fg.Graph); ok {
+		if dp, ok := planDerive(fg.Graph, nil); ok {
 			t.jump.derive[gi] = dp
 		}
 	}
@@ -85,18 +91,72 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		derivable[fg.Func] = t.jump.derive[gi] != nil
 	}
 	failed := map[int32]bool{}
+	reasons := make([]string, len(t.addr))
 	for i := range t.addr {
-		reason := p.jumpReason(sym, opt, i, graphOf, derivable, failed)
-		if debugJumps && reason != "" {
-			fmt.Fprintf(os.Stderr, "jump %#x: %s\n", t.addr[i], reason)
+		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
+	}
+	for gi, fg := range p.Graphs {
+		if t.jump.derive[gi] != nil {
+			jp.Derived += p.deriveBlocks(gi, fg)
 		}
-		if reason != "" {
-			jp.Reasons[reason]++
-			continue
+	}
+	for i, r := range reasons {
+		switch {
+		case r == "":
+			jp.Sites++
+		case !t.jump.derived[i]:
+			jp.Reasons[r]++
+			if debugJumps {
+				fmt.Fprintf(os.Stderr, "jump %#x: %s\n", t.addr[i], r)
+			}
 		}
-		jp.Sites++
 	}
 	return jp
+}
+
+// deriveBlocks leaves unplanted the blocks of graph gi that cannot take a
+// jump and whose counts follow from the others': as many as keep every
+// edge derivable, taken in address order. It returns how many.
+func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
+	t := p.Table
+	g := fg.Graph
+	derived := make([]bool, len(g.Blocks))
+	site := make([]int, len(g.Blocks))
+	var cand []int
+	for b, bl := range g.Blocks {
+		i, ok := t.Index(bl.Start)
+		site[b] = i
+		if ok && t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && t.JumpLen(i) == 0 && bl.Start >= fg.Entry && bl.Start < fg.Tail {
+			cand = append(cand, b)
+		}
+	}
+	if len(cand) == 0 {
+		return 0
+	}
+	for _, b := range cand {
+		derived[b] = true
+	}
+	dp, ok := planDerive(g, derived)
+	if !ok {
+		// One at a time, keeping those that leave the flow solvable.
+		clear(derived)
+		for _, b := range cand {
+			derived[b] = true
+			if _, ok := planDerive(g, derived); !ok {
+				derived[b] = false
+			}
+		}
+		dp, _ = planDerive(g, derived)
+	}
+	n := 0
+	for b, d := range derived {
+		if d {
+			t.jump.derived[site[b]] = true
+			n++
+		}
+	}
+	t.jump.derive[gi] = dp
+	return n
 }
 
 // jumpReason decides site i: it sets its jump length and returns "", or
@@ -146,7 +206,8 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	if !ok {
 		return JumpNoCode
 	}
-	js := PlanJump(code, addr, JumpOptions{Target: func(a uint64) bool { return isLeader(g, a) }, End: end})
+	fcode, _ := sym.Code(f.Addr, int(f.Size))
+	js := PlanJump(code, addr, JumpOptions{Target: func(a uint64) bool { return isLeader(g, a) }, End: end, Func: fcode, FuncAddr: f.Addr})
 	if js.Len == 0 {
 		return js.Reason
 	}
@@ -193,6 +254,11 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 		arr := t.BlockArrivals[fg.FirstBlock : int(fg.FirstBlock)+len(g.Blocks)]
 		if !dp.derive(g, c, fault, edges, arr) {
 			bad++
+		}
+		for b, bl := range g.Blocks {
+			if i, ok := t.Index(bl.Start); ok && t.jump.derived[i] {
+				t.Hits[i] = c[b]
+			}
 		}
 	}
 	return bad

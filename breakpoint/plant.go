@@ -44,6 +44,9 @@ func (t *Table) Plant(mem Memory) error {
 			return err
 		}
 		for i := first; i <= last; i++ {
+			if t.Derived(i) {
+				continue
+			}
 			off := t.addr[i] + t.bias - lo
 			if t.flags[i]&flagArmed == 0 {
 				t.orig[i] = span[off]
@@ -54,7 +57,9 @@ func (t *Table) Plant(mem Memory) error {
 			return err
 		}
 		for i := first; i <= last; i++ {
-			t.flags[i] |= flagArmed
+			if !t.Derived(i) {
+				t.flags[i] |= flagArmed
+			}
 		}
 		return nil
 	})

@@ -15,13 +15,14 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	if !p.sel.jump {
 		return nil
 	}
-	planned := 0
+	planned, derived := 0, 0
 	reasons := map[string]int{}
 	for _, m := range append([]*module{p.root}, p.sel.mods...) {
 		if !m.counted {
 			continue
 		}
 		planned += m.jumps.Sites
+		derived += m.jumps.Derived
 		for r, n := range m.jumps.Reasons {
 			reasons[r] += n
 		}
@@ -29,7 +30,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	for r, n := range res.JumpRefused {
 		reasons["at run time: "+r] += n
 	}
-	notes := []string{fmt.Sprintf("in-process engine: %d sites can count in the target, %d were run and patched (each process counted apart); the others trap, served out of line", planned, res.JumpSites)}
+	notes := []string{fmt.Sprintf("in-process engine: %d sites can count in the target, %d were run and patched (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line", planned, res.JumpSites, derived)}
 	if len(reasons) > 0 {
 		keys := make([]string, 0, len(reasons))
 		for r := range reasons {
