@@ -76,7 +76,7 @@ func TestCrash(t *testing.T) {
 					}
 				}
 				// --pin is on by default, and said last (issue 14).
-				if want := " at " + place + ":" + strconv.Itoa(tc.line) + " (run on one CPU: --pin)"; !strings.HasSuffix(header, want) {
+				if want := " at " + place + ":" + strconv.Itoa(tc.line) + pinned(); !strings.HasSuffix(header, want) {
 					t.Errorf("header %q does not end with %q (docs/cli.md: the place is FILE:LINE)", header, want)
 				}
 			}

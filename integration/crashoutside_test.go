@@ -49,7 +49,7 @@ func TestCrashOutside(t *testing.T) {
 		t.Errorf("saved exit %+v; want SIGABRT, pc_outside, in main at crash.c:%d", e, abortLine)
 	}
 	header, _, _ := strings.Cut(readFile(t, out), "\n")
-	if !regexp.MustCompile(`^patchprof: \S+ killed by SIGABRT at 0x[0-9a-f]+, outside the profiled code, called from main at \S*crash\.c:44 \(run on one CPU: --pin\)$`).MatchString(header) {
+	if !regexp.MustCompile(`^patchprof: \S+ killed by SIGABRT at 0x[0-9a-f]+, outside the profiled code, called from main at \S*crash\.c:44` + regexp.QuoteMeta(pinned()) + `$`).MatchString(header) {
 		t.Errorf("header %q, want the pc outside and the call in main", header)
 	}
 }

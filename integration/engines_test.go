@@ -10,14 +10,21 @@ import (
 )
 
 // engineEnv names the engine every run of patchprof in this test binary uses
-// (--engine); unset, patchprof's default (xol).
+// (--engine); unset, patchprof's default (jump).
 const engineEnv = "PATCHPROF_TEST_ENGINE"
 
-// TestClassicEngine runs every other test of this package again with
-// --engine=classic, in a child test process: each test asserts exact counts,
-// so both engines are held to identical counts. (Run one test under one
-// engine: PATCHPROF_TEST_ENGINE=classic go test -run TestFork ./integration/.)
-func TestClassicEngine(t *testing.T) {
+// TestClassicEngine and TestXOLEngine run every other test of this package
+// again with --engine=classic and --engine=xol, in a child test process:
+// each test asserts exact counts, so every engine is held to identical
+// counts. (Run one test under one engine: PATCHPROF_TEST_ENGINE=classic go
+// test -run TestFork ./integration/.)
+func TestClassicEngine(t *testing.T) { rerunUnder(t, "classic") }
+
+// TestXOLEngine: see TestClassicEngine.
+func TestXOLEngine(t *testing.T) { rerunUnder(t, "xol") }
+
+// rerunUnder runs the package's tests again under engine.
+func rerunUnder(t *testing.T, engine string) {
 	if os.Getenv(engineEnv) != "" {
 		t.Skipf("this is the run under %s=%s", engineEnv, os.Getenv(engineEnv))
 	}
@@ -26,15 +33,15 @@ func TestClassicEngine(t *testing.T) {
 	}
 	needs(t)
 	t.Parallel()
-	args := []string{"-test.run", ".", "-test.skip", "^TestClassicEngine$", "-test.count=1", "-test.timeout=30m"}
+	args := []string{"-test.run", ".", "-test.skip", "^(TestClassicEngine|TestXOLEngine)$", "-test.count=1", "-test.timeout=30m"}
 	if testing.Verbose() {
 		args = append(args, "-test.v")
 	}
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), engineEnv+"=classic")
+	cmd.Env = append(os.Environ(), engineEnv+"="+engine)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the tests under --engine=classic failed: %v\n%s", err, failures(string(out)))
+		t.Fatalf("the tests under --engine=%s failed: %v\n%s", engine, err, failures(string(out)))
 	}
 }
 
@@ -54,4 +61,13 @@ func failures(out string) string {
 		return tail(out)
 	}
 	return strings.Join(keep, "\n")
+}
+
+// pinned is the end of a report's first line when patchprof ran the target
+// on one CPU: the default of the trap engines, not of the in-process one.
+func pinned() string {
+	if e := os.Getenv(engineEnv); e == "" || e == "jump" {
+		return ""
+	}
+	return " (run on one CPU: --pin)"
 }

@@ -66,7 +66,7 @@ func TestTransparent(t *testing.T) {
 				t.Errorf("saved args %q, want %q", p.Args, want)
 			}
 			header, _, _ := strings.Cut(readFile(t, report), "\n")
-			if !regexp.MustCompile(`^patchprof: \S+ exited with code 7 \(run on one CPU: --pin\)$`).MatchString(header) {
+			if !regexp.MustCompile(`^patchprof: \S+ exited with code 7` + regexp.QuoteMeta(pinned()) + `$`).MatchString(header) {
 				t.Errorf("header %q, want `patchprof: PROG exited with code 7 (run on one CPU: --pin)`", header)
 			}
 		})

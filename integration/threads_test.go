@@ -51,7 +51,7 @@ func TestThreadsStress(t *testing.T) {
 	for _, f := range []string{"a", "b", "c"} {
 		wantFunc(t, p, f, 40000)
 	}
-	if e := os.Getenv(engineEnv); e == "" || e == "xol" {
+	if e := os.Getenv(engineEnv); e != "classic" {
 		for _, n := range p.Notes {
 			if strings.Contains(n, "held") || strings.Contains(n, "classic cycle") {
 				t.Errorf("under xol: %q", n)

@@ -144,9 +144,9 @@ func mainFlagSet(v *mainFlagValues) *flag.FlagSet {
 	fs.BoolVar(&v.std, "std", false, "also profile the Go runtime and standard library")
 	fs.StringVar(&v.save, "save", "", "write the raw profile as JSON to `FILE` (- is stdout)")
 	fs.IntVar(&v.attach, "p", 0, "attach to the running process `PID` instead of starting a program")
-	fs.StringVar(&v.engine, "engine", monitor.EngineXOL, "how a hit is served, `NAME` is xol (the instruction runs out of line: one stop, no thread held), classic (Bishop's restore, single-step, re-arm) or jump (counts in the target: a jmp to a trampoline at each site it can patch, xol elsewhere)")
+	fs.StringVar(&v.engine, "engine", monitor.EngineJump, "how a hit is served, `NAME` is jump (counts in the target: a jmp to a trampoline at each site it can patch, xol elsewhere), xol (a trap; the instruction runs out of line: one stop, no thread held) or classic (Bishop's restore, single-step, re-arm)")
 	fs.BoolVar(&v.version, "version", false, "print patchprof's version and the VCS revision it was built from, and exit")
-	fs.BoolVar(&v.pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS): --pin=false keeps its CPU mask, for a CPU-bound multi-threaded target or one that sizes its work by the CPU count; ignored with -p")
+	fs.BoolVar(&v.pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS). On by default with the trap engines (classic, xol), off with jump; --pin=false keeps the target's CPU mask; ignored with -p")
 	fs.Var(&v.libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
 	fs.BoolVar(&v.noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
 	fs.DurationVar(&v.interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
@@ -177,8 +177,16 @@ func parseFlags(args []string) (*mainFlags, error) {
 	lines, funcs, std, funcRE, fileGlob, save := v.lines, v.funcs, v.std, v.funcRE, v.fileGlob, v.save
 	attach, duration, interval, noFollow, libs := v.attach, v.duration, v.interval, v.noFollow, v.libs
 	engine, pin, rf, bf, lf := v.engine, v.pin, v.rf, v.bf, v.lf
-	pGiven := false
-	fs.Visit(func(f *flag.Flag) { pGiven = pGiven || f.Name == "p" })
+	pGiven, pinGiven := false, false
+	fs.Visit(func(f *flag.Flag) {
+		pGiven = pGiven || f.Name == "p"
+		pinGiven = pinGiven || f.Name == "pin"
+	})
+	if !pinGiven && engine == monitor.EngineJump {
+		// Pinning makes a trap cheap; the in-process engine has few traps,
+		// and the target keeps its own CPU set.
+		pin = false
+	}
 	switch {
 	case pGiven && attach <= 0:
 		return nil, &userError{msg: fmt.Sprintf("-p %d: -p needs a process ID greater than 0", attach)}

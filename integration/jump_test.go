@@ -1,0 +1,169 @@
+//go:build linux
+
+package integration
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The in-process engine (--engine jump) counts in the target. These tests
+// run it explicitly on what only it can do in reasonable time (millions of
+// hits) and on its own lifecycle: threads, fork, vfork, exec, SIGKILL,
+// signals inside trampolines, attach and detach. Every other test of the
+// package runs under it too (TestJumpEngine).
+
+// jumpOnly skips a test of the in-process engine in the reruns of the
+// package under another engine: they would run it again unchanged.
+func jumpOnly(t *testing.T) {
+	t.Helper()
+	if e := os.Getenv(engineEnv); e != "" && e != "jump" {
+		t.Skipf("an --engine=jump test: already run outside the %s=%s rerun", engineEnv, e)
+	}
+	needs(t)
+}
+
+// wantJumped checks that the in-process engine patched at least one site.
+func wantJumped(t *testing.T, p *profile) {
+	t.Helper()
+	for _, n := range p.Notes {
+		var planned, patched int
+		if _, err := fmt.Sscanf(n, "in-process engine: %d sites can count in the target, %d were run and patched", &planned, &patched); err == nil {
+			if patched == 0 {
+				t.Errorf("no site was patched: %q", n)
+			}
+			return
+		}
+	}
+	t.Errorf("no note of the in-process engine in %q", p.Notes)
+}
+
+// TestJumpThreads: 4 threads call work 2,500,000 times each, on the same
+// sites at the same time: each thread counts in its own slab, and the sum
+// is exact (a shared counter without a lock loses counts).
+func TestJumpThreads(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "threads.c", "-g", "-O0", "-pthread")
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--funcs", exe, "2500000"}})
+	wantExitCode(t, res, p, 0)
+	if !strings.Contains(res.stdout, "calls 10000000\n") {
+		t.Errorf("target's stdout %q, want \"calls 10000000\"", res.stdout)
+	}
+	wantFunc(t, p, "work", 10000000)
+	wantFunc(t, p, "worker", 4)
+	wantJumped(t, p)
+}
+
+// TestJumpLifecycle: forked children count in memory of their own (one of
+// them killed by SIGKILL in the middle), a vfork child execs, the program
+// execs itself; f's count is the sum over every process, and the lines
+// equal the out-of-line engine's.
+func TestJumpLifecycle(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "jumplife.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--lines", "--funcs", exe}})
+	wantExitCode(t, res, p, 0)
+	if res.stdout != "again\n" {
+		t.Errorf("target's stdout %q, want \"again\\n\"", res.stdout)
+	}
+	wantFunc(t, p, "f", 251007)
+	wantFunc(t, p, "calls", 2)
+	wantJumped(t, p)
+	_, x := runProfile(t, runOpts{args: []string{"--engine=xol", "--lines", "--funcs", exe}})
+	got, want := linesOf(p, "jumplife.c"), linesOf(x, "jumplife.c")
+	for l, n := range want {
+		if got[l] != n {
+			t.Errorf("jumplife.c:%d: %d under jump, %d under xol", l, got[l], n)
+		}
+	}
+}
+
+// TestJumpSignals: a timer signal every millisecond while the main loop
+// calls f 20,000,000 times: signals arrive with the thread inside a
+// trampoline. The counts equal the program's own.
+func TestJumpSignals(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "jumpsig.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--funcs", exe}})
+	wantExitCode(t, res, p, 0)
+	var f, g int64
+	if _, err := fmt.Sscanf(res.stdout, "f %d g %d", &f, &g); err != nil || f != 20000000 {
+		t.Fatalf("target's stdout %q", res.stdout)
+	}
+	wantFunc(t, p, "f", f)
+	wantFunc(t, p, "g", g)
+	wantFunc(t, p, "on_alarm", g)
+	wantJumped(t, p)
+}
+
+// TestJumpAttach attaches the in-process engine to a running program for
+// a second and detaches: the program runs on to its end, and nothing of
+// patchprof is left in it: no counter memory, no trampolines, its code
+// bytes those of its file.
+func TestJumpAttach(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
+	cmd, pid, sc := startTarget(t, exe, 6)
+	before := readFile(t, fmt.Sprintf("/proc/%d/maps", pid))
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--funcs", "--lines", "-p", strconv.Itoa(pid), "--duration", "1s"}})
+	if res.code != 0 || !p.Exit.Detached {
+		t.Fatalf("patchprof exit %d, saved exit %+v; want 0 and detached\n%s", res.code, p.Exit, res)
+	}
+	if n, ok := funcCount(p, "work"); !ok || n == 0 {
+		t.Errorf("work counted %d (%v) in a second of three threads calling it", n, ok)
+	}
+	wantJumped(t, p)
+	after := readFile(t, fmt.Sprintf("/proc/%d/maps", pid))
+	if after != before {
+		t.Errorf("the target's mappings changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	checkText(t, pid, exe)
+	checkRunsOn(t, cmd, pid, sc, 6)
+}
+
+// checkText compares the code of exe mapped in process pid with the file.
+func checkText(t *testing.T, pid int, exe string) {
+	t.Helper()
+	file, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem, err := os.Open(fmt.Sprintf("/proc/%d/mem", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	for _, l := range strings.Split(execMappings(t, pid), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 6 || f[5] != exe {
+			continue
+		}
+		var lo, hi, off uint64
+		if _, err := fmt.Sscanf(f[0], "%x-%x", &lo, &hi); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Sscanf(f[2], "%x", &off); err != nil {
+			t.Fatal(err)
+		}
+		n := min(hi-lo, uint64(len(file))-off)
+		got := make([]byte, n)
+		if _, err := mem.ReadAt(got, int64(lo)); err != nil {
+			t.Fatalf("read the target's code at %#x: %v", lo, err)
+		}
+		if want := file[off : off+n]; !bytes.Equal(got, want) {
+			k := 0
+			for got[k] == want[k] {
+				k++
+			}
+			t.Errorf("the target's code differs from %s at %#x: % x, want % x", exe, lo+uint64(k), got[k:min(k+8, len(got))], want[k:min(k+8, len(want))])
+		}
+	}
+}
