@@ -189,7 +189,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
-			p.addMergedJumps(m, g, &mf, rs, fi, keepFile, source)
+			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
 		}
 	}
@@ -199,6 +199,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
 	}
 	dropLoopTails(m, g, &mf)
+	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
+		dropJoinJumps(m, g, &mf, source)
+	}
 	m.funcs = append(m.funcs, mf)
 }
 
@@ -263,6 +266,9 @@ func funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo
 		var src []string
 		if source != nil && len(rs) > 0 {
 			src, _ = source(rs[0].ref.File)
+		}
+		if src != nil {
+			markElseJumps(rs, code, f.Addr, src)
 		}
 		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
 	}
