@@ -381,3 +381,41 @@ func TestOnlyGotoLocus(t *testing.T) {
 		t.Error("line 2, with code, is taken for a goto_locus")
 	}
 }
+
+// TestExitsOf groups the jumps leaving a scope that takes a local's
+// address by destination, when the scope has two or more ways out; a
+// bitwise and, &p->f and a scope with one way out have no copies.
+func TestExitsOf(t *testing.T) {
+	src := []string{
+		/* 1 */ "int f(int *a, int n){",
+		/* 2 */ "  for(;;){",
+		/* 3 */ "    switch( n ){",
+		/* 4 */ "      case 1: {",
+		/* 5 */ "        int v;",
+		/* 6 */ "        if( g(&v) ){ n = 0; break; }",
+		/* 7 */ "        if( v ) goto out;",
+		/* 8 */ "        n = v;",
+		/* 9 */ "        break;",
+		/* 10 */ "      }",
+		/* 11 */ "      case 2: {",
+		/* 12 */ "        int w = n & 1;",
+		/* 13 */ "        if( w & n ) break;",
+		/* 14 */ "        if( h(&a->x) ) goto out;",
+		/* 15 */ "        break;",
+		/* 16 */ "      }",
+		/* 17 */ "      case 3: {",
+		/* 18 */ "        int u;",
+		/* 19 */ "        if( g(&u) ) break;",
+		/* 20 */ "        break;",
+		/* 21 */ "      }",
+		/* 22 */ "    }",
+		/* 23 */ "  }",
+		/* 24 */ "out:",
+		/* 25 */ "  return n;",
+		/* 26 */ "}",
+	}
+	got := fmt.Sprint(exitsOf(src, 1, len(src)))
+	if want := "[[6 9]]"; got != want {
+		t.Errorf("exitsOf = %s, want %s", got, want)
+	}
+}
