@@ -40,6 +40,13 @@ import (
 //   - The jump back to the top of a `for (;;)` or `while (1)` loop is a
 //     block of GCC's with a line of its own, which every arc back to the
 //     head runs through (planlines_loops.go).
+//   - The jump past an if's else branches has no location of GCC's
+//     unless the then branch declares variables; a jmp into a jump
+//     statement's own block takes that statement's row; a branch whose
+//     jmp skips that statement's nop falls into it (planlines_jumps.go).
+//   - The jumps leaving a scope that takes a local's address run through
+//     one copy of its clobbers per destination, located at the first of
+//     them (planlines_finally.go).
 //   - Arrivals at a block along none of its arcs count as entries only at
 //     the function's entry and at landing pads (calls, exceptions); a
 //     longjmp landing after its setjmp call is an abnormal edge gcov does
@@ -66,6 +73,9 @@ type modelFunc struct {
 	// latches are blocks of GCC's with no code of their own: the jumps
 	// back to the top of loops with no condition (planlines_loops.go).
 	latches []latch
+	// finallies are GCC's copies of a scope's clobbers that its exits
+	// to one destination run through (planlines_finally.go).
+	finallies []finally
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -189,8 +199,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
-			p.addMergedJumps(m, g, &mf, rs, fi, keepFile, source)
+			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
+			addFinallies(m, g, &mf, rs, source)
 		}
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
@@ -199,6 +210,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
 	}
 	dropLoopTails(m, g, &mf)
+	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
+		dropJoinJumps(m, g, &mf, source)
+	}
 	m.funcs = append(m.funcs, mf)
 }
 
@@ -263,6 +277,9 @@ func funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo
 		var src []string
 		if source != nil && len(rs) > 0 {
 			src, _ = source(rs[0].ref.File)
+		}
+		if src != nil {
+			markElseJumps(rs, code, f.Addr, src)
 		}
 		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
 	}
@@ -440,6 +457,15 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	for i, l := range mf.latches {
 		latchOf[l.head] = int32(len(g.Blocks) + i)
 	}
+	// An arc out of a jump's block leaving a scope with clobbers runs
+	// through its destination's copy of them.
+	finOf := make(map[int]int)
+	for i, fin := range mf.finallies {
+		for _, b := range fin.froms {
+			finOf[b] = i
+		}
+	}
+	finCount := make([]uint64, len(mf.finallies))
 	for k, e := range g.Edges {
 		if e.To < 0 || mf.skip[e.From] {
 			continue
@@ -449,6 +475,12 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 			continue
 		}
 		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		if i, ok := finOf[e.From]; ok {
+			fb := int32(len(g.Blocks) + len(mf.latches) + i)
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: fb, Count: c}, linecount.Arc{From: fb, To: int32(to), Count: c})
+			finCount[i] += c
+			continue
+		}
 		if l, ok := latchOf[to]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
 			latched[int(l)-len(g.Blocks)] += c
@@ -459,6 +491,9 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	for i, l := range mf.latches {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
 		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(len(g.Blocks) + i), To: int32(l.head), Count: latched[i]})
+	}
+	for i, fin := range mf.finallies {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)

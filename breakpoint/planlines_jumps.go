@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // jumpStmt matches a statement that is only a jump: GCC makes it a goto
@@ -40,12 +42,15 @@ func endsStmt(line string) bool {
 // statement before it the line of the jump statement written there (a
 // break, continue or goto right after that statement); so too a block
 // that falls (or a call returns) into the jump's target, where -O0 left
-// out a jmp to the next instruction. GCC puts the goto
+// out a jmp to the next instruction. So too a block whose jmp goes
+// straight to where a jump statement after the end of its branch goes,
+// past the nop that holds that statement's row (onlyGotoLocus): in GCC's
+// graph the branch falls into the jump's block. GCC puts the goto
 // on the block's outgoing arc (its goto_locus), which gcov counts as a
 // line of the block, and -O0 emits the jmp under the previous statement's
 // row when that arc is not expanded on its own. The statement before must
 // end on the jmp's row (endsStmt).
-func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nopAt, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
 	rowed := map[LineRef]bool{}
 	for _, r := range rs {
 		rowed[r.ref] = true
@@ -77,12 +82,24 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 		if !ok || last.Line < 1 || last.Line > len(src) || !endsStmt(src[last.Line-1]) {
 			continue
 		}
+		braces := false // crossed the end of a branch
 		for l := last.Line + 1; l <= len(src) && l-last.Line <= 16; l++ {
 			ref := LineRef{File: last.File, Line: l}
+			text := strings.TrimSpace(src[l-1])
 			if rowed[ref] {
+				if jumpStmt.MatchString(text) && bl.Term == cfg.TermJump && onlyGotoLocus(g, rs, nops, ref, g.Succs(b)) {
+					at := lineAt{line: p.modelKey(m, ref, fi, keepFile), addr: bl.Last}
+					mf.blocks[b] = append(ls, at)
+				}
 				break
 			}
-			text := strings.TrimSpace(src[l-1])
+			if closeBrace.MatchString(text) {
+				braces = true
+				continue
+			}
+			if braces {
+				break // only a jump with a row of its own is read past a branch's end
+			}
 			if jumpStmt.MatchString(text) {
 				at := lineAt{line: p.modelKey(m, ref, fi, keepFile), addr: bl.Last}
 				mf.blocks[b] = append(ls, at)
@@ -91,6 +108,133 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			if !emptyStmt.MatchString(text) {
 				break
 			}
+		}
+	}
+}
+
+// ifLine matches the line of an if statement, or of an else-if after the
+// closing brace of the branch before it.
+var ifLine = regexp.MustCompile(`^(\}\s*else\s+)?if\s*\(`)
+
+// markElseJumps drops the rows GCC gives the jump that ends an if's then
+// branch and goes past its else branches: the gimplifier's goto to the end
+// of the if has no location of its own (gimplify_cond_expr,
+// gimple_set_do_not_emit_location), so gcov counts no line for it, but
+// -O0 emits the jmp (or, where the goto's arc was the one to keep a
+// location, a nop at the end of the if) under the row of an if line, back
+// above the branch's statements. Such a row is one instruction, a forward
+// jmp or a nop, whose line is an if line (ifLine) above the line of the
+// row before it, and whose then branch declares no variable (a branch
+// that does is a BIND_EXPR, located at its opening brace, and the goto
+// takes that location: gcov counts it). code starts at base; src is the
+// source of the rows' file.
+func markElseJumps(rs []fnRow, code []byte, base uint64, src []string) {
+	for k := 1; k < len(rs); k++ {
+		r, prev := rs[k], rs[k-1]
+		if r.ref.File != prev.ref.File || r.ref.Line >= prev.ref.Line || r.ref.Line < 1 || r.ref.Line > len(src) ||
+			prev.addr == r.addr || r.addr < base || r.addr-base >= uint64(len(code)) {
+			continue
+		}
+		if k+1 < len(rs) && rs[k+1].addr == r.addr || !ifLine.MatchString(strings.TrimSpace(src[r.ref.Line-1])) {
+			continue
+		}
+		if text := src[r.ref.Line-1]; declaresFrom(src, r.ref.Line, strings.Index(text, "if")) {
+			continue
+		}
+		inst, err := symtab.DecodeInst(code[r.addr-base:])
+		if err != nil || inst.Len == 0 {
+			continue
+		}
+		end := r.addr + uint64(inst.Len)
+		if k+1 < len(rs) && rs[k+1].addr < end {
+			continue
+		}
+		switch inst.Op {
+		case x86asm.NOP:
+			if k+1 < len(rs) && rs[k+1].addr != end {
+				continue // more code in the row than the nop
+			}
+		case x86asm.JMP:
+			rel, ok := inst.Args[0].(x86asm.Rel)
+			if !ok || rel < 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		rs[k].drop = true
+	}
+}
+
+// closeBrace matches a line that only ends a block.
+var closeBrace = regexp.MustCompile(`^\}\s*(/\*.*\*/|//.*)?$`)
+
+// A nopAt reports whether the instruction at a link-time address is a
+// one-byte nop.
+type nopAt func(addr uint64) bool
+
+// codeNops returns the nopAt of a function's code, which starts at base.
+func codeNops(code []byte, base uint64) nopAt {
+	return func(a uint64) bool { return a >= base && a-base < uint64(len(code)) && code[a-base] == 0x90 }
+}
+
+// onlyGotoLocus reports whether every row of line ref starts a block that
+// is one nop and then goes where succ (a block's one arc) goes: the nop
+// -O0 emits to hold a goto's location (its goto_locus) on its arc.
+func onlyGotoLocus(g *cfg.Graph, rs []fnRow, nops nopAt, ref LineRef, succ []cfg.Edge) bool {
+	if len(succ) != 1 || succ[0].To < 0 {
+		return false
+	}
+	n := 0
+	for _, r := range rs {
+		if r.ref != ref {
+			continue
+		}
+		b, ok := g.BlockAt(r.addr)
+		if !ok || g.Blocks[b].Start != r.addr {
+			return false
+		}
+		bl := &g.Blocks[b]
+		out := g.Succs(b)
+		if len(out) != 1 || out[0].To != succ[0].To || !nops(bl.Start) {
+			return false
+		}
+		switch {
+		case bl.Term == cfg.TermJump && bl.Insts == 2, bl.Term == cfg.TermFall && bl.Insts == 1:
+		default:
+			return false
+		}
+		n++
+	}
+	return n > 0
+}
+
+// dropJoinJumps takes off the end of a block the line of its forward jmp
+// when that jmp has a row of its own naming a jump statement (break,
+// continue, goto, return) that its target block starts with: the arc
+// into that statement's block (the nop holding its goto_locus) which -O0
+// laid out away from its target, the jmp taking the target's location. In
+// GCC's graph the arc is no statement of the block it leaves. (A loop's
+// first jmp to its condition, on the loop's line, is GCC's own goto.)
+func dropJoinJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, source func(string) ([]string, bool)) {
+	for b := range g.Blocks {
+		bl := &g.Blocks[b]
+		ls := mf.blocks[b]
+		n := len(ls)
+		if bl.Term != cfg.TermJump || n < 2 || ls[n-1].addr != bl.Last {
+			continue
+		}
+		succ := g.Succs(b)
+		if len(succ) != 1 || succ[0].To < 0 || succ[0].Target <= bl.Last {
+			continue
+		}
+		to := mf.blocks[succ[0].To]
+		if len(to) == 0 || to[0].line != ls[n-1].line || to[0].addr != g.Blocks[succ[0].To].Start {
+			continue
+		}
+		ref := m.keys[ls[n-1].line]
+		if src, ok := source(ref.File); ok && ref.Line >= 1 && ref.Line <= len(src) && jumpStmt.MatchString(strings.TrimSpace(src[ref.Line-1])) {
+			mf.blocks[b] = ls[:n-1]
 		}
 	}
 }

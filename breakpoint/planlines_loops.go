@@ -139,10 +139,19 @@ func jumpsTo(g *cfg.Graph, b, to int) bool {
 // starts with a declaration (GCC then wraps the block in a BIND_EXPR,
 // located at the brace).
 func declaresAt(src []string, brace int) bool {
+	return declaresFrom(src, brace, 0)
+}
+
+// declaresFrom is declaresAt reading line brace from byte col on (past
+// the closing brace of an else's first branch).
+func declaresFrom(src []string, brace, col int) bool {
 	depth := 0
 	comment := false
 	for l := brace; l <= len(src) && l < brace+4000; l++ {
 		line := src[l-1]
+		if l == brace {
+			line = line[min(col, len(line)):]
+		}
 		if l > brace && depth == 1 && !comment {
 			t := strings.TrimSpace(line)
 			if declLine.MatchString(t) && !notType.MatchString(t) {

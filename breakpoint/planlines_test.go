@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/lineinfo"
 )
 
@@ -246,5 +247,175 @@ func TestUserAndControlLines(t *testing.T) {
 		if got := controlStmt.MatchString(line); got != want {
 			t.Errorf("controlStmt(%q) = %v, want %v", line, got, want)
 		}
+	}
+}
+
+// TestMarkElseJumps drops the row of an if line on a jump past the else
+// that GCC gives no location (a lone forward jmp or nop after the branch's
+// statements), not when the branch declares variables (its BIND_EXPR
+// lends the goto its brace's location), not on a backward jmp.
+func TestMarkElseJumps(t *testing.T) {
+	const file = "/src/a.c"
+	src := []string{
+		/* 1 */ "void f(void){",
+		/* 2 */ "  if( a ){",
+		/* 3 */ "    g();",
+		/* 4 */ "  }else{",
+		/* 5 */ "    h();",
+		/* 6 */ "  }",
+		/* 7 */ "  }else if( b ){",
+		/* 8 */ "    int x = g();",
+		/* 9 */ "  }",
+		/* 10 */ "  x = 1;",
+		/* 11 */ "  x = 2;",
+		/* 12 */ "}",
+	}
+	code := []byte{
+		0x90,       // 0x100 line 2
+		0x90,       // 0x101 line 3
+		0xeb, 0x02, // 0x102 line 2: jmp past the else, dropped
+		0x90,       // 0x104 line 5
+		0x90,       // 0x105 line 8
+		0xeb, 0x00, // 0x106 line 7: its branch declares x, kept
+		0x90,       // 0x108 line 11
+		0xeb, 0xf5, // 0x109 line 2: backward, kept
+		0x90, // 0x10b line 10
+		0x90, // 0x10c line 2: a lone nop at the end of the if, dropped
+		0x90, // 0x10d line 11
+	}
+	lines := []struct {
+		addr uint64
+		line int
+		drop bool
+	}{
+		{0x100, 2, false}, {0x101, 3, false}, {0x102, 2, true}, {0x104, 5, false}, {0x105, 8, false},
+		{0x106, 7, false}, {0x108, 11, false}, {0x109, 2, false}, {0x10b, 10, false}, {0x10c, 2, true}, {0x10d, 11, false},
+	}
+	rs := make([]fnRow, len(lines))
+	for k, l := range lines {
+		rs[k] = fnRow{addr: l.addr, ref: LineRef{File: file, Line: l.line}}
+	}
+	markElseJumps(rs, code, 0x100, src)
+	for k, l := range lines {
+		if rs[k].drop != l.drop {
+			t.Errorf("row %#x (line %d): drop %v, want %v", l.addr, l.line, rs[k].drop, l.drop)
+		}
+	}
+}
+
+// joinGraph builds the graph of code at addr for the jump tests.
+func joinGraph(t *testing.T, addr uint64, code []byte) *cfg.Graph {
+	t.Helper()
+	g, err := cfg.Build(cfg.Options{Name: "f", Addr: addr, Code: code})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// TestDropJoinJumps takes a break's line off a block whose forward jmp
+// has the break's row and goes to the break's own block (`if( r )
+// x = -x; break;`), not a loop's first jmp to its condition.
+func TestDropJoinJumps(t *testing.T) {
+	code := []byte{
+		0x85, 0xc0, // 0x1000 test %eax,%eax   line 2
+		0x75, 0x04, // 0x1002 jne 0x1008
+		0xf7, 0xd8, // 0x1004 neg %eax         line 2
+		0xeb, 0x03, // 0x1006 jmp 0x100b       line 3
+		0xf7, 0xdb, // 0x1008 neg %ebx         line 4
+		0xc3, // 0x100a ret
+		0x90, // 0x100b nop              line 3
+		0xc3, // 0x100c ret              line 5
+	}
+	g := joinGraph(t, 0x1000, code)
+	for _, tc := range []struct {
+		line3 string
+		want  int // lines left in the block at 0x1004
+	}{
+		{"    break;", 1},
+		{"  while( x ){", 2},
+	} {
+		src := []string{"void f(void){", "  if( r ) x = -x;", tc.line3, "  y = 1;", "}"}
+		m := &lineModel{keys: []LineRef{{"a.c", 2}, {"a.c", 3}, {"a.c", 4}, {"a.c", 5}}}
+		mf := &modelFunc{blocks: make([][]lineAt, len(g.Blocks))}
+		at := func(a uint64) int {
+			b, ok := g.BlockAt(a)
+			if !ok {
+				t.Fatalf("no block at %#x", a)
+			}
+			return b
+		}
+		mf.blocks[at(0x1000)] = []lineAt{{0, 0x1000}}
+		mf.blocks[at(0x1004)] = []lineAt{{0, 0x1004}, {1, 0x1006}}
+		mf.blocks[at(0x1008)] = []lineAt{{2, 0x1008}}
+		mf.blocks[at(0x100b)] = []lineAt{{1, 0x100b}, {3, 0x100c}}
+		dropJoinJumps(m, g, mf, func(string) ([]string, bool) { return src, true })
+		if got := len(mf.blocks[at(0x1004)]); got != tc.want {
+			t.Errorf("line 3 %q: %d lines left in the block at 0x1004, want %d", tc.line3, got, tc.want)
+		}
+	}
+}
+
+// TestOnlyGotoLocus finds a jump statement whose only row is a nop that
+// goes where a block's jmp goes.
+func TestOnlyGotoLocus(t *testing.T) {
+	code := []byte{
+		0x85, 0xc0, // 0x2000 test %eax,%eax  line 1
+		0x74, 0x04, // 0x2002 je 0x2008
+		0xf7, 0xd8, // 0x2004 neg %eax        line 2
+		0xeb, 0x03, // 0x2006 jmp 0x200b
+		0x90,       // 0x2008 nop             line 3
+		0xeb, 0x00, // 0x2009 jmp 0x200b
+		0xc3, // 0x200b ret             line 4
+	}
+	g := joinGraph(t, 0x2000, code)
+	rs := []fnRow{
+		{addr: 0x2000, ref: LineRef{"a.c", 1}}, {addr: 0x2004, ref: LineRef{"a.c", 2}},
+		{addr: 0x2008, ref: LineRef{"a.c", 3}}, {addr: 0x200b, ref: LineRef{"a.c", 4}},
+	}
+	b, _ := g.BlockAt(0x2004)
+	if !onlyGotoLocus(g, rs, codeNops(code, 0x2000), LineRef{"a.c", 3}, g.Succs(b)) {
+		t.Error("the nop of line 3 is not taken for its goto_locus")
+	}
+	if onlyGotoLocus(g, rs, codeNops(code, 0x2000), LineRef{"a.c", 2}, g.Succs(b)) {
+		t.Error("line 2, with code, is taken for a goto_locus")
+	}
+}
+
+// TestExitsOf groups the jumps leaving a scope that takes a local's
+// address by destination, when the scope has two or more ways out; a
+// bitwise and, &p->f and a scope with one way out have no copies.
+func TestExitsOf(t *testing.T) {
+	src := []string{
+		/* 1 */ "int f(int *a, int n){",
+		/* 2 */ "  for(;;){",
+		/* 3 */ "    switch( n ){",
+		/* 4 */ "      case 1: {",
+		/* 5 */ "        int v;",
+		/* 6 */ "        if( g(&v) ){ n = 0; break; }",
+		/* 7 */ "        if( v ) goto out;",
+		/* 8 */ "        n = v;",
+		/* 9 */ "        break;",
+		/* 10 */ "      }",
+		/* 11 */ "      case 2: {",
+		/* 12 */ "        int w = n & 1;",
+		/* 13 */ "        if( w & n ) break;",
+		/* 14 */ "        if( h(&a->x) ) goto out;",
+		/* 15 */ "        break;",
+		/* 16 */ "      }",
+		/* 17 */ "      case 3: {",
+		/* 18 */ "        int u;",
+		/* 19 */ "        if( g(&u) ) break;",
+		/* 20 */ "        break;",
+		/* 21 */ "      }",
+		/* 22 */ "    }",
+		/* 23 */ "  }",
+		/* 24 */ "out:",
+		/* 25 */ "  return n;",
+		/* 26 */ "}",
+	}
+	got := fmt.Sprint(exitsOf(src, 1, len(src)))
+	if want := "[[6 9]]"; got != want {
+		t.Errorf("exitsOf = %s, want %s", got, want)
 	}
 }

@@ -1,0 +1,335 @@
+package breakpoint
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/patchprof/patchprof/cfg"
+)
+
+// A compound statement that declares a variable whose address is taken
+// ends its variables' lifetimes with clobbers, which GCC's gimplifier
+// wraps around the block as a try/finally (gimplify_bind_expr). Lowering
+// it (tree-eh.cc, lower_try_finally_copy, always chosen for a finally of
+// clobbers when the block has two or more ways out) emits one copy of the
+// clobbers per destination of the jumps leaving the block, located at the
+// first such jump (in source order) to that destination, and every jump
+// to the destination goes through that copy. gcov counts the copy's block
+// under the first jump's line, so that line counts every jump leaving
+// the block for that destination. -O0 emits no code for clobbers: the
+// model adds the copy as a block of its own.
+
+// A finally is one destination's copy of a block's clobbers: a block of
+// GCC's with no code that the arcs leaving the jumps' blocks run through.
+type finally struct {
+	line  int32 // model key of the first jump's line
+	froms []int // the blocks of the jumps to the destination
+}
+
+// exitJump matches a jump statement and captures its kind and, for a
+// goto, its label.
+var exitJump = regexp.MustCompile(`(?:^|[;{)]\s*|\belse\s+)(break|continue|return|goto\s+(\w+))\b`)
+
+// loopOrSwitch matches the statement whose body a brace opens when it is
+// a loop's or a switch's.
+var loopOrSwitch = regexp.MustCompile(`^(\}\s*)?(for|while|do|switch)\b`)
+
+// A scope is one brace-delimited block of a function's source.
+type scope struct {
+	open, close int    // lines of its braces
+	kind        string // "loop", "switch" or ""
+	parent      int    // index of the enclosing scope, -1 at the top
+	names       []string
+}
+
+// codeText returns line l of src with comments, string and character
+// literals blanked; comment says whether a block comment runs on into the
+// line and is updated.
+func codeText(line string, comment *bool) string {
+	b := []byte(line)
+	for i := 0; i < len(b); i++ {
+		switch {
+		case *comment:
+			if b[i] == '*' && i+1 < len(b) && b[i+1] == '/' {
+				*comment = false
+				b[i], b[i+1] = ' ', ' '
+				i++
+			} else {
+				b[i] = ' '
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			*comment = true
+			b[i], b[i+1] = ' ', ' '
+			i++
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '/':
+			for ; i < len(b); i++ {
+				b[i] = ' '
+			}
+		case b[i] == '"' || b[i] == '\'':
+			q := b[i]
+			for i++; i < len(b) && b[i] != q; i++ {
+				if b[i] == '\\' {
+					b[i] = ' '
+					i++
+				}
+				if i < len(b) {
+					b[i] = ' '
+				}
+			}
+		}
+	}
+	return string(b)
+}
+
+// declNames matches the names a declaration line declares.
+var declNames = regexp.MustCompile(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:[=;,]|$)`)
+
+// scopes reads the brace-delimited blocks of source lines lo to hi, with
+// the names each declares at its top level.
+func scopes(src []string, lo, hi int) []scope {
+	var all []scope
+	var stack []int
+	comment := false
+	prev := ""
+	for l := lo; l <= hi && l <= len(src); l++ {
+		text := codeText(src[l-1], &comment)
+		if t := strings.TrimSpace(text); len(stack) > 0 && declLine.MatchString(t) && !notType.MatchString(t) {
+			s := &all[stack[len(stack)-1]]
+			if i := strings.IndexAny(t, "=;,["); i > 0 {
+				// The first declarator, then any after a comma.
+				head := t[:i]
+				if f := strings.Fields(strings.ReplaceAll(head, "*", " ")); len(f) > 0 {
+					s.names = append(s.names, f[len(f)-1])
+				}
+				for _, part := range strings.Split(t[i:], ",")[1:] {
+					if m := declNames.FindStringSubmatch(strings.TrimLeft(part, " *")); m != nil {
+						s.names = append(s.names, m[1])
+					}
+				}
+			}
+		}
+		for i := 0; i < len(text); i++ {
+			switch text[i] {
+			case '{':
+				kind := ""
+				before := strings.TrimSpace(text[:i])
+				if before == "" {
+					before = prev
+				}
+				if loopOrSwitch.MatchString(before) {
+					kind = "loop"
+					if strings.Contains(before, "switch") {
+						kind = "switch"
+					}
+				}
+				parent := -1
+				if len(stack) > 0 {
+					parent = stack[len(stack)-1]
+				}
+				all = append(all, scope{open: l, close: hi, kind: kind, parent: parent})
+				stack = append(stack, len(all)-1)
+			case '}':
+				if n := len(stack); n > 0 {
+					all[stack[n-1]].close = l
+					stack = stack[:n-1]
+				}
+			}
+		}
+		if t := strings.TrimSpace(text); t != "" {
+			prev = t
+		}
+	}
+	return all
+}
+
+// exitsOf returns, per scope of src lines lo to hi that declares a
+// variable whose address it takes, and has two or more ways out (its
+// end, when a statement other than a jump ends it, counts as one), the
+// lines of the jumps leaving it, grouped by destination in source order.
+//
+// A jump that leaves an inner such scope first reaches the outer one as
+// the inner copy's goto, which has no location: when it is the first to
+// its destination, the outer copy has none either, and it is left out of
+// the outer group.
+func exitsOf(src []string, lo, hi int) [][]int {
+	all := scopes(src, lo, hi)
+	comment := false
+	text := make([]string, 0, hi-lo+1)
+	for l := lo; l <= hi && l <= len(src); l++ {
+		text = append(text, codeText(src[l-1], &comment))
+	}
+	at := func(l int) string { return text[l-lo] }
+	type exits struct {
+		order []string
+		dests map[string][]int
+	}
+	copies := make([]*exits, len(all)) // nil: no copies of clobbers
+	for si, s := range all {
+		if !takesAddress(s, at) {
+			continue
+		}
+		e := &exits{dests: map[string][]int{}}
+		last := ""
+		for l := s.open + 1; l < s.close; l++ {
+			t := strings.TrimSpace(at(l))
+			if t != "" && t != "}" {
+				last = t
+			}
+			m := exitJump.FindStringSubmatch(t)
+			if m == nil {
+				continue
+			}
+			d := destOf(all, si, l, m, at)
+			if d == "" {
+				continue
+			}
+			if _, ok := e.dests[d]; !ok {
+				e.order = append(e.order, d)
+			}
+			e.dests[d] = append(e.dests[d], l)
+		}
+		n := len(e.order)
+		if !exitJump.MatchString(last) || s.kind == "loop" {
+			n++ // its end falls through
+		}
+		if n >= 2 {
+			copies[si] = e
+		}
+	}
+	// viaInner reports whether the jump at line l leaves a scope with
+	// copies inside scope si on its way out.
+	viaInner := func(si, l int) bool {
+		for ti, t := range all {
+			if ti == si || copies[ti] == nil || t.open <= all[si].open || t.close >= all[si].close || l <= t.open || l >= t.close {
+				continue
+			}
+			if m := exitJump.FindStringSubmatch(strings.TrimSpace(at(l))); m != nil && destOf(all, ti, l, m, at) != "" {
+				return true
+			}
+		}
+		return false
+	}
+	var out [][]int
+	for si, e := range copies {
+		if e == nil {
+			continue
+		}
+		for _, d := range e.order {
+			jumps := e.dests[d]
+			if viaInner(si, jumps[0]) {
+				continue
+			}
+			var own []int
+			for _, l := range jumps {
+				if !viaInner(si, l) {
+					own = append(own, l)
+				}
+			}
+			if len(own) > 1 {
+				out = append(out, own)
+			}
+		}
+	}
+	return out
+}
+
+// takesAddress reports whether scope s applies & to a name it declares.
+func takesAddress(s scope, at func(int) string) bool {
+	for _, name := range s.names {
+		// A unary &: after an operator, a bracket or a separator, not
+		// after an operand (a bitwise and).
+		// &p->f and &p[i] take no address of p itself.
+		re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^])\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
+		for l := s.open + 1; l < s.close; l++ {
+			if re.MatchString(strings.ReplaceAll(at(l), "&&", "  ")) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// destOf names where the jump m at line l goes when it leaves scope si
+// (of all), "" when it stays inside.
+func destOf(all []scope, si, l int, m []string, at func(int) string) string {
+	kind := strings.Fields(m[1])[0]
+	switch kind {
+	case "return":
+		return "return"
+	case "goto":
+		label := regexp.MustCompile(`(^|[;{}]\s*)` + regexp.QuoteMeta(m[2]) + `\s*:([^:]|$)`)
+		for k := all[si].open; k <= all[si].close; k++ {
+			if label.MatchString(strings.TrimSpace(at(k))) {
+				return ""
+			}
+		}
+		return "goto " + m[2]
+	}
+	// The innermost scope holding line l.
+	in := -1
+	for k, s := range all {
+		if s.open < l && l < s.close && (in < 0 || s.open >= all[in].open) {
+			in = k
+		}
+	}
+	inside := true // still within scope si
+	for k := in; k >= 0; k = all[k].parent {
+		if k == si {
+			inside = false
+		}
+		if all[k].kind == "loop" || kind == "break" && all[k].kind == "switch" {
+			if inside {
+				return ""
+			}
+			return kind + " " + strings.Repeat("^", k)
+		}
+	}
+	return ""
+}
+
+// addFinallies gives the function's blocks the copies of clobbers its
+// scopes' exits run through (see finally).
+func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source func(string) ([]string, bool)) {
+	if len(rs) == 0 {
+		return
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	if !ok {
+		return
+	}
+	lo, hi := rs[0].ref.Line, rs[0].ref.Line
+	for _, r := range rs {
+		if r.ref.File == file {
+			lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
+		}
+	}
+	if hi > len(src) {
+		return
+	}
+	taken := map[int]bool{}
+	for _, jumps := range exitsOf(src, lo, hi) {
+		first, ok := m.index[LineRef{File: file, Line: jumps[0]}]
+		if !ok {
+			continue
+		}
+		fin := finally{line: first}
+		for _, l := range jumps {
+			key, ok := m.index[LineRef{File: file, Line: l}]
+			if !ok {
+				continue
+			}
+			for b := range g.Blocks {
+				ls := mf.blocks[b]
+				if n := len(ls); n > 0 && ls[n-1].line == key && len(g.Succs(b)) == 1 && !taken[b] &&
+					(g.Blocks[b].Term == cfg.TermJump || g.Blocks[b].Term == cfg.TermFall) {
+					fin.froms = append(fin.froms, b)
+					taken[b] = true
+				}
+			}
+		}
+		if len(fin.froms) > 1 {
+			mf.finallies = append(mf.finallies, fin)
+		}
+	}
+}
