@@ -209,16 +209,29 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	if err != nil {
 		return nil, breakpoint.JumpRelocation
 	}
+	// A thread stopped inside the covered bytes (attached there, or in a
+	// system call made by a displaced instruction) goes on from the
+	// equivalent point of the trampoline. One stopped at this site's int3
+	// with its trap still queued goes to the trampoline when its trap is
+	// handled.
+	type move struct {
+		u  *thread
+		to uint64
+	}
+	var moves []move
 	for _, u := range mm.threads {
 		if u == t || u.state != stopped {
 			continue
 		}
 		pc, err := peekUser(u.tid, offRip)
-		// A thread stopped at this site's int3 with its trap still queued
-		// goes to the trampoline when its trap is handled.
-		if err == nil && tr.Covers(pc) && !(pc == addr+1 && u.held > 0) {
+		if err != nil || !tr.Covers(pc) || (pc == addr+1 && u.held > 0) {
+			continue
+		}
+		to, ok := tr.Equivalent(pc)
+		if !ok {
 			return nil, breakpoint.JumpThreadInside
 		}
+		moves = append(moves, move{u, to})
 	}
 	if _, err := mm.mem.WriteMemory(tr.At, tr.Code); err != nil {
 		return nil, breakpoint.JumpNoRoom
@@ -226,6 +239,11 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	if _, err := mm.mem.WriteMemory(addr, tr.Patch); err != nil {
 		m.lose(fmt.Errorf("patch %#x in process %d: %w", addr, mm.tgid, err))
 		return nil, breakpoint.JumpNoRoom
+	}
+	for _, mv := range moves {
+		if err := pokeUser(mv.u.tid, offRip, mv.to); err != nil {
+			m.lose(fmt.Errorf("move thread %d into the trampoline of %#x: %w", mv.u.tid, addr, err))
+		}
 	}
 	j.tramp[i], j.state[i] = tr, jumpDone
 	return tr, ""
