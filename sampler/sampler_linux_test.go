@@ -58,4 +58,3 @@ func TestSampleChild(t *testing.T) {
 		t.Errorf("%d samples from %d processes (%v), lost %d; want hundreds from 2", total, len(pids), pids, st.Lost)
 	}
 }
-
