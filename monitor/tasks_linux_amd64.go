@@ -283,6 +283,7 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 		}
 	}
 	m.res.Processes++
+	m.notifyLayout(mm)
 	return mm, nil
 }
 
