@@ -76,17 +76,20 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		Arcs:    len(p.Branches) > 0 || len(p.Calls) > 0,
 	}
 	files := exportFiles(p)
-	var maxCount uint64
+	var maxCount, maxTime uint64
 	for _, f := range files {
 		for _, l := range f.lines {
 			maxCount = max(maxCount, l.Count)
+			maxTime = max(maxTime, l.TimeNS)
 		}
 	}
 	for i, f := range files {
 		hf := htmlFile{ID: "file-" + strconv.Itoa(i+1), Name: r.display(f.name)}
 		counts := make(map[int]uint64, len(f.lines))
+		times := make(map[int]timeOf)
 		for _, l := range f.lines {
 			counts[l.Line] = l.Count
+			times[l.Line] = timeOf{l.Samples, l.TimeNS}
 			hf.Lines++
 			if l.Count > 0 {
 				hf.Run++
@@ -144,6 +147,9 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 				default:
 					row.Class, row.Count = "run", strconv.FormatUint(c, 10)
 					row.Style = template.CSS(htmlHeat(c, maxCount))
+				}
+				if p.HasTime() {
+					r.htmlTime(&row, times[line], c, maxTime)
 				}
 			}
 			if page.Arcs {
@@ -315,6 +321,7 @@ type htmlRow struct {
 	ID          string
 	Line        int
 	Count, Text string
+	Title       string // the line's sampled time (--time)
 	Class       string
 	Style       template.CSS
 	Crash       string
@@ -380,7 +387,7 @@ p.summary { font-family: monospace; }
 <h2>{{.Name}}</h2>
 {{with .Summary.Text}}<p class="summary">{{.}}</p>
 {{end}}<table class="src">
-{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count">{{.Count}}</td>{{if $.Arcs}}<td class="arcs">{{range .Arcs}}<span class="{{.Class}}" title="{{.Title}}">[{{range $i, $m := .Marks}}{{if $i}} {{end}}<span class="{{$m.Class}}">{{$m.Text}}</span>{{end}}]</span>{{end}}</td>{{end}}<td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
+{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count"{{if .Title}} title="{{.Title}}"{{end}}>{{.Count}}</td>{{if $.Arcs}}<td class="arcs">{{range .Arcs}}<span class="{{.Class}}" title="{{.Title}}">[{{range $i, $m := .Marks}}{{if $i}} {{end}}<span class="{{$m.Class}}">{{$m.Text}}</span>{{end}}]</span>{{end}}</td>{{end}}<td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
 {{end}}</table>
 </section>
 {{end}}{{range .Notes}}<p class="note">note: {{.}}</p>

@@ -229,3 +229,14 @@ func (s *Sampler) closeAll() error {
 	s.fds = nil
 	return errors.Join(errs...)
 }
+
+// Now returns the clock samples are stamped with (CLOCK_MONOTONIC), in
+// nanoseconds: a layout stamped with Now while the process is stopped
+// divides its samples into those before and after.
+func Now() uint64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return uint64(ts.Nano())
+}
