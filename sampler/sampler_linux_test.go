@@ -40,21 +40,31 @@ func TestSampleChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(600 * time.Millisecond)
+	// Wait until both processes have been sampled (a loaded machine gives
+	// them little CPU): no timing is asserted.
+	enough := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, c := range pids {
+			if c >= 10 {
+				n++
+			}
+		}
+		return n >= 2
+	}
+	for deadline := time.Now().Add(20 * time.Second); !enough() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	cmd.Wait()
 	st, err := s.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	total := 0
-	for _, n := range pids {
-		total += n
-	}
-	// Two spinning processes for about half a second on at most two CPUs.
-	if total < 200 || len(pids) < 2 {
-		t.Errorf("%d samples from %d processes (%v), lost %d; want hundreds from 2", total, len(pids), pids, st.Lost)
+	if !enough() {
+		mu.Lock()
+		defer mu.Unlock()
+		t.Errorf("samples by process %v, lost %d; want 10 or more from each of 2 (the shell and its child)", pids, st.Lost)
 	}
 }
