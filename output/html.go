@@ -168,7 +168,23 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		page.CrashText = "crash site: " + r.display(p.Exit.File) + ":" + strconv.Itoa(p.Exit.Line)
 	}
 
-	funcs := slices.Clone(p.Functions)
+	page.Functions = r.htmlFunctions(page.Modules)
+
+	bw := bufio.NewWriter(w)
+	if err := htmlTemplate.Execute(bw, &page); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// htmlFunctions is the function table of the page: by count, highest
+// first; with the module column when modules is set.
+func (r *report) htmlFunctions(modules bool) []htmlFunc {
+	var out []htmlFunc
+	funcs := slices.Clone(r.p.Functions)
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(DisplayName(a.Name), DisplayName(b.Name)),
 			strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address))
@@ -181,20 +197,12 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 				hf.Location += ":" + strconv.Itoa(f.Line)
 			}
 		}
-		if page.Modules {
-			hf.Module = r.display(p.ModuleName(f.Module))
+		if modules {
+			hf.Module = r.display(r.p.ModuleName(f.Module))
 		}
-		page.Functions = append(page.Functions, hf)
+		out = append(out, hf)
 	}
-
-	bw := bufio.NewWriter(w)
-	if err := htmlTemplate.Execute(bw, &page); err != nil {
-		return fmt.Errorf("html report: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("html report: %w", err)
-	}
-	return nil
+	return out
 }
 
 // htmlHeat is the background of a row that ran count times: a hue from
