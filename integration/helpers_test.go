@@ -518,8 +518,8 @@ func readProfile(path string) (*profile, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return nil, fmt.Errorf("%s: %w\n%s", path, err, tail(string(b)))
 	}
-	if p.Version != 2 {
-		return nil, fmt.Errorf("%s: version %d, want 2", path, p.Version)
+	if p.Version != 3 {
+		return nil, fmt.Errorf("%s: version %d, want 3", path, p.Version)
 	}
 	return &p, nil
 }

@@ -158,7 +158,7 @@ func TestOutputStdout(t *testing.T) {
 		t.Errorf("report -o -: want the listing on stdout\n%s", rep)
 	}
 	merged := run(t, runOpts{args: []string{"merge", "-o", "-", save, save}, dir: dir})
-	if merged.code != 0 || !strings.HasPrefix(merged.stdout, "{\n") || !strings.Contains(merged.stdout, `"version": 2`) {
+	if merged.code != 0 || !strings.HasPrefix(merged.stdout, "{\n") || !strings.Contains(merged.stdout, `"version": 3`) {
 		t.Errorf("merge -o -: want the merged profile on stdout\n%s", merged)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {

@@ -161,6 +161,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 			return nil, breakpoint.JumpNoRoom
 		}
 		mp.jmp = &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*breakpoint.Trampoline, n)}
+		m.notifyLayout(mm)
 	}
 	j := mp.jmp
 	if mm.ctr == nil {

@@ -220,6 +220,7 @@ func (m *mon) scanMaps(mm *space) error {
 	}
 	clear(mm.maps[len(kept):])
 	mm.maps = kept
+	m.notifyLayout(mm)
 	return rootErr
 }
 

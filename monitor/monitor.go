@@ -59,6 +59,13 @@ type Options struct {
 	// every process that maps it, and its counts are summed over them.
 	Images func(path string, exe bool) *Image
 
+	// Layout, if set, is called on the tracer thread each time the code
+	// the monitor knows in a traced process changes (images planted or
+	// forgotten, a fork's copy, an exec, a scratch region mapped), while
+	// no thread of that process runs. A CPU-time sampler resolves its
+	// samples with it (see Layout).
+	Layout func(Layout)
+
 	// Engine is EngineXOL (the default, ""), EngineClassic or EngineJump.
 	Engine string
 

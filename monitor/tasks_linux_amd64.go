@@ -297,6 +297,7 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 	}
 	mm.noJump = parent.noJump
 	m.res.Processes++
+	m.notifyLayout(mm)
 	return mm, nil
 }
 

@@ -259,6 +259,9 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int, regs *unix.PtraceRegs) bool 
 		mm := t.mm
 		m.stopOthers(mm, t)
 		err := m.allocXOL(mm, t, mp, mp.Lo)
+		if err == nil {
+			m.notifyLayout(mm)
+		}
 		m.resumeOthers(mm, t)
 		if err != nil {
 			mp.xolFailed = true

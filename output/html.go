@@ -76,17 +76,20 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		Arcs:    len(p.Branches) > 0 || len(p.Calls) > 0,
 	}
 	files := exportFiles(p)
-	var maxCount uint64
+	var maxCount, maxTime uint64
 	for _, f := range files {
 		for _, l := range f.lines {
 			maxCount = max(maxCount, l.Count)
+			maxTime = max(maxTime, l.TimeNS)
 		}
 	}
 	for i, f := range files {
 		hf := htmlFile{ID: "file-" + strconv.Itoa(i+1), Name: r.display(f.name)}
 		counts := make(map[int]uint64, len(f.lines))
+		times := make(map[int]timeOf)
 		for _, l := range f.lines {
 			counts[l.Line] = l.Count
+			times[l.Line] = timeOf{l.Samples, l.TimeNS}
 			hf.Lines++
 			if l.Count > 0 {
 				hf.Run++
@@ -145,6 +148,9 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 					row.Class, row.Count = "run", strconv.FormatUint(c, 10)
 					row.Style = template.CSS(htmlHeat(c, maxCount))
 				}
+				if p.HasTime() {
+					r.htmlTime(&row, times[line], c, maxTime)
+				}
 			}
 			if page.Arcs {
 				row.Arcs = htmlArcs(callsOn(f.calls, line), branchesOn(f.branches, line))
@@ -162,7 +168,23 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		page.CrashText = "crash site: " + r.display(p.Exit.File) + ":" + strconv.Itoa(p.Exit.Line)
 	}
 
-	funcs := slices.Clone(p.Functions)
+	page.Functions = r.htmlFunctions(page.Modules)
+
+	bw := bufio.NewWriter(w)
+	if err := htmlTemplate.Execute(bw, &page); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// htmlFunctions is the function table of the page: by count, highest
+// first; with the module column when modules is set.
+func (r *report) htmlFunctions(modules bool) []htmlFunc {
+	var out []htmlFunc
+	funcs := slices.Clone(r.p.Functions)
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(DisplayName(a.Name), DisplayName(b.Name)),
 			strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address))
@@ -175,20 +197,12 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 				hf.Location += ":" + strconv.Itoa(f.Line)
 			}
 		}
-		if page.Modules {
-			hf.Module = r.display(p.ModuleName(f.Module))
+		if modules {
+			hf.Module = r.display(r.p.ModuleName(f.Module))
 		}
-		page.Functions = append(page.Functions, hf)
+		out = append(out, hf)
 	}
-
-	bw := bufio.NewWriter(w)
-	if err := htmlTemplate.Execute(bw, &page); err != nil {
-		return fmt.Errorf("html report: %w", err)
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("html report: %w", err)
-	}
-	return nil
+	return out
 }
 
 // htmlHeat is the background of a row that ran count times: a hue from
@@ -315,6 +329,7 @@ type htmlRow struct {
 	ID          string
 	Line        int
 	Count, Text string
+	Title       string // the line's sampled time (--time)
 	Class       string
 	Style       template.CSS
 	Crash       string
@@ -380,7 +395,7 @@ p.summary { font-family: monospace; }
 <h2>{{.Name}}</h2>
 {{with .Summary.Text}}<p class="summary">{{.}}</p>
 {{end}}<table class="src">
-{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count">{{.Count}}</td>{{if $.Arcs}}<td class="arcs">{{range .Arcs}}<span class="{{.Class}}" title="{{.Title}}">[{{range $i, $m := .Marks}}{{if $i}} {{end}}<span class="{{$m.Class}}">{{$m.Text}}</span>{{end}}]</span>{{end}}</td>{{end}}<td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
+{{range .Rows}}<tr id="{{.ID}}"{{if .Class}} class="{{.Class}}"{{end}}{{if .Style}} style="{{.Style}}"{{end}}><td class="ln">{{.Line}}</td><td class="count"{{if .Title}} title="{{.Title}}"{{end}}>{{.Count}}</td>{{if $.Arcs}}<td class="arcs">{{range .Arcs}}<span class="{{.Class}}" title="{{.Title}}">[{{range $i, $m := .Marks}}{{if $i}} {{end}}<span class="{{$m.Class}}">{{$m.Text}}</span>{{end}}]</span>{{end}}</td>{{end}}<td class="code">{{.Text}}{{if .Crash}}<span class="crash">&lt;&lt;&lt; {{.Crash}}</span>{{end}}</td></tr>
 {{end}}</table>
 </section>
 {{end}}{{range .Notes}}<p class="note">note: {{.}}</p>

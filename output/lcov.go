@@ -115,6 +115,8 @@ func exportFiles(p *profile.Profile) []*exportFile {
 		k := lineKey{l.File, l.Line}
 		if i, ok := lineAt[k]; ok {
 			f.lines[i].Count = profile.SumCounts(f.lines[i].Count, l.Count)
+			f.lines[i].Samples += l.Samples
+			f.lines[i].TimeNS += l.TimeNS
 			continue
 		}
 		lineAt[k] = len(f.lines)

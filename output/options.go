@@ -102,6 +102,11 @@ type Options struct {
 	// Top, when positive, replaces the listing with the Top hottest lines
 	// and cuts the function table to the Top most called functions.
 	Top int
+	// Sort is what the hottest lines (Top) and the function table are
+	// sorted by; Heat what the colours measure (the listing's and the
+	// HTML page's). KeyAuto sorts by time when the profile has sampled
+	// time; Heat's KeyAuto is the count.
+	Sort, Heat Key
 }
 
 const (

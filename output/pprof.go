@@ -26,6 +26,10 @@ const (
 	// PprofBlockEntries is the sample type of executed basic blocks
 	// (--blocks): one sample per block, at its address, in its function.
 	PprofBlockEntries = "block_entries"
+	// PprofCPU is the sample type of the sampled CPU time (--time), in
+	// nanoseconds: one sample per sampled address, in its function and
+	// on its line.
+	PprofCPU = "cpu"
 )
 
 // ErrCountTooLarge is returned by WritePprof for a count that does not fit
@@ -116,6 +120,11 @@ func pprofProfile(p *profile.Profile) (*pprof.Profile, error) {
 			return nil, err
 		}
 	}
+	if b.cpuIdx >= 0 {
+		if err := b.addCPU(); err != nil {
+			return nil, err
+		}
+	}
 	return b.prof, nil
 }
 
@@ -125,6 +134,7 @@ type pprofBuilder struct {
 	prof             *pprof.Profile
 	callIdx, lineIdx int                       // sample value indexes; -1 when not counted
 	blockIdx         int                       // likewise for blocks
+	cpuIdx           int                       // likewise for the sampled time
 	mappings         map[string]*pprof.Mapping // by module path; "" is the executable
 	rank             map[string]int            // module path -> position in ModulePaths
 }
@@ -132,7 +142,7 @@ type pprofBuilder struct {
 // newPprofBuilder starts the profile of p: its sample types, comments and
 // mappings.
 func newPprofBuilder(p *profile.Profile) *pprofBuilder {
-	b := &pprofBuilder{p: p, callIdx: -1, lineIdx: -1, blockIdx: -1, rank: map[string]int{}}
+	b := &pprofBuilder{p: p, callIdx: -1, lineIdx: -1, blockIdx: -1, cpuIdx: -1, rank: map[string]int{}}
 	b.prof = &pprof.Profile{
 		PeriodType: &pprof.ValueType{Type: "count", Unit: "count"},
 		// Every trap is counted: nothing is sampled, so one sample value
@@ -152,6 +162,10 @@ func newPprofBuilder(p *profile.Profile) *pprofBuilder {
 	if p.HasBlocks() {
 		b.blockIdx = len(prof.SampleType)
 		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofBlockEntries, Unit: "count"})
+	}
+	if p.HasTime() {
+		b.cpuIdx = len(prof.SampleType)
+		prof.SampleType = append(prof.SampleType, &pprof.ValueType{Type: PprofCPU, Unit: "nanoseconds"})
 	}
 	if len(p.Args) > 0 {
 		prof.Comments = append(prof.Comments, "command: "+strings.Join(p.Args, " "))

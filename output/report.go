@@ -37,6 +37,7 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 	}
 	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd)}
 	for _, l := range p.Lines {
+		r.maxTime = max(r.maxTime, l.TimeNS)
 		if l.Line >= 1 && l.Count > 0 {
 			r.maxCount = max(r.maxCount, l.Count)
 			if r.minCount == 0 || l.Count < r.minCount {
@@ -53,6 +54,7 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 			r.extra = append(r.extra, n)
 		}
 	}
+	r.timeNote()
 	r.notes()
 	if _, err := w.Write(r.buf.Bytes()); err != nil {
 		return fmt.Errorf("write report: %w", err)
@@ -67,6 +69,7 @@ type report struct {
 	cwd      string
 	maxCount uint64 // the highest line count of the whole profile
 	minCount uint64 // the lowest nonzero line count of the whole profile
+	maxTime  uint64 // the highest line time (ns) of the whole profile
 	buf      bytes.Buffer
 	extra    []string // generated notes, printed after p.Notes
 }
@@ -184,8 +187,10 @@ type row struct {
 	count  string // the COUNT cell
 	n      uint64 // the count, when count is a number or bar
 	crash  bool
-	source string // tabs expanded
-	folded int    // > 0: the row stands for this many folded lines
+	source string    // tabs expanded
+	tc     [3]string // the time cells (TIME, PER EXEC, SAMPLES) of a timed profile
+	tns    uint64    // the line's time, for the heat by time
+	folded int       // > 0: the row stands for this many folded lines
 	// foldedNoCode is how many of the folded lines have no code (comments,
 	// blank lines, declarations); the others have code that never ran.
 	foldedNoCode int
@@ -195,7 +200,8 @@ type row struct {
 type fileCounts struct {
 	path   string
 	counts map[int]uint64
-	lines  []int // sorted keys of counts
+	times  map[int]timeOf // sampled time by line (--time)
+	lines  []int          // sorted keys of counts
 }
 
 // byFile groups p.Lines by file, in path order, leaving p untouched.
@@ -211,13 +217,17 @@ func byFile(lines []profile.Line) []fileCounts {
 		if !ok {
 			i = len(files)
 			idx[l.File] = i
-			files = append(files, fileCounts{path: l.File, counts: make(map[int]uint64)})
+			files = append(files, fileCounts{path: l.File, counts: make(map[int]uint64), times: make(map[int]timeOf)})
 		}
 		f := &files[i]
 		if _, seen := f.counts[l.Line]; !seen {
 			f.lines = append(f.lines, l.Line)
 		}
 		f.counts[l.Line] = profile.SumCounts(f.counts[l.Line], l.Count)
+		if l.Samples > 0 {
+			t := f.times[l.Line]
+			f.times[l.Line] = timeOf{t.samples + l.Samples, t.ns + l.TimeNS}
+		}
 	}
 	slices.SortFunc(files, func(a, b fileCounts) int { return strings.Compare(a.path, b.path) })
 	for i := range files {
@@ -248,6 +258,7 @@ func (r *report) listing(lines []profile.Line) {
 			if has {
 				rw.count = r.countCell(c, r.maxCount)
 				rw.n = c
+				r.setTime(&rw, f.times[line])
 			}
 			crashShown = crashShown || rw.crash
 			rows = append(rows, rw)
@@ -344,6 +355,7 @@ func (r *report) table(title string, rows []row, crashShown bool) {
 	if bars {
 		alignCount = padRight
 	}
+	tw, tcols := r.timeLayout(rows)
 	marker := func(crash bool) string {
 		switch {
 		case !crashShown:
@@ -358,16 +370,19 @@ func (r *report) table(title string, rows []row, crashShown bool) {
 	if title != "" {
 		r.line(r.paint(sgrBold, title))
 	}
-	r.line(r.paint(sgrBold, padRight("FILE", fw)+"  "+padLeft("LINE", lw)+"  "+alignCount("COUNT", cw)+"  "+marker(false)+"SOURCE"))
+	r.line(r.paint(sgrBold, padRight("FILE", fw)+"  "+padLeft("LINE", lw)+"  "+alignCount("COUNT", cw)+tcols("")+"  "+marker(false)+"SOURCE"))
 	for _, rw := range rows {
 		if rw.folded > 0 {
-			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + ": " + marker(false) +
+			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + tcols("-") + ": " + marker(false) +
 				r.paint(sgrDim, "... "+foldText(rw.folded, rw.foldedNoCode)+" ..."))
 			continue
 		}
 		cell := alignCount(rw.count, cw)
 		if rw.count != "" {
-			cell = r.paintCell(heat(rw.n, r.maxCount), cell)
+			cell = r.paintCell(r.heatOf(rw), cell)
+		}
+		if tw != nil {
+			cell += timeColumns(rw.tc, *tw)
 		}
 		s := padRight(rw.file, fw) + "  " + padLeft(strconv.Itoa(rw.line), lw) + "  " +
 			cell + ": " + marker(rw.crash) + rw.source
@@ -386,6 +401,7 @@ func (r *report) hottest(lines []profile.Line) {
 		file  *fileCounts
 		line  int
 		count uint64
+		ns    uint64
 	}
 	var all []hot
 	total := 0
@@ -394,7 +410,7 @@ func (r *report) hottest(lines []profile.Line) {
 		for _, l := range f.lines {
 			total++
 			if c := f.counts[l]; c > 0 {
-				all = append(all, hot{f, l, c})
+				all = append(all, hot{f, l, c, f.times[l].ns})
 			}
 		}
 	}
@@ -402,7 +418,11 @@ func (r *report) hottest(lines []profile.Line) {
 		r.extra = append(r.extra, "the profile has no line counts")
 		return
 	}
+	byTime := r.opt.Sort.resolve(r.p) == KeyTime
 	slices.SortStableFunc(all, func(a, b hot) int {
+		if byTime && a.ns != b.ns {
+			return cmp.Compare(b.ns, a.ns)
+		}
 		return cmp.Or(cmp.Compare(b.count, a.count), strings.Compare(a.file.path, b.file.path), cmp.Compare(a.line, b.line))
 	})
 	if len(all) > r.opt.Top {
@@ -427,8 +447,10 @@ func (r *report) hottest(lines []profile.Line) {
 		}
 		crash := r.p.Exit.Signal != "" && r.p.Exit.File == h.file.path && r.p.Exit.Line == h.line
 		crashShown = crashShown || crash
-		rows = append(rows, row{file: r.display(h.file.path), line: h.line, count: r.countCell(h.count, r.maxCount),
-			n: h.count, crash: crash, source: text})
+		rw := row{file: r.display(h.file.path), line: h.line, count: r.countCell(h.count, r.maxCount),
+			n: h.count, crash: crash, source: text}
+		r.setTime(&rw, h.file.times[h.line])
+		rows = append(rows, rw)
 	}
 	r.table(fmt.Sprintf("HOTTEST LINES (%d of %d lines with code)", len(rows), total), rows, crashShown)
 }
@@ -457,7 +479,11 @@ func (r *report) functions(list []profile.Function) {
 	for _, f := range funcs {
 		names[f.Name] = escapeControl(DisplayName(f.Name))
 	}
+	byTime := r.opt.Sort.resolve(r.p) == KeyTime
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
+		if byTime && a.TimeNS != b.TimeNS {
+			return cmp.Compare(b.TimeNS, a.TimeNS)
+		}
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(names[a.Name], names[b.Name]),
 			strings.Compare(a.Name, b.Name), cmp.Compare(a.Address, b.Address))
 	})
@@ -478,10 +504,15 @@ func (r *report) functions(list []profile.Function) {
 	for _, f := range funcs {
 		maxCalls = max(maxCalls, f.Count)
 	}
+	tcells, tw := r.funcTimes(funcs)
 	r.section()
 	r.line(r.paint(sgrBold, title))
-	r.line(r.paint(sgrBold, padLeft("COUNT", cw)+"  "+padRight("FUNCTION", nw)+"  LOCATION"))
-	for _, f := range funcs {
+	head := padLeft("COUNT", cw)
+	if tw != nil {
+		head += strings.Replace(timeHeader(*tw), "PER EXEC", padLeft("PER CALL", len("PER EXEC")), 1)
+	}
+	r.line(r.paint(sgrBold, head+"  "+padRight("FUNCTION", nw)+"  LOCATION"))
+	for k, f := range funcs {
 		loc := ""
 		if f.File != "" {
 			loc = r.display(f.File)
@@ -490,6 +521,9 @@ func (r *report) functions(list []profile.Function) {
 			}
 		}
 		count := r.paintCell(heat(f.Count, maxCalls), padLeft(strconv.FormatUint(f.Count, 10), cw))
+		if tw != nil {
+			count += timeColumns(tcells[k], *tw)
+		}
 		r.line(count + "  " + padRight(names[f.Name], nw) + "  " + loc + blockSummary(f))
 	}
 }

@@ -73,6 +73,10 @@ type Block struct {
 	// Module is the path of the module the block belongs to; "" is the
 	// profile's executable.
 	Module string `json:"module,omitempty"`
+	// Samples and TimeNS are the CPU time sampled in it (--time): the
+	// number of samples and the time they stand for, in nanoseconds.
+	Samples uint64 `json:"samples,omitempty"`
+	TimeNS  uint64 `json:"time_ns,omitempty"`
 }
 
 // An Edge is one possible transfer of control from the end of one block of a
@@ -304,6 +308,8 @@ func (m *blockMerger) add(out, p *Profile) {
 		if i, ok := m.blocks[k]; ok {
 			m.sat.add(&out.Blocks[i].Count, b.Count)
 			m.sat.add(&out.Blocks[i].Entries, b.Entries)
+			m.sat.add(&out.Blocks[i].Samples, b.Samples)
+			m.sat.add(&out.Blocks[i].TimeNS, b.TimeNS)
 			continue
 		}
 		m.blocks[k] = len(out.Blocks)

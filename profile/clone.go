@@ -21,6 +21,8 @@ func (p *Profile) Clone() *Profile {
 	c.Edges = slices.Clone(p.Edges)
 	c.Branches = slices.Clone(p.Branches)
 	c.Calls = slices.Clone(p.Calls)
+	c.Samples = slices.Clone(p.Samples)
+	c.Time = clonePtr(p.Time)
 	c.Exit.Code = clonePtr(p.Exit.Code)
 	c.Exit.FaultAddress = clonePtr(p.Exit.FaultAddress)
 	c.Exit.PC = clonePtr(p.Exit.PC)

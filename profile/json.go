@@ -27,6 +27,8 @@ type wire struct {
 	Edges      []Edge      `json:"edges"`
 	Branches   []Branch    `json:"branches"`
 	Calls      []Call      `json:"calls"`
+	Time       *Time       `json:"time"`
+	Samples    []Sample    `json:"samples"`
 }
 
 // Decode reads one profile in JSON from r and validates it. Bad JSON,
@@ -118,6 +120,8 @@ func decodeProfile(data []byte, path string) (*Profile, error) {
 		Edges:      w.Edges,
 		Branches:   w.Branches,
 		Calls:      w.Calls,
+		Time:       w.Time,
+		Samples:    w.Samples,
 	}
 	p.normalize()
 	if err := p.Validate(); err != nil {
@@ -177,6 +181,9 @@ func (p *Profile) normalize() {
 	if len(p.Calls) == 0 {
 		p.Calls = nil
 	}
+	if len(p.Samples) == 0 {
+		p.Samples = nil
+	}
 }
 
 // Encode validates p, sorts it (see Sort) and writes it to w as indented
@@ -196,7 +203,7 @@ func (p *Profile) Encode(w io.Writer) error {
 func (p *Profile) marshal() ([]byte, error) {
 	p.normalize()
 	if p.Version >= oldestVersion && p.Version < Version {
-		p.Version = Version // a version-1 profile is a version-2 profile without modules
+		p.Version = Version // an older profile is a newer one without modules or time
 	}
 	if err := p.Validate(); err != nil {
 		return nil, fmt.Errorf("encode profile: %w", err)

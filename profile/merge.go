@@ -43,6 +43,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 	hasLines, hasFuncs := false, false
 	var sat saturator
 	bm := blockMerger{sat: &sat}
+	samples := map[modAddr]int{}
 	for k, p := range ps {
 		if !force && !sameExecutable(first, p) {
 			return nil, fmt.Errorf("%w: %s (build ID %q) and %s (build ID %q): use --force to merge anyway",
@@ -54,6 +55,8 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			key := lineKey{l.Module, l.File, l.Line}
 			if i, ok := lines[key]; ok {
 				sat.add(&out.Lines[i].Count, l.Count)
+				sat.add(&out.Lines[i].Samples, l.Samples)
+				sat.add(&out.Lines[i].TimeNS, l.TimeNS)
 				continue
 			}
 			lines[key] = len(out.Lines)
@@ -64,6 +67,8 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			if i, ok := funcs[key]; ok {
 				sat.add(&out.Functions[i].Count, f.Count)
 				sat.add(&out.Functions[i].Returns, f.Returns)
+				sat.add(&out.Functions[i].Samples, f.Samples)
+				sat.add(&out.Functions[i].TimeNS, f.TimeNS)
 				out.Functions[i].Blocks = max(out.Functions[i].Blocks, f.Blocks)
 				// Without a block list (only --lines) the executed blocks
 				// cannot be united: the larger count is the best bound.
@@ -85,6 +90,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 			out.Sites = append(out.Sites, s)
 		}
 		bm.add(out, p)
+		mergeTime(out, p, samples, &sat)
 		for _, d := range p.Dropped {
 			if key := (modAddr{d.Module, d.Address}); !dropped[key] {
 				dropped[key] = true

@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// Version is the profile format version this package writes. Load reads it
-// and version 1 (which had no modules: everything belonged to the
-// executable), and rejects any other with an error wrapping ErrVersion.
-const Version = 2
+// Version is the profile format version this package writes. Load reads it,
+// version 2 (which had no sampled time) and version 1 (which had no modules
+// either: everything belonged to the executable), and rejects any other
+// with an error wrapping ErrVersion.
+const Version = 3
 
 // oldestVersion is the oldest format version Load still reads.
 const oldestVersion = 1
@@ -80,6 +81,12 @@ type Profile struct {
 	// Calls holds every call instruction of the block-counted functions
 	// (--blocks), with how often the callee returned.
 	Calls []Call `json:"calls,omitempty"`
+	// Time is the CPU time sampled during the run (--time); nil when it
+	// was not sampled.
+	Time *Time `json:"time,omitempty"`
+	// Samples lists the sampled addresses of the profiled code, with their
+	// samples and time (--time).
+	Samples []Sample `json:"samples,omitempty"`
 }
 
 // A Module is an ELF file other than the executable whose code was counted.
@@ -156,6 +163,10 @@ type Line struct {
 	// Module is the path of the module the entry belongs to; "" is the
 	// profile's executable.
 	Module string `json:"module,omitempty"`
+	// Samples and TimeNS are the CPU time sampled in it (--time): the
+	// number of samples and the time they stand for, in nanoseconds.
+	Samples uint64 `json:"samples,omitempty"`
+	TimeNS  uint64 `json:"time_ns,omitempty"`
 }
 
 // A Function is the call count of one function.
@@ -186,6 +197,10 @@ type Function struct {
 	Returns uint64 `json:"returns,omitempty"`
 	// Edges is the number of edges between its blocks (and out of it).
 	Edges int `json:"edges,omitempty"`
+	// Samples and TimeNS are the CPU time sampled in its own code (--time),
+	// not in the functions it calls: pprof's flat time.
+	Samples uint64 `json:"samples,omitempty"`
+	TimeNS  uint64 `json:"time_ns,omitempty"`
 }
 
 // A Site is one planted breakpoint address and its raw trap count.
@@ -247,6 +262,7 @@ func (p *Profile) Sort() {
 			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	p.sortBlocks()
+	p.sortSamples()
 }
 
 // ModulePaths returns the profile's modules in report order: the executable

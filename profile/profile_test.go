@@ -181,9 +181,9 @@ func TestLoadErrors(t *testing.T) {
 		{name: "truncated minimal", data: minimal[:len(minimal)-1]},
 		{name: "trailing data", data: minimal + "}"},
 		{name: "two objects", data: minimal + minimal},
-		{name: "version 3", data: edit(`"version":1`, `"version":3`), version: true},
+		{name: "version 4", data: edit(`"version":1`, `"version":4`), version: true},
 		{name: "version 0", data: edit(`"version":1`, `"version":0`), version: true},
-		{name: "version 3 other shape", data: `{"version":3,"lines":"x"}`, version: true},
+		{name: "version 4 other shape", data: `{"version":4,"lines":"x"}`, version: true},
 		{name: "version string", data: edit(`"version":1`, `"version":"1"`), field: "version"},
 		{name: "version float", data: edit(`"version":1`, `"version":1.5`), field: "version"},
 		{name: "no version", data: edit(`"version":1,`, ``), field: "version"},
@@ -225,7 +225,7 @@ func TestLoadErrors(t *testing.T) {
 				if !errors.Is(err, ErrVersion) {
 					t.Fatalf("err = %v, want ErrVersion", err)
 				}
-				if !strings.Contains(err.Error(), "reads versions 1 to 2") || !strings.Contains(err.Error(), path) {
+				if !strings.Contains(err.Error(), "reads versions 1 to 3") || !strings.Contains(err.Error(), path) {
 					t.Errorf("version error %q should name the file and the supported version", err)
 				}
 				return

@@ -125,6 +125,9 @@ func (p *Profile) Validate() error {
 			return bad(field+".reason", "empty")
 		}
 	}
+	if err := p.validateTime(modules); err != nil {
+		return err
+	}
 	return p.validateBlocks(modules)
 }
 

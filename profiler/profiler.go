@@ -47,6 +47,10 @@ type Config struct {
 	// Engine and Pin are monitor.Options' Engine and Pin.
 	Engine string
 	Pin    bool
+	// Time samples the CPU time of every thread of the target (--time),
+	// SampleRate times per second of its CPU time (0: the default).
+	Time       bool
+	SampleRate int
 }
 
 // A Target is the program to profile: started from Path with Args, or
@@ -82,6 +86,8 @@ type Profiler struct {
 	waiting []chan *profile.Profile
 	req     chan struct{}
 	done    chan struct{}
+
+	tl *timeline // the sampled time (--time), nil without
 }
 
 // Open reads the target's executable and plans what to plant in it. The
@@ -169,6 +175,10 @@ type Hooks struct {
 	// Hits, if set, counts the traps at sites as they happen (monitor
 	// Options.Hits), for a progress display.
 	Hits *atomic.Uint64
+	// Warn, if set, is told in one line, on the monitor's thread, of a
+	// problem that does not stop the run: the kernel refused to sample
+	// CPU time (--time), which the run goes on without.
+	Warn func(msg string)
 }
 
 // Run profiles the target until it exits, or, attached, until ctx is done
@@ -190,6 +200,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		}()
 	}
 	defer close(p.done)
+	onStart, layout, endTime := p.timeHooks(h)
 	res, err := monitor.Run(monitor.Options{
 		// The monitor serves snapshots on its own thread, between stops:
 		// SnapshotReq asks, Snapshot answers with the counts of the moment.
@@ -221,13 +232,16 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		Images:   p.sel.image,
 		Engine:   p.cfg.Engine,
 		Pin:      p.cfg.Pin,
-		OnStart:  h.OnStart,
+		OnStart:  onStart,
+		Layout:   layout,
 		Hits:     h.Hits,
 	})
 	if err != nil {
+		endTime(nil)
 		return nil, nil, err
 	}
 	prof := buildProfile(p.root, p.sel, res, p.mode, p.target.Args)
+	endTime(prof)
 	if res.Holds > 0 {
 		prof.Notes = append(prof.Notes, fmt.Sprintf("other threads were held %d times while a site's original byte was in place (classic cycle)", res.Holds))
 	}
@@ -288,6 +302,9 @@ func (p *Profiler) interim(bias uint64) *profile.Profile {
 		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
 	}
 	prof.Exit = profile.Exit{Running: true}
+	if p.tl != nil && p.tl.smp != nil {
+		p.tl.addTime(prof, p.root, p.sel)
+	}
 	return prof
 }
 

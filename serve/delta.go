@@ -26,19 +26,29 @@ func Delta(old, cur *profile.Profile) *profile.Profile {
 		from, to     profile.Address
 	}
 	subtract(d.Functions, old.Functions, func(f *profile.Function) fkey { return fkey{f.Module, f.Name, f.Address} },
-		func(f *profile.Function) []*uint64 { return []*uint64{&f.Count, &f.Returns} })
+		func(f *profile.Function) []*uint64 { return []*uint64{&f.Count, &f.Returns, &f.Samples, &f.TimeNS} })
 	subtract(d.Lines, old.Lines, func(l *profile.Line) lkey { return lkey{l.Module, l.File, l.Line} },
-		func(l *profile.Line) []*uint64 { return []*uint64{&l.Count} })
+		func(l *profile.Line) []*uint64 { return []*uint64{&l.Count, &l.Samples, &l.TimeNS} })
 	subtract(d.Sites, old.Sites, func(s *profile.Site) akey { return akey{s.Module, s.Address} },
 		func(s *profile.Site) []*uint64 { return []*uint64{&s.Count} })
 	subtract(d.Blocks, old.Blocks, func(b *profile.Block) akey { return akey{b.Module, b.Address} },
-		func(b *profile.Block) []*uint64 { return []*uint64{&b.Count, &b.Entries} })
+		func(b *profile.Block) []*uint64 { return []*uint64{&b.Count, &b.Entries, &b.Samples, &b.TimeNS} })
 	subtract(d.Edges, old.Edges, func(e *profile.Edge) ekey { return ekey{e.Module, e.Kind, e.From, e.To} },
 		func(e *profile.Edge) []*uint64 { return []*uint64{&e.Count} })
 	subtract(d.Branches, old.Branches, func(b *profile.Branch) akey { return akey{b.Module, b.Address} },
 		func(b *profile.Branch) []*uint64 { return []*uint64{&b.Taken, &b.NotTaken} })
 	subtract(d.Calls, old.Calls, func(c *profile.Call) akey { return akey{c.Module, c.Address} },
 		func(c *profile.Call) []*uint64 { return []*uint64{&c.Count, &c.Returned} })
+	// The sampled time (--time), by address and in all.
+	subtract(d.Samples, old.Samples, func(s *profile.Sample) akey { return akey{s.Module, s.Address} },
+		func(s *profile.Sample) []*uint64 { return []*uint64{&s.Samples, &s.TimeNS} })
+	if d.Time != nil && old.Time != nil {
+		t, o := d.Time, old.Time
+		subtract([]*profile.Time{t}, []*profile.Time{o}, func(**profile.Time) bool { return true },
+			func(x **profile.Time) []*uint64 {
+				return []*uint64{&(*x).Samples, &(*x).TimeNS, &(*x).Outside, &(*x).OutsideNS, &(*x).Lost}
+			})
+	}
 	return d
 }
 

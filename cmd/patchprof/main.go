@@ -131,6 +131,7 @@ type mainFlagValues struct {
 	rf                reportFlags
 	bf                *blockFlags
 	lf                *listenFlags
+	tf                *timeFlags
 }
 
 // mainFlagSet is the main command's flag set, parsing into v.
@@ -154,6 +155,7 @@ func mainFlagSet(v *mainFlagValues) *flag.FlagSet {
 	v.rf.register(fs)
 	v.bf = registerBlockFlags(fs)
 	v.lf = registerListenFlags(fs)
+	v.tf = registerTimeFlags(fs)
 	return fs
 }
 
@@ -209,6 +211,9 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if err := lf.check(); err != nil {
 		return nil, err
 	}
+	if err := v.tf.check(); err != nil {
+		return nil, err
+	}
 	lf.engine = engine
 	if !lines && !funcs {
 		lines = true
@@ -255,6 +260,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 			Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
 			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
 			Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
+			Time: v.tf.time, SampleRate: v.tf.rate,
 		},
 		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, lf: lf},
 		args: fs.Args(),
@@ -349,7 +355,8 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 
 	pr.step(fmt.Sprintf("planting %d sites in %s", prof.Sites(), f.prog))
 	var hits atomic.Uint64
-	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, OnStart: func(pid int) {
+	warn := func(msg string) { fmt.Fprintf(stderr, "patchprof: %s\n", msg) }
+	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, Warn: warn, OnStart: func(pid int) {
 		pr.done()
 		pidc <- pid
 		if f.attach > 0 {

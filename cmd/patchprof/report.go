@@ -47,6 +47,7 @@ type reportFlags struct {
 	// scope is what the listing and exports show (--all-funcs,
 	// --all-files); the saved profile keeps everything.
 	scope output.Scope
+	view  viewFlags // --sort, --heat
 }
 
 func (r *reportFlags) register(fs *flag.FlagSet) {
@@ -59,6 +60,7 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
 	fs.BoolVar(&r.scope.AllFuncs, "all-funcs", false, "also show the C start-up functions without source lines (_start, _init, frame_dummy, ...), left out of the listing and exports by default")
+	r.view.register(fs)
 	fs.BoolVar(&r.scope.AllFiles, "all-files", false, "also show the sources in system directories (/usr/include, the C++ and compiler headers, the Go root), left out of the listing and exports by default")
 }
 
@@ -92,6 +94,9 @@ func (r *reportFlags) options() (output.Options, error) {
 	}
 	r.src = newSourceFiles()
 	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile}
+	if err := r.view.apply(&opt); err != nil {
+		return opt, err
+	}
 	for _, s := range r.substs {
 		sub, err := output.ParseSubst(s)
 		if err != nil {

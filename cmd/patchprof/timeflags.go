@@ -1,0 +1,54 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/sampler"
+)
+
+// timeFlags are --time and --sample-rate.
+type timeFlags struct {
+	time bool
+	rate int
+}
+
+func registerTimeFlags(fs *flag.FlagSet) *timeFlags {
+	t := &timeFlags{}
+	fs.BoolVar(&t.time, "time", false, "also sample the CPU time of every thread of the target (perf events, user space): the listing and function table show each line's and function's share of the time and its time per execution")
+	fs.IntVar(&t.rate, "sample-rate", sampler.DefaultRate, "with --time: take `HZ` samples per second of each thread's CPU time")
+	return t
+}
+
+// check refuses a rate the kernel would not honour.
+func (t *timeFlags) check() error {
+	if t.rate <= 0 || t.rate > sampler.MaxRate {
+		return &userError{msg: fmt.Sprintf("--sample-rate %d: give a rate from 1 to %d Hz", t.rate, sampler.MaxRate)}
+	}
+	return nil
+}
+
+// viewFlags are --sort and --heat, for runs and for patchprof report.
+type viewFlags struct {
+	sort, heat string
+}
+
+func (v *viewFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&v.sort, "sort", "auto", "sort --top's lines and the function table by `KEY`: count, time (the sampled CPU time of --time), or auto (time when the profile has it)")
+	fs.StringVar(&v.heat, "heat", "count", "what the listing's colours and the HTML page's shading measure, `KEY` is count or time")
+}
+
+// apply sets opt's Sort and Heat.
+func (v *viewFlags) apply(opt *output.Options) error {
+	s, err := output.ParseKey(v.sort)
+	if err != nil {
+		return &userError{msg: fmt.Sprintf("--sort %q: use count, time or auto", v.sort)}
+	}
+	h, err := output.ParseKey(v.heat)
+	if err != nil || h == output.KeyAuto {
+		return &userError{msg: fmt.Sprintf("--heat %q: use count or time", v.heat)}
+	}
+	opt.Sort, opt.Heat = s, h
+	return nil
+}

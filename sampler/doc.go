@@ -1,0 +1,21 @@
+// Package sampler samples the CPU time of a process tree with Linux perf
+// events (perf_event_open(2)): a software clock per task, user space only,
+// each sample the interrupted instruction pointer, the process and thread,
+// and the time. It owns the events, their ring buffers and the goroutine that
+// drains them; it knows nothing of what the addresses mean (the profiler
+// resolves them through the monitor's layouts).
+//
+// Events are opened on tasks that are stopped (the started target at its
+// exec stop, every thread of an attached process while all are held), with
+// inherit set: the kernel gives every thread and process they create a copy
+// of the event, whose samples go to the ring buffer of the event it was
+// inherited from (perf_output_begin). The kernel refuses to mmap an
+// inherited per-task event that is not bound to a CPU (perf_mmap: "Don't
+// allow mmap() of inherited per-task counters"), so there is one event per
+// task and CPU, as perf record does; the events of one CPU share the ring
+// buffer of the first (PERF_EVENT_IOC_SET_OUTPUT).
+//
+// Files: sampler_linux.go (Open, Close, the drain loop), ring_unsafe_linux.go
+// (the mmapped ring buffers), record.go (the record format, pure), and
+// unsupported.go (every other platform).
+package sampler
