@@ -56,6 +56,7 @@ type thread struct {
 	sysNr    uint64 // the system call of the last syscall-entry-stop
 	pendSig  int
 	pendAct  sigAction
+	onTerm   bool // in a system call on patchprof's terminal (termEntry)
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
@@ -169,6 +170,7 @@ func (m *mon) addThread(t *thread) {
 // removeThread forgets t; its address space dies with its last thread.
 func (m *mon) removeThread(t *thread) {
 	delete(m.threads, t.tid)
+	m.termGone(t)
 	m.leaveSpace(t)
 }
 

@@ -164,6 +164,10 @@ type Hooks struct {
 	// Hits, if set, counts the traps at sites as they happen (monitor
 	// Options.Hits), for a progress display.
 	Hits *atomic.Uint64
+	// Terminal, if set, is told when the target uses patchprof's terminal
+	// (monitor Options.Terminal), so a progress line never mixes with the
+	// target's output.
+	Terminal *monitor.Terminal
 }
 
 // Run profiles the target until it exits, or, attached, until ctx is done
@@ -218,6 +222,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		Pin:      p.cfg.Pin,
 		OnStart:  h.OnStart,
 		Hits:     h.Hits,
+		Terminal: h.Terminal,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -341,17 +341,20 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 
 	pr.step(fmt.Sprintf("planting %d sites in %s", prof.Sites(), f.prog))
 	var hits atomic.Uint64
-	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, OnStart: func(pid int) {
+	// A long profile shows its hits so far and its time. A target on the
+	// same terminal (a started one, or an attached one in the background)
+	// has the line erased before each of its writes (Hooks.Terminal).
+	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, Terminal: pr.terminal(), OnStart: func(pid int) {
 		pr.done()
 		pidc <- pid
 		if f.attach > 0 {
 			// Operators (and tests) need to know when counting starts.
 			fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
 				pid, prof.Sites(), map[bool]string{true: " or --duration", false: ""}[f.duration > 0])
-			// Attached, the target's output is not on this terminal: a
-			// long profile shows its hits so far and its time.
 			pr.stepCounting(fmt.Sprintf("counting in PID %d", pid), hits.Load, "hits")
+			return
 		}
+		pr.stepCounting(fmt.Sprintf("counting in %s (PID %d)", f.prog, pid), hits.Load, "hits")
 	}})
 	pr.done()
 	interim()
