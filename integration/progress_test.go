@@ -28,9 +28,8 @@ var countingRE = regexp.MustCompile(`^patchprof: counting in \S+ \(PID \d+\)\.\.
 // TestProgressSharesTerminal runs a target on the same terminal as
 // patchprof (a pseudo-terminal): the progress line with the hits so far
 // shows while the target computes, is erased before each of the target's
-// writes, is not drawn while the target prints lines close together nor
-// over its unfinished prompt, and the target's bytes reach the terminal
-// exactly as it wrote them.
+// writes and is never drawn over its unfinished prompt, and the target's
+// bytes reach the terminal exactly as it wrote them.
 func TestProgressSharesTerminal(t *testing.T) {
 	needs(t)
 	prog := buildC(t, "slowlines.c", "-g", "-O0")
@@ -43,11 +42,14 @@ func TestProgressSharesTerminal(t *testing.T) {
 	// The target's text, with where each drawing came in it.
 	var target strings.Builder
 	var draws []int // offsets into target
-	last := 0
+	last, shown := 0, false
 	for _, m := range progressRE.FindAllStringSubmatchIndex(screen, -1) {
+		if m[0] > last && shown {
+			t.Errorf("the target wrote %q after the progress line, not erased first", screen[last:m[0]])
+		}
 		target.WriteString(screen[last:m[0]])
-		last = m[1]
-		if m[2] < 0 {
+		last, shown = m[1], m[2] >= 0
+		if !shown {
 			continue
 		}
 		line := screen[m[2]:m[3]]
@@ -60,6 +62,9 @@ func TestProgressSharesTerminal(t *testing.T) {
 			t.Errorf("progress line %q: want a positive count of hits", line)
 		}
 		draws = append(draws, target.Len())
+	}
+	if last < len(screen) && shown {
+		t.Errorf("the target wrote %q after the progress line, not erased first", screen[last:])
 	}
 	target.WriteString(screen[last:])
 
@@ -80,26 +85,17 @@ func TestProgressSharesTerminal(t *testing.T) {
 		t.Fatalf("without the progress line the terminal showed\n%q\nwant the target's bytes\n%q\n(all: %q)", got, want.String(), screen)
 	}
 
-	// Drawn while it computes first and after its lines; not between lines
-	// 150 ms apart; never over an unfinished line.
-	line8 := strings.Index(got, "line 8")
-	prompt := strings.Index(got, "prompt> ")
-	var before, between, after int
-	for _, at := range draws {
-		switch {
-		case at == 0:
-			before++
-		case at > 0 && got[at-1] != '\n':
-			t.Errorf("progress drawn over the target's unfinished line %q", got[strings.LastIndex(got[:at], "\n")+1:at])
-		case at <= line8:
-			between++
-		case at <= prompt:
-			after++
-		}
+	// Never drawn over an unfinished line (the prompt, however long the
+	// target computes after it). When the line comes back after a write
+	// depends on how the machine schedules the target: the quiet period
+	// is TestProgressSharedTerminal's, on a clock of its own.
+	if len(draws) == 0 {
+		t.Errorf("no progress line while the target computed for seconds; the terminal showed %q", screen)
 	}
-	if before == 0 || after == 0 || between != 0 {
-		t.Errorf("progress drawn %d times before the target's first line (want some), %d times between its lines (want none), %d times after them (want some); the terminal showed %q",
-			before, between, after, screen)
+	for _, at := range draws {
+		if at > 0 && got[at-1] != '\n' {
+			t.Errorf("progress drawn over the target's unfinished line %q", got[strings.LastIndex(got[:at], "\n")+1:at])
+		}
 	}
 }
 
