@@ -22,11 +22,9 @@ import (
 // memfd of its own at the same address) and is reset by execve
 // (../shared/research/in-process-counters-threads.md).
 
-// Linux x86-64 system call numbers (asm/unistd_64.h).
-const (
-	sysClose       = 3
-	sysMemfdCreate = 319
-)
+// sysMemfdCreate is memfd_create's number on Linux x86-64
+// (asm/unistd_64.h).
+const sysMemfdCreate = 319
 
 // offGsBase is the offset of gs_base in the USER area (struct
 // user_regs_struct, sys/user.h): PTRACE_POKEUSER there sets the thread's
@@ -256,6 +254,9 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 			sum += loadCounter(c.mem, uint64(k)*c.slabSize+off)
 		}
 		mp.tab.Hits[i] += sum - j.seen[i]
+		if m.o.Hits != nil {
+			m.o.Hits.Add(sum - j.seen[i])
+		}
 		j.seen[i] = sum
 	}
 }

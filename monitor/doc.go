@@ -49,6 +49,7 @@
 //	signals        job control, signal delivery, crash records
 //	classic        Bishop's cycle: all-stop, single-step, rep, re-arm
 //	xol            the out-of-line engine: scratch regions, slots, injected calls
+//	term           the target's writes to patchprof's terminal (Options.Terminal)
 //	ptrace_unsafe, mem, proc, pin   raw requests, /proc/PID/mem, /proc reads, CPU pinning
 //
 // Errors. A ptrace request that fails with ESRCH (gone) means the thread died

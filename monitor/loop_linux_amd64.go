@@ -43,6 +43,7 @@ type mon struct {
 	rootEnd  bool
 	stopping atomic.Bool // profiling is to end: restore every byte and detach
 	snap     atomic.Bool // a snapshot of the counts is asked for
+	term     *termWatch  // the target's use of patchprof's terminal, once seen
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until

@@ -48,6 +48,10 @@ type Options struct {
 	// of progress from another goroutine (a hit undone later, a signal
 	// that came before the instruction, is not taken back).
 	Hits *atomic.Uint64
+	// Terminal, if set, is told when the target writes to or reads from
+	// patchprof's terminal, so that a progress line drawn there never
+	// mixes with what the target prints.
+	Terminal *Terminal
 
 	// Images, if set, is asked about every other ELF file that a traced
 	// process maps executable: its shared libraries (those loaded at start
@@ -73,6 +77,28 @@ type Options struct {
 	// pinTogether): every stop is then a same-CPU hand-over. Ignored with
 	// Attach: an operator's daemon keeps its CPU mask.
 	Pin bool
+}
+
+// A Terminal is the terminal patchprof draws on (its stderr), which the
+// target may share. The monitor watches the target's system calls (the
+// threads run under PTRACE_SYSCALL) and calls Enter at the entry of every
+// call that writes to or reads from that terminal, before the call runs, and
+// Leave at its exit: what patchprof drew is off the screen before the
+// target's bytes reach it, and the target's bytes are never changed. Both are
+// called on the tracer thread, which waits for them: they must be quick.
+type Terminal struct {
+	// File is the terminal (a descriptor of patchprof's open on it).
+	File *os.File
+	// Enter is called at the entry of a write or read of the target on the
+	// terminal, and must return only once nothing of patchprof's is left
+	// on the terminal's current line. lineDone is false when the bytes a
+	// write is about to print do not end with a newline (a prompt): the
+	// target's line is unfinished on the screen. It is true for a read,
+	// and for a write whose bytes the monitor cannot see (sendfile).
+	Enter func(lineDone bool)
+	// Leave is called at the exit of that call, or when its thread ends
+	// inside it.
+	Leave func()
 }
 
 // The engines.

@@ -261,7 +261,9 @@ func (m *mon) repair(t *thread) {
 // syscallStop follows a system call of t that may change its signal state:
 // at the entry of rt_sigaction it reads the new action, at the exit it
 // records it if the call succeeded; at the exit of a call that changes or
-// restores the blocked mask it reads the mask.
+// restores the blocked mask it reads the mask. It also tells
+// Options.Terminal about the calls on patchprof's terminal (termEntry,
+// termExit).
 //
 // Preconditions: on the tracer thread; t is in a syscall-stop.
 func (m *mon) syscallStop(t *thread) {
@@ -281,6 +283,7 @@ func (m *mon) syscallStop(t *thread) {
 		t.sysEntry = true
 		t.sysNr = si.Val
 		t.pendSig = 0
+		m.termEntry(t, &si)
 		if si.Val == sysRtSigaction && si.Args[1] != 0 && si.Args[0] >= 1 && si.Args[0] <= nsig {
 			b := make([]byte, 32)
 			if _, err := t.mm.mem.ReadMemory(si.Args[1], b); err == nil {
@@ -299,6 +302,7 @@ func (m *mon) syscallStop(t *thread) {
 			}
 		}
 		t.sysEntry = false
+		m.termExit(t, nr)
 		// The call is done: a system call may be injected here. One
 		// that is to restart (a restart code in rax) is restarted by
 		// syscallIn itself.

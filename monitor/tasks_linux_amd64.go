@@ -57,6 +57,7 @@ type thread struct {
 	sysNr    uint64 // the system call of the last syscall-entry-stop
 	pendSig  int
 	pendAct  sigAction
+	onTerm   bool // in a system call on patchprof's terminal (termEntry)
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
@@ -173,6 +174,7 @@ func (m *mon) addThread(t *thread) {
 func (m *mon) removeThread(t *thread) {
 	delete(m.threads, t.tid)
 	t.dropSlab()
+	m.termGone(t)
 	m.leaveSpace(t)
 }
 

@@ -179,6 +179,10 @@ type Hooks struct {
 	// problem that does not stop the run: the kernel refused to sample
 	// CPU time (--time), which the run goes on without.
 	Warn func(msg string)
+	// Terminal, if set, is told when the target uses patchprof's terminal
+	// (monitor Options.Terminal), so a progress line never mixes with the
+	// target's output.
+	Terminal *monitor.Terminal
 }
 
 // Run profiles the target until it exits, or, attached, until ctx is done
@@ -235,6 +239,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		OnStart:  onStart,
 		Layout:   layout,
 		Hits:     h.Hits,
+		Terminal: h.Terminal,
 	})
 	if err != nil {
 		endTime(nil)

@@ -355,18 +355,21 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 
 	pr.step(fmt.Sprintf("planting %d sites in %s", prof.Sites(), f.prog))
 	var hits atomic.Uint64
+	// A long profile shows its hits so far and its time. A target on the
+	// same terminal (a started one, or an attached one in the background)
+	// has the line erased before each of its writes (Hooks.Terminal).
 	warn := func(msg string) { fmt.Fprintf(stderr, "patchprof: %s\n", msg) }
-	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, Warn: warn, OnStart: func(pid int) {
+	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, Warn: warn, Terminal: pr.terminal(), OnStart: func(pid int) {
 		pr.done()
 		pidc <- pid
 		if f.attach > 0 {
 			// Operators (and tests) need to know when counting starts.
 			fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
 				pid, prof.Sites(), map[bool]string{true: " or --duration", false: ""}[f.duration > 0])
-			// Attached, the target's output is not on this terminal: a
-			// long profile shows its hits so far and its time.
 			pr.stepCounting(fmt.Sprintf("counting in PID %d", pid), hits.Load, "hits")
+			return
 		}
+		pr.stepCounting(fmt.Sprintf("counting in %s (PID %d)", f.prog, pid), hits.Load, "hits")
 	}})
 	pr.done()
 	interim()
