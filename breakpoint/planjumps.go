@@ -84,6 +84,8 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		graphOf[fg.Func] = fg.Graph
 		if dp, ok := planDerive(fg.Graph, nil); ok {
 			t.jump.derive[gi] = dp
+		} else if debugJumps {
+			fmt.Fprintf(os.Stderr, "underived %s: %s\n", fg.Graph.Name, fg.Graph)
 		}
 	}
 	derivable := map[int32]bool{}
