@@ -22,8 +22,9 @@ func handlerCount(t *testing.T, stdout string) (hot, handler int64) {
 }
 
 // TestSignalsTimer delivers SIGALRM every millisecond while a hot function
-// runs 50000 times: the handler's count must equal the program's own count
-// of its runs, and the hot function's count stays exact.
+// runs at least 50000 times (on until 3 signals came): the handler's count
+// must equal the program's own count of its runs, and the hot function's
+// count the program's own.
 func TestSignalsTimer(t *testing.T) {
 	needs(t)
 	t.Parallel()
@@ -32,21 +33,21 @@ func TestSignalsTimer(t *testing.T) {
 		res, p := runProfile(t, runOpts{args: []string{"--funcs", exe, "timer"}})
 		wantExitCode(t, res, p, 0)
 		hot, handled := handlerCount(t, res.stdout)
-		if hot != 50000 {
-			t.Errorf("the program counted %d calls of hot, want 50000", hot)
+		if hot < 50000 {
+			t.Errorf("the program counted %d calls of hot, want at least 50000", hot)
 		}
-		if handled == 0 {
-			t.Errorf("no SIGALRM arrived while hot ran under patchprof: the test proves nothing")
+		if handled < 3 {
+			t.Errorf("%d SIGALRM arrived while hot ran under patchprof, want 3: the test proves nothing", handled)
 		}
 		t.Logf("%d signals handled", handled)
-		wantFunc(t, p, "hot", 50000)
+		wantFunc(t, p, "hot", hot)
 		wantFunc(t, p, "handler", handled)
 	})
 	t.Run("lines", func(t *testing.T) {
 		res, p := runProfile(t, runOpts{args: []string{"--lines", "--func", "^(hot|handler)$", exe, "timer"}})
 		wantExitCode(t, res, p, 0)
-		_, handled := handlerCount(t, res.stdout)
-		wantLine(t, p, "signals.c", markerLine(t, "signals.c", "HOT_BODY"), 50000)
+		hot, handled := handlerCount(t, res.stdout)
+		wantLine(t, p, "signals.c", markerLine(t, "signals.c", "HOT_BODY"), hot)
 		wantLine(t, p, "signals.c", markerLine(t, "signals.c", "HANDLER_BODY"), handled)
 	})
 }

@@ -31,7 +31,7 @@ func TestTargetsNative(t *testing.T) {
 		{"calls.c", []string{"-O2", "-no-pie", "-fno-pie"}, nil, 0, "sum 1499500 fib 610\n"},
 		{"calls.c", []string{"-O0", "-static", "-s"}, nil, 0, "sum 1499500 fib 610\n"},
 		{"threads.c", []string{"-g", "-O0", "-pthread"}, nil, 0, "calls 100000\n"},
-		{"signals.c", []string{"-g", "-O0"}, []string{"timer"}, 0, "hot 50000 handler ..."},
+		{"signals.c", []string{"-g", "-O0"}, []string{"timer"}, 0, "hot ..."},
 		{"signals.c", []string{"-g", "-O0"}, []string{"trap"}, 0, "caught SIGTRAP\n"},
 		{"signals.c", []string{"-g", "-O0"}, []string{"int3"}, 0, "caught SIGTRAP\n"},
 		{"signals.c", []string{"-g", "-O0"}, []string{"trapdie"}, -1, ""},
