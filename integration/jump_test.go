@@ -167,3 +167,19 @@ func checkText(t *testing.T, pid int, exe string) {
 		}
 	}
 }
+
+// TestJumpNoFollow: with --no-follow a forked child is let go with its
+// code, its GS base and its mappings as they would be without patchprof:
+// it reads a GS base of 0 and runs its calls of f untraced.
+func TestJumpNoFollow(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "jumplife.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--funcs", "--no-follow", exe, "gs"}})
+	wantExitCode(t, res, p, 0)
+	if res.stdout != "child gs zero\n" {
+		t.Errorf("target's stdout %q, want \"child gs zero\\n\"", res.stdout)
+	}
+	wantFunc(t, p, "f", 10)
+	wantJumped(t, p)
+}

@@ -361,13 +361,17 @@ func (m *mon) freeJump(mm *space, via *thread) {
 	c := mm.ctr
 	if c != nil {
 		m.fold(mm)
+		// Every thread's GS base goes back to 0, as glibc and Go leave it
+		// (giveSlab refuses a thread that had another): those given a
+		// slab, and a fork child's, inherited from its parent's thread.
 		for _, u := range mm.threads {
-			if u.slab != 0 && u.state == stopped {
-				if err := pokeUser(u.tid, offGsBase, 0); err != nil {
-					m.leaveChanged(fmt.Errorf("restore the GS base of thread %d: %w", u.tid, err))
-				}
-				u.dropSlab()
+			if u.state != stopped {
+				continue
 			}
+			if err := pokeUser(u.tid, offGsBase, 0); err != nil {
+				m.leaveChanged(fmt.Errorf("restore the GS base of thread %d: %w", u.tid, err))
+			}
+			u.dropSlab()
 		}
 		m.unmapIn(mm, via, c.base, c.size(), "counter memory")
 		m.dropCounters(mm)

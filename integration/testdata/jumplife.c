@@ -4,7 +4,13 @@
  * SIGKILL after 50000); a vfork child execs /bin/true; the parent calls f
  * 1000 times and execs itself with "again", which calls f 7 times.
  * f is called 251007 times in all.
+ *
+ * With "gs", the parent calls f, forks a child that reads its GS base
+ * (arch_prctl) and calls f, and prints whether the child's GS base was 0:
+ * with --no-follow the child runs untraced, as it would without patchprof.
  */
+#include <asm/prctl.h>
+#include <sys/syscall.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +41,20 @@ main(int argc, char **argv)
 	int k, st;
 	pid_t pid;
 
+	if (argc > 1 && strcmp(argv[1], "gs") == 0) {
+		unsigned long gs = 1;
+
+		calls(10);
+		pid = fork();
+		if (pid == 0) {
+			syscall(SYS_arch_prctl, ARCH_GET_GS, &gs);
+			calls(10);
+			_exit(gs != 0);
+		}
+		waitpid(pid, &st, 0);
+		printf("child gs %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "zero" : "set");
+		return 0;
+	}
 	if (argc > 1 && strcmp(argv[1], "again") == 0) {
 		calls(7);
 		printf("again\n");
