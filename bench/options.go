@@ -1,0 +1,130 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The configurations, in the order they run in each repetition and appear
+// in the table.
+const (
+	cfgNative    = "native"
+	cfgGcov      = "gcov"
+	cfgCallgrind = "callgrind"
+	cfgUftrace   = "uftrace"
+	cfgClassic   = "classic"
+	cfgXOL       = "xol"
+	cfgJump      = "jump"
+)
+
+// allConfigs lists every configuration in table order.
+var allConfigs = []string{cfgNative, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump}
+
+// isEngine reports whether a configuration is a patchprof engine.
+func isEngine(cfg string) bool {
+	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump
+}
+
+// Options are the command's settings, from its flags.
+type Options struct {
+	// Reps is how many times each configuration runs.
+	Reps int
+	// Workloads and Configs name what runs, in table order.
+	Workloads, Configs []string
+	// Skip holds "workload:config" pairs that do not run.
+	Skip map[string]bool
+	// Timeout bounds one run; a configuration that exceeds it once is
+	// shown as ">Timeout" and not run again.
+	Timeout time.Duration
+	// PatchprofFlags are added to every patchprof run (say --pin=false).
+	PatchprofFlags []string
+	// Keep leaves the temporary directory in place, for a look at the
+	// builds, reports and saved profiles.
+	Keep bool
+}
+
+// parseOptions reads the flags; known is the list of workload names.
+func parseOptions(args []string, known []string, stderr io.Writer) (*Options, error) {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &Options{}
+	var workloads, configs, skip, extra string
+	fs.IntVar(&o.Reps, "n", 5, "run each configuration `N` times, interleaved")
+	fs.StringVar(&workloads, "workloads", strings.Join(known, ","), "comma-separated `LIST` of workloads")
+	fs.StringVar(&configs, "configs", strings.Join(allConfigs, ","), "comma-separated `LIST` of configurations")
+	fs.StringVar(&skip, "skip", "", "comma-separated `LIST` of workload:config pairs not to run (say fib:classic)")
+	fs.DurationVar(&o.Timeout, "timeout", 120*time.Second, "bound on one run: a configuration that exceeds it is shown as >`D` and not run again")
+	fs.StringVar(&extra, "patchprof-flags", "", "space-separated `FLAGS` added to every patchprof run (say --pin=false)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory (builds, reports, saved profiles)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nworkloads: %s\nconfigurations: %s\n\n",
+			strings.Join(known, ", "), strings.Join(allConfigs, ", "))
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: bench takes only flags", fs.Arg(0))
+	}
+	if o.Reps < 1 {
+		return nil, fmt.Errorf("-n %d: want at least 1", o.Reps)
+	}
+	if o.Timeout <= 0 {
+		return nil, fmt.Errorf("-timeout %v: want a positive duration", o.Timeout)
+	}
+	var err error
+	if o.Workloads, err = parseList("-workloads", workloads, known); err != nil {
+		return nil, err
+	}
+	if o.Configs, err = parseList("-configs", configs, allConfigs); err != nil {
+		return nil, err
+	}
+	o.Skip = make(map[string]bool)
+	for _, pair := range splitList(skip) {
+		w, c, ok := strings.Cut(pair, ":")
+		if !ok || !slices.Contains(known, w) || !slices.Contains(allConfigs, c) {
+			return nil, fmt.Errorf("-skip %q: want WORKLOAD:CONFIG, a workload of %s and a configuration of %s",
+				pair, strings.Join(known, ","), strings.Join(allConfigs, ","))
+		}
+		o.Skip[pair] = true
+	}
+	o.PatchprofFlags = strings.Fields(extra)
+	return o, nil
+}
+
+// parseList splits a comma-separated list and checks every name is known;
+// the result keeps the order of known, without duplicates.
+func parseList(flagName, s string, known []string) ([]string, error) {
+	names := splitList(s)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("%s: empty list: want some of %s", flagName, strings.Join(known, ","))
+	}
+	for _, n := range names {
+		if !slices.Contains(known, n) {
+			return nil, fmt.Errorf("%s: unknown name %q: want some of %s", flagName, n, strings.Join(known, ","))
+		}
+	}
+	var out []string
+	for _, k := range known {
+		if slices.Contains(names, k) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// splitList splits a comma-separated list, dropping empty items and spaces.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

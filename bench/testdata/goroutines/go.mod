@@ -1,0 +1,3 @@
+module goroutines
+
+go 1.26

@@ -1,0 +1,68 @@
+package main
+
+// A Workload is one benchmark program and how patchprof counts it.
+type Workload struct {
+	// Name is what -workloads and -skip call it.
+	Name string
+	// Title is its first column in the table.
+	Title string
+	// Go is set for a Go program: Dir is then its main package; else
+	// Sources are C files. Both are relative to the repository's root.
+	Go      bool
+	Dir     string
+	Sources []string
+	// SQLite adds the SQLite amalgamation (sqliteModule) to the sources
+	// and its directory to the include path.
+	SQLite bool
+	// CFlags are added to gcc's -g -O0 for every build.
+	CFlags []string
+	// Args are the program's arguments.
+	Args []string
+	// Mode is what patchprof counts: --funcs, --lines or both.
+	Mode []string
+}
+
+// sqliteModule is the Go module whose sqlite3-binding.c and .h are the
+// SQLite amalgamation (3.45.1), as integration/sqlite_test.go uses it.
+const sqliteModule = "github.com/mattn/go-sqlite3@v1.14.22"
+
+// workloads are the programs of issue 13's goal, in table order.
+var workloads = []Workload{
+	{
+		Name: "fib", Title: "recursive fib(30), `--funcs`",
+		Sources: []string{"bench/testdata/fib.c"}, Args: []string{"30"},
+		Mode: []string{"--funcs"},
+	},
+	{
+		Name: "shellsort", Title: "Shell sort of 20,000 numbers, `--lines`",
+		Sources: []string{"bench/testdata/shellsort.c"}, Args: []string{"20000"},
+		Mode: []string{"--lines"},
+	},
+	{
+		Name: "sqlite", Title: "SQLite (integration/testdata/sqlite/driver.c), `--lines --funcs`",
+		Sources: []string{"integration/testdata/sqlite/driver.c"}, SQLite: true,
+		// No mutexes and no dlopen: one thread and one module, as in
+		// integration/sqlite_test.go.
+		CFlags: []string{"-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION"},
+		Mode:   []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "threads", Title: "4 threads, fib(24) each, `--funcs`",
+		Sources: []string{"bench/testdata/threads.c"}, CFlags: []string{"-pthread"},
+		Args: []string{"24"}, Mode: []string{"--funcs"},
+	},
+	{
+		Name: "goroutines", Title: "Go, 8 goroutines, fib(20) each, `--lines --funcs`",
+		Go: true, Dir: "bench/testdata/goroutines", Args: []string{"20"},
+		Mode: []string{"--lines", "--funcs"},
+	},
+}
+
+// workloadNames lists the workloads' names in table order.
+func workloadNames() []string {
+	names := make([]string, len(workloads))
+	for i, w := range workloads {
+		names[i] = w.Name
+	}
+	return names
+}
