@@ -58,6 +58,13 @@ func conserved(b *cfg.Block) bool {
 // of the blocks in derived (nil: none) follow from the counts of the other
 // blocks, or false when some do not.
 func planDerive(g *cfg.Graph, derived []bool) (*derivePlan, bool) {
+	dp, unknown := planDeriveLeft(g, derived)
+	return dp, unknown == nil
+}
+
+// planDeriveLeft is planDerive, returning the variables left unknown
+// (nil when every one follows) instead of false.
+func planDeriveLeft(g *cfg.Graph, derived []bool) (*derivePlan, []int) {
 	nb, ne := len(g.Blocks), len(g.Edges)
 	dp := &derivePlan{arrivals: make([]bool, nb), derived: make([]bool, nb), members: make([][]int32, 2*nb)}
 	if derived != nil {
@@ -119,12 +126,16 @@ func planDerive(g *cfg.Graph, derived []bool) (*derivePlan, bool) {
 			break
 		}
 	}
-	for _, k := range known {
+	var unknown []int
+	for v, k := range known {
 		if !k {
-			return nil, false
+			unknown = append(unknown, v)
 		}
 	}
-	return dp, true
+	if unknown != nil {
+		return nil, unknown
+	}
+	return dp, nil
 }
 
 // derive replays dp on the counts of the measured blocks (c; the derived

@@ -30,6 +30,7 @@ const (
 type JumpPlan struct {
 	Sites   int            // sites that take a jump
 	Derived int            // block sites never planted: their counts follow from the others'
+	Short   int            // of Sites, those that take a jmp rel8 to a landing in the block before
 	Reasons map[string]int // sites that keep a breakpoint, by reason
 }
 
@@ -38,6 +39,23 @@ type jumpInfo struct {
 	length  []uint8       // per site: bytes the jump displaces, 0 for none
 	derived []bool        // per site: never planted, its count derived
 	derive  []*derivePlan // per graph (Table.Graphs): nil when not derivable
+	host    map[int]int   // short site -> the site of the block before it
+}
+
+// MaxHostLen bounds a host block (see ShortSite): its landing must be within
+// a jmp rel8 of the short site after it, and its code within a trampoline.
+const MaxHostLen = 120
+
+// ShortSite reports whether site i takes a short patch: a jmp rel8 to a
+// landing in the dead bytes of host, the site of the block right before it,
+// whose whole code runs in its own trampoline (JumpLen(host) is its length).
+// The landing is host's address + JumpLen.
+func (t *Table) ShortSite(i int) (host int, ok bool) {
+	if t.jump == nil {
+		return 0, false
+	}
+	host, ok = t.jump.host[i]
+	return host, ok
 }
 
 // Derived reports whether site i is never planted: under the in-process
@@ -62,10 +80,33 @@ func (t *Table) JumpSiteOf(i int, code []byte) (JumpSite, bool) {
 	if n == 0 {
 		return JumpSite{}, false
 	}
-	js := PlanJump(code, t.addr[i]+t.bias, JumpOptions{})
-	if js.Len != n {
-		return JumpSite{}, false
+	return planRun(code, t.addr[i]+t.bias, n, func(uint64) bool { return false })
+}
+
+// planRun decodes whole instructions from addr until at least n bytes, and
+// returns them as a jump site when they end at exactly... n for a planned
+// length; for a short site (n = 2), as soon as they cover n. Every one must
+// run out of line, only the last may transfer control, and none but the
+// first may start where leader says a branch may land.
+func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSite, bool) {
+	var js JumpSite
+	off := 0
+	for off < n {
+		pc := addr + uint64(off)
+		if off > 0 && leader(pc) {
+			return JumpSite{}, false
+		}
+		if off >= len(code) {
+			return JumpSite{}, false
+		}
+		d, err := Relocate(code[off:], pc, pc)
+		if err != nil || (d.Form != FormCopy && off+d.Len < n) {
+			return JumpSite{}, false
+		}
+		js.Insns = append(js.Insns, d.Len)
+		off += d.Len
 	}
+	js.Len = off
 	return js, true
 }
 
@@ -100,6 +141,13 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	for gi, fg := range p.Graphs {
 		if t.jump.derive[gi] != nil {
 			jp.Derived += p.deriveBlocks(gi, fg)
+		}
+	}
+	t.jump.host = map[int]int{}
+	for i, r := range reasons {
+		if (r == JumpTransfer || r == JumpTarget) && !t.jump.derived[i] && p.planShort(sym, i, graphOf) {
+			reasons[i] = ""
+			jp.Short++
 		}
 	}
 	for i, r := range reasons {
@@ -138,17 +186,33 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	for _, b := range cand {
 		derived[b] = true
 	}
-	dp, ok := planDerive(g, derived)
-	if !ok {
-		// One at a time, keeping those that leave the flow solvable.
-		clear(derived)
-		for _, b := range cand {
-			derived[b] = true
-			if _, ok := planDerive(g, derived); !ok {
-				derived[b] = false
+	// Measure again the blocks whose counts are left unknown (or that
+	// touch an edge left unknown), until everything follows; a function
+	// was derivable with every block measured, so this ends.
+	nb, ne := len(g.Blocks), len(g.Edges)
+	dp, unknown := planDeriveLeft(g, derived)
+	for unknown != nil {
+		freed := false
+		free := func(b int) {
+			if derived[b] {
+				derived[b], freed = false, true
 			}
 		}
-		dp, _ = planDerive(g, derived)
+		for _, v := range unknown {
+			switch {
+			case v >= ne+nb:
+				free(v - ne - nb)
+			case v < ne:
+				free(g.Edges[v].From)
+				if to := g.Edges[v].To; to >= 0 {
+					free(to)
+				}
+			}
+		}
+		if !freed {
+			clear(derived)
+		}
+		dp, unknown = planDeriveLeft(g, derived)
 	}
 	n := 0
 	for b, d := range derived {
@@ -267,3 +331,58 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 }
 
 var debugJumps = os.Getenv("PATCHPROF_DEBUG_JUMPS") != ""
+
+// planShort plans block site i, too short for a jmp rel32 before a branch
+// or the next block (a return site's `leave; ret`, a lone `jmp`), as a short
+// site: a 2-byte jmp to a landing in the block that ends where it starts,
+// when that block is a jump site of JumpLen+5 to MaxHostLen bytes whose
+// whole code can run in its trampoline, leaving its bytes after the first
+// JumpLen dead. It reports whether it did.
+func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) bool {
+	t := p.Table
+	fn := t.fn[i]
+	g := graphOf[fn]
+	if g == nil || t.BlockOf(i) < 0 || fn < 0 || int(fn) >= len(sym.Funcs) {
+		return false
+	}
+	addr := t.addr[i]
+	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
+	if k == 0 || k >= len(g.Blocks) || g.Blocks[k].Start != addr || g.Blocks[k-1].End != addr {
+		return false
+	}
+	hb := g.Blocks[k-1]
+	h, ok := t.Index(hb.Start)
+	n := int(addr - hb.Start)
+	if !ok || t.jump.length[h] == 0 || n < 2*JumpLen || n > MaxHostLen {
+		return false
+	}
+	if _, taken := t.jump.host[h]; taken || t.jump.derived[h] {
+		return false
+	}
+	f := sym.Funcs[fn]
+	end := f.Addr + f.Size
+	hcode, ok := sym.Code(hb.Start, n)
+	if !ok {
+		return false
+	}
+	leader := func(a uint64) bool { return isLeader(g, a) }
+	if _, ok := planRun(hcode, hb.Start, n, leader); !ok {
+		return false
+	}
+	code, ok := sym.Code(addr, int(min(end-addr, 16)))
+	if !ok {
+		return false
+	}
+	js, ok := planRun(code, addr, 2, leader)
+	if !ok || addr+uint64(js.Len) > end {
+		return false
+	}
+	fcode, _ := sym.Code(f.Addr, int(f.Size))
+	if !flagsDeadFrom(fcode, f.Addr, addr, 3) {
+		return false
+	}
+	t.jump.length[h] = uint8(n)
+	t.jump.length[i] = uint8(js.Len)
+	t.jump.host[i] = h
+	return true
+}

@@ -23,11 +23,11 @@ import (
 // dead take a trampoline (JumpSite.FlagsDead). A trampoline never shares a
 // cache line with its counter: the counters are in a separate mapping.
 
-// TrampolineSize bounds one trampoline: the counter update, up to JumpLen+14
-// bytes of displaced instructions each grown by relocation (an emulated
-// call as the last), and the jmp back. Callers lay trampolines out at this
-// stride.
-const TrampolineSize = 128
+// TrampolineSize bounds one trampoline: the counter update, the displaced
+// instructions (a whole block of up to MaxHostLen bytes for a host, see
+// PlanJumps) each grown by relocation (an emulated call as the last), and
+// the jmp back. Callers lay trampolines out at this stride.
+const TrampolineSize = 256
 
 // counterLen is the length of addq $1, %gs:disp32 (65 48 83 04 25 disp32 01:
 // Intel SDM vol. 2, ADD, REX.W 83 /0 ib, with a SIB byte for an absolute
@@ -46,6 +46,11 @@ type Trampoline struct {
 	Patch []byte
 	// Orig are the original bytes at [Addr, Addr+Len), to put back.
 	Orig []byte
+	// Landing, for a short site (SetShort), is where the 5-byte jmp to the
+	// trampoline goes, in the dead bytes of the block before the site;
+	// LandingJmp is that jmp. Patch is then a jmp rel8 to Landing.
+	Landing    uint64
+	LandingJmp []byte
 
 	starts []int    // offset in Code of each displaced instruction
 	addrs  []uint64 // its original address
@@ -62,7 +67,7 @@ var ErrTrampolineTooLong = errors.New("trampoline longer than TrampolineSize")
 // in a thread's slab. It returns a *RelocateError when a displaced
 // instruction cannot run out of line.
 func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) (*Trampoline, error) {
-	if js.Len < JumpLen || len(code) < js.Len || len(js.Insns) == 0 {
+	if js.Len < 2 || len(code) < js.Len || len(js.Insns) == 0 {
 		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: not a jump site (%d bytes displaced)", addr, js.Len)
 	}
 	if counter > 1<<31-8 {
@@ -104,6 +109,9 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 		return nil, fmt.Errorf("%w: %d bytes at %#x", ErrTrampolineTooLong, len(c), addr)
 	}
 	tr.Code = c
+	if js.Len < JumpLen {
+		return tr, nil // a short site: SetShort makes its patch
+	}
 	rel, ok := rel32(at, addr+JumpLen)
 	if !ok {
 		return nil, &RelocateError{Addr: addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", ReasonOutOfRange, at)}
@@ -115,6 +123,30 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 		tr.Patch[k] = Int3
 	}
 	return tr, nil
+}
+
+// SetShort makes the patch of a site shorter than a jmp rel32: a jmp rel8
+// (Intel SDM vol. 2, JMP, EB cb) to landing, where LandingJmp, a jmp rel32
+// to the trampoline, is to be written: in the dead bytes of a host block
+// whose whole code runs in its own trampoline.
+func (tr *Trampoline) SetShort(landing uint64) error {
+	d := int64(landing - (tr.Addr + 2))
+	if d != int64(int8(d)) {
+		return &RelocateError{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: landing %#x", ReasonOutOfRange, landing)}
+	}
+	rel, ok := rel32(tr.At, landing+JumpLen)
+	if !ok {
+		return &RelocateError{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", ReasonOutOfRange, tr.At)}
+	}
+	tr.Landing = landing
+	tr.LandingJmp = []byte{0xE9, 0, 0, 0, 0}
+	binary.LittleEndian.PutUint32(tr.LandingJmp[1:], uint32(rel))
+	tr.Patch = make([]byte, tr.Len)
+	tr.Patch[0], tr.Patch[1] = 0xEB, byte(int8(d))
+	for k := 2; k < tr.Len; k++ {
+		tr.Patch[k] = Int3
+	}
+	return nil
 }
 
 // Contains reports whether pc is inside the trampoline's code.

@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -44,6 +45,9 @@ type jumpArea struct {
 	ctrOff     uint64                   // offset of the mapping's counters in a slab
 	counted    bool                     // ctrOff is given
 	seen       []uint64                 // per site: the counter sum last folded
+	// landings maps the landing of each patched short site (in its host's
+	// dead bytes) to the site's trampoline.
+	landings map[uint64]*breakpoint.Trampoline
 }
 
 // at returns where site i's trampoline goes.
@@ -69,6 +73,7 @@ func (j *jumpArea) clone() *jumpArea {
 	c.state = slices.Clone(j.state)
 	c.tramp = slices.Clone(j.tramp)
 	c.seen = slices.Clone(j.seen)
+	c.landings = maps.Clone(j.landings)
 	return &c
 }
 
@@ -83,6 +88,19 @@ func (mm *space) trampolineAt(pc uint64) (*mapping, int, *breakpoint.Trampoline)
 		}
 	}
 	return nil, 0, nil
+}
+
+// landingAt returns the short site whose landing is at pc: a thread there
+// is about to jump to the site's trampoline, as one at the site itself.
+func (mm *space) landingAt(pc uint64) *breakpoint.Trampoline {
+	for _, mp := range mm.maps {
+		if mp.jmp != nil && mp.jmp.landings != nil {
+			if tr := mp.jmp.landings[pc]; tr != nil {
+				return tr
+			}
+		}
+	}
+	return nil
 }
 
 // coveredBy returns the trampoline of mm whose displaced bytes hold pc
@@ -192,7 +210,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		j.ctrOff, j.counted, j.seen = off, true, make([]uint64, mp.tab.Len())
 	}
 	addr := mp.tab.RuntimeAddr(i)
-	var code [32]byte
+	var code [breakpoint.MaxHostLen + 40]byte
 	n, _ := mm.mem.ReadMemory(addr, code[:])
 	if n < breakpoint.JumpLen {
 		return nil, breakpoint.JumpNoCode
@@ -209,6 +227,25 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, uint32(j.ctrOff+8*uint64(i)))
 	if err != nil {
 		return nil, breakpoint.JumpRelocation
+	}
+	if h, ok := mp.tab.ShortSite(i); ok {
+		// The host block runs whole in its trampoline: its bytes after
+		// the first JumpLen are dead, and hold this site's landing.
+		host := j.tramp[h]
+		if host == nil {
+			if j.state[h] != jumpUntried {
+				return nil, breakpoint.JumpNoRoom
+			}
+			var reason string
+			if host, reason = m.jumpSite(t, mp, h); host == nil {
+				j.state[h] = jumpRefused
+				return nil, reason
+			}
+			m.res.JumpSites++
+		}
+		if host.Len < 2*breakpoint.JumpLen || tr.SetShort(host.Addr+breakpoint.JumpLen) != nil {
+			return nil, breakpoint.JumpNoRoom
+		}
 	}
 	// A thread stopped inside the covered bytes (attached there, or in a
 	// system call made by a displaced instruction) goes on from the
@@ -237,6 +274,15 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	if _, err := mm.mem.WriteMemory(tr.At, tr.Code); err != nil {
 		return nil, breakpoint.JumpNoRoom
 	}
+	if tr.Landing != 0 {
+		if _, err := mm.mem.WriteMemory(tr.Landing, tr.LandingJmp); err != nil {
+			return nil, breakpoint.JumpNoRoom
+		}
+		if j.landings == nil {
+			j.landings = map[uint64]*breakpoint.Trampoline{}
+		}
+		j.landings[tr.Landing] = tr
+	}
 	if _, err := mm.mem.WriteMemory(addr, tr.Patch); err != nil {
 		m.lose(fmt.Errorf("patch %#x in process %d: %w", addr, mm.tgid, err))
 		return nil, breakpoint.JumpNoRoom
@@ -255,12 +301,20 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 // that runs meanwhile traps rather than reading half a jmp. The
 // trampolines stay: a thread in one runs on to original code.
 func (m *mon) unjump(mm *space) {
+	for _, short := range []bool{true, false} {
+		m.unjumpSites(mm, short)
+	}
+}
+
+// unjumpSites is unjump for the short sites, which go first (their
+// landings are in their hosts' bytes), or for the others.
+func (m *mon) unjumpSites(mm *space, short bool) {
 	for _, mp := range mm.maps {
 		if mp.jmp == nil {
 			continue
 		}
 		for i, tr := range mp.jmp.tramp {
-			if tr == nil {
+			if tr == nil || (tr.Landing != 0) != short {
 				continue
 			}
 			_, err := mm.mem.WriteMemory(tr.Addr, []byte{breakpoint.Int3})
@@ -340,6 +394,9 @@ func (m *mon) afterSigreturn(t *thread) {
 	pc, err := peekUser(t.tid, offRip)
 	if err != nil {
 		return
+	}
+	if t.mm.landingAt(pc) != nil {
+		return // about to jump to a short site's trampoline
 	}
 	if tr := t.mm.coveredBy(pc); tr != nil {
 		if to, ok := tr.Equivalent(pc); ok {

@@ -340,6 +340,14 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 			m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 			return pending
 		}
+		if tr := t.mm.landingAt(regs.Rip); tr != nil {
+			// At a short site's landing: as at the site, not yet counted.
+			regs.Rip = tr.Addr
+			if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+				m.lose(fmt.Errorf("move thread %d off a landing: %w", t.tid, err))
+			}
+			return pending
+		}
 		if _, _, tr := t.mm.trampolineAt(regs.Rip); tr != nil {
 			if orig, p := tr.Where(regs.Rip); p != breakpoint.Inside && (restoring || !tr.Covers(orig)) {
 				regs.Rip = orig
