@@ -161,7 +161,10 @@ func TestAttachGo(t *testing.T) {
 	mustHavePtrace(t)
 	for _, std := range []bool{false, true} {
 		t.Run(fmt.Sprintf("std=%v", std), func(t *testing.T) {
-			cmd, pid, sc := startTarget(t, buildGo(t, "goheartbeat"), 8)
+			// 16 half-second beats: patchprof, planting the Go runtime
+			// with --std, must be done before the target ends, also on a
+			// loaded machine.
+			cmd, pid, sc := startTarget(t, buildGo(t, "goheartbeat"), 16)
 			// Go handles SIGTRAP, and its threads block every signal now and
 			// then (around clone, in the scheduler): a breakpoint hit there
 			// made the kernel reset Go's handler, in the runtime's own code
@@ -185,7 +188,7 @@ func TestAttachGo(t *testing.T) {
 			if after := dispositions(t, pid); after != before {
 				t.Errorf("signal dispositions changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
 			}
-			checkRunsOn(t, cmd, pid, sc, 8)
+			checkRunsOn(t, cmd, pid, sc, 16)
 		})
 	}
 }

@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -164,7 +165,15 @@ func (m *mon) readHandlers(t *thread, caught uint64) error {
 			continue
 		}
 		var a sigAction
-		if err := m.sigaction(t, sig, nil, &a); err != nil {
+		err := m.sigaction(t, sig, nil, &a)
+		for try := 0; try < 3 && errors.Is(err, unix.ENOSYS); try++ {
+			// Seen under heavy load on an attach: the injected call
+			// reported ENOSYS once (the value of rax at a syscall-entry
+			// stop); reading an action changes nothing, so it is read
+			// again.
+			err = m.sigaction(t, sig, nil, &a)
+		}
+		if err != nil {
 			return fmt.Errorf("read the action of signal %d: %w", sig, err)
 		}
 		t.sigs.act[sig-1] = a
