@@ -149,3 +149,44 @@ func TestTrampolineRefused(t *testing.T) {
 		t.Error("a refused site got a trampoline")
 	}
 }
+
+// TestTrampolineShort: a return site's `leave; ret` takes a jmp rel8 to a
+// landing 5 bytes into the block before it, where a jmp rel32 goes on to
+// its trampoline; the trampoline counts and runs both instructions.
+func TestTrampolineShort(t *testing.T) {
+	const host, addr, at = 0x401000, 0x40100f, 0x7f0000
+	code := hexCode(t, "c9 c3")
+	js, ok := planRun(code, addr, 2, func(uint64) bool { return false })
+	if !ok || js.Len != 2 || len(js.Insns) != 2 {
+		t.Fatalf("planRun: %+v %v", js, ok)
+	}
+	tr, err := BuildTrampoline(code, addr, at, js, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.SetShort(host + JumpLen); err != nil {
+		t.Fatal(err)
+	}
+	d := int64(host+JumpLen) - int64(addr+2)
+	if want := []byte{0xEB, byte(d)}; !bytes.Equal(tr.Patch, want) {
+		t.Errorf("patch % x, want % x", tr.Patch, want)
+	}
+	if got := host + 2*JumpLen + uint64(int64(int32(binary.LittleEndian.Uint32(tr.LandingJmp[1:])))); tr.LandingJmp[0] != 0xE9 || got != at {
+		t.Errorf("landing jmp % x goes to %#x, want %#x", tr.LandingJmp, got, at)
+	}
+	var ops []x86asm.Op
+	for off := counterLen; off < len(tr.Code); {
+		inst, err := x86asm.Decode(tr.Code[off:], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, inst.Op)
+		off += inst.Len
+	}
+	if len(ops) != 2 || ops[0] != x86asm.LEAVE || ops[1] != x86asm.RET {
+		t.Errorf("trampoline runs %v, want [LEAVE RET]", ops)
+	}
+	if err := tr.SetShort(addr - 200); err == nil {
+		t.Error("a landing 200 bytes away was accepted for a jmp rel8")
+	}
+}
