@@ -138,16 +138,18 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	for i := range t.addr {
 		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
 	}
+	// Short sites first: a block they make count in the target need not
+	// be derived, and may let a neighbour be.
+	t.jump.host = map[int]int{}
+	for i, r := range reasons {
+		if (r == JumpTransfer || r == JumpTarget) && p.planShort(sym, i, graphOf) {
+			reasons[i] = ""
+			jp.Short++
+		}
+	}
 	for gi, fg := range p.Graphs {
 		if t.jump.derive[gi] != nil {
 			jp.Derived += p.deriveBlocks(gi, fg)
-		}
-	}
-	t.jump.host = map[int]int{}
-	for i, r := range reasons {
-		if (r == JumpTransfer || r == JumpTarget) && !t.jump.derived[i] && p.planShort(sym, i, graphOf) {
-			reasons[i] = ""
-			jp.Short++
 		}
 	}
 	for i, r := range reasons {
@@ -213,6 +215,19 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 			clear(derived)
 		}
 		dp, unknown = planDeriveLeft(g, derived)
+	}
+	// Freeing both ends of an unknown edge may free more than needed:
+	// each freed candidate is tried again, one at a time.
+	for _, b := range cand {
+		if derived[b] {
+			continue
+		}
+		derived[b] = true
+		if d, left := planDeriveLeft(g, derived); left == nil {
+			dp = d
+		} else {
+			derived[b] = false
+		}
 	}
 	n := 0
 	for b, d := range derived {
