@@ -133,6 +133,7 @@ func (m *mon) mapCounters(via *thread, at, name, fixed, slabSize uint64) (*count
 		return nil, errors.Join(fmt.Errorf("map the counters in process %d: %w", via.tgid, err), closeTarget())
 	}
 	c.base = r
+	m.live.add(c)
 	if err := closeTarget(); err != nil {
 		return c, err // mapped and usable; the descriptor stays open
 	}
@@ -167,7 +168,7 @@ func (m *mon) giveSlab(t *thread) error {
 		return fmt.Errorf("set the GS base of thread %d: %w", t.tid, err)
 	}
 	c.used[k] = true
-	c.ever = max(c.ever, k+1)
+	m.live.setSlabs(c, max(c.ever, k+1))
 	t.slab = k + 1
 	return nil
 }
@@ -206,6 +207,11 @@ func (m *mon) ownCounters(t *thread) error {
 	}
 	c.top = old.top
 	t.mm.ctr = c
+	for _, mp := range t.mm.maps {
+		if mp.jmp != nil && mp.jmp.counted {
+			m.live.addRange(c, mp.jmp.ctrOff, mp.tab.Len())
+		}
+	}
 	gs, err := peekUser(t.tid, offGsBase)
 	if err != nil {
 		return err
@@ -213,7 +219,7 @@ func (m *mon) ownCounters(t *thread) error {
 	if gs >= c.base && gs < c.base+c.size() {
 		k := int((gs - c.base) / c.slabSize)
 		c.used[k] = true
-		c.ever = k + 1
+		m.live.setSlabs(c, k+1)
 		t.slab = k + 1
 	}
 	for _, mp := range t.mm.maps {
@@ -254,9 +260,6 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 			sum += loadCounter(c.mem, uint64(k)*c.slabSize+off)
 		}
 		mp.tab.Hits[i] += sum - j.seen[i]
-		if m.o.Hits != nil {
-			m.o.Hits.Add(sum - j.seen[i])
-		}
 		j.seen[i] = sum
 	}
 }
@@ -291,6 +294,7 @@ func (m *mon) dropCounters(mm *space) {
 	}
 	m.fold(mm)
 	if c.mem != nil && !c.inherited {
+		m.live.remove(c)
 		if err := unix.Munmap(c.mem); err != nil {
 			m.lose(fmt.Errorf("unmap the counters of process %d: %w", mm.tgid, err))
 		}

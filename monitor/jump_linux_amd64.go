@@ -208,6 +208,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 			return nil, breakpoint.JumpNoRoom
 		}
 		j.ctrOff, j.counted, j.seen = off, true, make([]uint64, mp.tab.Len())
+		m.live.addRange(mm.ctr, off, mp.tab.Len())
 	}
 	addr := mp.tab.RuntimeAddr(i)
 	var code [breakpoint.MaxHostLen + 40]byte

@@ -28,6 +28,7 @@ type mon struct {
 	o        Options
 	xolOn    bool // the out-of-line engine serves the sites it can relocate
 	jumpOn   bool // sites planned for it take a jump patch (EngineJump)
+	live     liveCounts
 	rootImg  *Image
 	images   map[string]*Image // by path; nil: asked, not profiled
 	imgs     []*Image          // by id
@@ -165,6 +166,17 @@ func run(o Options) (*Result, error) {
 		if t.held == 0 {
 			m.resume(t, 0)
 		}
+	}
+	if m.o.Hits != nil && m.jumpOn {
+		done, fin := make(chan struct{}), make(chan struct{})
+		go func() {
+			m.reportLive(done)
+			close(fin)
+		}()
+		defer func() {
+			close(done)
+			<-fin
+		}()
 	}
 	return m.loop()
 }
