@@ -66,7 +66,14 @@ func startServed(t *testing.T, args ...string) *served {
 	if !s.out.Scan() || s.out.Text() != "ready" {
 		t.Fatalf("target did not start: %q\n%s", s.out.Text(), s.stderr)
 	}
+	// patchprof says where it serves before it starts the target, but
+	// its stderr reaches the buffer through exec's copying goroutine,
+	// which may not have run yet when the target's first line arrives.
 	m := servingRE.FindStringSubmatch(s.stderr.String())
+	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		m = servingRE.FindStringSubmatch(s.stderr.String())
+	}
 	if m == nil {
 		t.Fatalf("patchprof does not say where it serves:\n%s", s.stderr)
 	}
