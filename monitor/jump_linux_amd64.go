@@ -250,9 +250,11 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	}
 	// A thread stopped inside the covered bytes (attached there, or in a
 	// system call made by a displaced instruction) goes on from the
-	// equivalent point of the trampoline. One stopped at this site's int3
-	// with its trap still queued goes to the trampoline when its trap is
-	// handled.
+	// equivalent point of the trampoline. One just past this site's int3
+	// with its trap still to be reported (queued here, or still pending
+	// in the kernel when our interrupt stopped it first) goes to the
+	// trampoline when its trap is handled: it has not run the site's
+	// first instruction.
 	type move struct {
 		u  *thread
 		to uint64
@@ -263,7 +265,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 			continue
 		}
 		pc, err := peekUser(u.tid, offRip)
-		if err != nil || !tr.Covers(pc) || (pc == addr+1 && u.held > 0) {
+		if err != nil || !tr.Covers(pc) || (pc == addr+1 && (u.held > 0 || trapPending(u.tid))) {
 			continue
 		}
 		to, ok := tr.Equivalent(pc)

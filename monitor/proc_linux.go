@@ -33,3 +33,10 @@ func signalInMask(path, key string, sig int) bool {
 	mask, err := strconv.ParseUint(v, 16, 64)
 	return err == nil && mask&(1<<(uint(sig)-1)) != 0
 }
+
+// trapPending reports whether a SIGTRAP is pending for thread tid itself
+// (SigPnd in /proc/TID/status): an int3 it executed whose trap the kernel
+// has not reported yet.
+func trapPending(tid int) bool {
+	return signalInMask("/proc/"+strconv.Itoa(tid)+"/status", "SigPnd", 5)
+}
