@@ -44,6 +44,7 @@ type mon struct {
 	stopping atomic.Bool // profiling is to end: restore every byte and detach
 	snap     atomic.Bool // a snapshot of the counts is asked for
 	term     *termWatch  // the target's use of patchprof's terminal, once seen
+	isamp    *isampler   // interrupt sampling (Options.Interrupt), when on
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until
@@ -142,6 +143,8 @@ func run(o Options) (*Result, error) {
 	if o.OnStart != nil {
 		o.OnStart(pid)
 	}
+	m.startSampling()
+	defer m.stopSampling()
 	if debug {
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGUSR2)
@@ -242,7 +245,14 @@ func (m *mon) loop() (*Result, error) {
 			m.foldAll()
 			m.o.Snapshot(m.res.Bias)
 		}
+		if m.isamp != nil && m.isamp.due.Swap(false) {
+			m.sampleRound()
+			continue
+		}
 		ev, err := m.next()
+		if err == errTick {
+			continue
+		}
 		if errors.Is(err, unix.ECHILD) {
 			break
 		}
@@ -285,6 +295,9 @@ func (m *mon) next() (event, error) {
 			t.held--
 		}
 		return ev, nil
+	}
+	if m.isamp != nil {
+		return m.waitOrTick()
 	}
 	return m.wait()
 }
