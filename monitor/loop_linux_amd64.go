@@ -247,7 +247,6 @@ func (m *mon) loop() (*Result, error) {
 		}
 		if m.isamp != nil && m.isamp.due.Swap(false) {
 			m.sampleRound()
-			continue
 		}
 		ev, err := m.next()
 		if err == errTick {
@@ -349,6 +348,9 @@ func (m *mon) deferEvent(ev event) {
 	u.inSyscall = st.inSyscall()
 	u.atEntry = false
 	if u.mm == m.cur && st.kind == stopEvent {
+		if m.isamp != nil {
+			m.isamp.forget(u.tid)
+		}
 		// Absorbed: the thread stays stopped until resumeOthers.
 		m.eventStop(u, was, st.sig)
 		return
@@ -494,6 +496,9 @@ func (m *mon) traced(t *thread) bool { return m.threads[t.tid] == t }
 func (m *mon) handle(ev event) {
 	if debug {
 		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
+	if m.isamp != nil && m.sampled(ev) {
+		return
 	}
 	t, st, out := m.dispatch(ev)
 	switch out {
