@@ -60,15 +60,16 @@ func TestTimeFallbackThreads(t *testing.T) {
 }
 
 // TestTimeFallbackSameCounts checks that the fallback's interrupts change no
-// count: identical to a plain run's.
+// count: four threads calling one function at the same sites, sampled
+// hundreds of times, give counts identical to a plain run's.
 func TestTimeFallbackSameCounts(t *testing.T) {
 	needs(t)
-	exe := buildC(t, "costs.c", "-g", "-O1", "-pthread")
+	exe := buildC(t, "threads.c", "-g", "-O0", "-pthread")
 	dir := t.TempDir()
 	var ps [2]*timedProfile
 	for k, flags := range [][]string{{"--time"}, nil} {
 		save := filepath.Join(dir, []string{"sampled", "plain"}[k]+".json")
-		args := append(append([]string{"--lines", "--funcs", "--blocks", "--save", save}, flags...), exe, "2")
+		args := append(append([]string{"--funcs", "--blocks", "--save", save}, flags...), exe, "30000000")
 		res := run(t, runOpts{args: args, env: refusePerf})
 		if res.code != 0 {
 			t.Fatalf("run: %s", res)
