@@ -304,8 +304,8 @@ type result struct {
 	code           int // exit code; -1 when patchprof itself died of a signal
 	// cpu is the user and system time of patchprof and of the children it
 	// reaped (the target), as wait4 reports it.
-	cpu time.Duration
-	cmdline        string
+	cpu     time.Duration
+	cmdline string
 }
 
 func (r result) String() string {

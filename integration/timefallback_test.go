@@ -69,7 +69,7 @@ func TestTimeFallbackSameCounts(t *testing.T) {
 	var ps [2]*timedProfile
 	for k, flags := range [][]string{{"--time"}, nil} {
 		save := filepath.Join(dir, []string{"sampled", "plain"}[k]+".json")
-		args := append(append([]string{"--funcs", "--blocks", "--save", save}, flags...), exe, "30000000")
+		args := append(append([]string{"--funcs", "--save", save}, flags...), exe, "30000000")
 		res := run(t, runOpts{args: args, env: refusePerf})
 		if res.code != 0 {
 			t.Fatalf("run: %s", res)
