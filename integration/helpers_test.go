@@ -302,7 +302,10 @@ type runOpts struct {
 type result struct {
 	stdout, stderr string
 	code           int // exit code; -1 when patchprof itself died of a signal
-	cmdline        string
+	// cpu is the user and system time of patchprof and of the children it
+	// reaped (the target), as wait4 reports it.
+	cpu     time.Duration
+	cmdline string
 }
 
 func (r result) String() string {
@@ -352,6 +355,7 @@ func run(t testing.TB, o runOpts) result {
 	}
 	res.stdout, res.stderr = stdout.String(), stderr.String()
 	res.code = cmd.ProcessState.ExitCode()
+	res.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
 		t.Fatalf("%s: %v", res.cmdline, err)

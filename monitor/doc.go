@@ -50,6 +50,8 @@
 //	classic        Bishop's cycle: all-stop, single-step, rep, re-arm
 //	xol            the out-of-line engine: scratch regions, slots, injected calls
 //	term           the target's writes to patchprof's terminal (Options.Terminal)
+//	isample, tick  interrupt sampling (Options.Interrupt), the ptrace fallback
+//	               of --time; the signal that ends wait4 for its rounds
 //	ptrace_unsafe, mem, proc, pin   raw requests, /proc/PID/mem, /proc reads, CPU pinning
 //
 // Errors. A ptrace request that fails with ESRCH (gone) means the thread died

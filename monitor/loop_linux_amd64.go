@@ -45,6 +45,7 @@ type mon struct {
 	stopping atomic.Bool // profiling is to end: restore every byte and detach
 	snap     atomic.Bool // a snapshot of the counts is asked for
 	term     *termWatch  // the target's use of patchprof's terminal, once seen
+	isamp    *isampler   // interrupt sampling (Options.Interrupt), when on
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until
@@ -143,6 +144,8 @@ func run(o Options) (*Result, error) {
 	if o.OnStart != nil {
 		o.OnStart(pid)
 	}
+	m.startSampling()
+	defer m.stopSampling()
 	if debug {
 		c := make(chan os.Signal, 1)
 		signal.Notify(c, syscall.SIGUSR2)
@@ -254,7 +257,13 @@ func (m *mon) loop() (*Result, error) {
 			m.foldAll()
 			m.o.Snapshot(m.res.Bias)
 		}
+		if m.isamp != nil && m.isamp.due.Swap(false) {
+			m.sampleRound()
+		}
 		ev, err := m.next()
+		if err == errTick {
+			continue
+		}
 		if errors.Is(err, unix.ECHILD) {
 			break
 		}
@@ -297,6 +306,9 @@ func (m *mon) next() (event, error) {
 			t.held--
 		}
 		return ev, nil
+	}
+	if m.isamp != nil {
+		return m.waitOrTick()
 	}
 	return m.wait()
 }
@@ -348,6 +360,9 @@ func (m *mon) deferEvent(ev event) {
 	u.inSyscall = st.inSyscall()
 	u.atEntry = false
 	if u.mm == m.cur && st.kind == stopEvent {
+		if m.isamp != nil {
+			m.isamp.forget(u.tid)
+		}
 		// Absorbed: the thread stays stopped until resumeOthers.
 		m.eventStop(u, was, st.sig)
 		return
@@ -493,6 +508,9 @@ func (m *mon) traced(t *thread) bool { return m.threads[t.tid] == t }
 func (m *mon) handle(ev event) {
 	if debug {
 		dbg("handle tid=%d status=%#x\n", ev.tid, uint32(ev.ws))
+	}
+	if m.isamp != nil && m.sampled(ev) {
+		return
 	}
 	t, st, out := m.dispatch(ev)
 	switch out {

@@ -70,6 +70,11 @@ type Options struct {
 	// samples with it (see Layout).
 	Layout func(Layout)
 
+	// Interrupt, if set, samples the PCs of the running threads by
+	// interrupting them (the fallback of CPU time sampling where perf
+	// events are refused; see InterruptSampling).
+	Interrupt *InterruptSampling
+
 	// Engine is EngineXOL (the default, ""), EngineClassic or EngineJump.
 	Engine string
 

@@ -51,6 +51,10 @@ type Config struct {
 	// SampleRate times per second of its CPU time (0: the default).
 	Time       bool
 	SampleRate int
+	// TimeFallback says what --time does where the kernel refuses perf
+	// events: FallbackPtrace (the default, "") samples by interrupting
+	// the threads, FallbackNone runs without time.
+	TimeFallback string
 }
 
 // A Target is the program to profile: started from Path with Args, or
@@ -204,7 +208,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		}()
 	}
 	defer close(p.done)
-	onStart, layout, endTime := p.timeHooks(h)
+	onStart, layout, isamp, endTime := p.timeHooks(h)
 	res, err := monitor.Run(monitor.Options{
 		// The monitor serves snapshots on its own thread, between stops:
 		// SnapshotReq asks, Snapshot answers with the counts of the moment.
@@ -226,20 +230,21 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 			}
 			waiting[0] <- prof
 		},
-		Path:     p.target.Path,
-		Args:     p.target.Args,
-		Attach:   p.target.Attach,
-		NoFollow: p.cfg.NoFollow,
-		Stop:     stop,
-		Table:    p.root.plan.Table,
-		Entry:    p.root.sym.Entry,
-		Images:   p.sel.image,
-		Engine:   p.cfg.Engine,
-		Pin:      p.cfg.Pin,
-		OnStart:  onStart,
-		Layout:   layout,
-		Hits:     h.Hits,
-		Terminal: h.Terminal,
+		Path:      p.target.Path,
+		Args:      p.target.Args,
+		Attach:    p.target.Attach,
+		NoFollow:  p.cfg.NoFollow,
+		Stop:      stop,
+		Table:     p.root.plan.Table,
+		Entry:     p.root.sym.Entry,
+		Images:    p.sel.image,
+		Engine:    p.cfg.Engine,
+		Pin:       p.cfg.Pin,
+		OnStart:   onStart,
+		Layout:    layout,
+		Interrupt: isamp,
+		Hits:      h.Hits,
+		Terminal:  h.Terminal,
 	})
 	if err != nil {
 		endTime(nil)
@@ -307,7 +312,7 @@ func (p *Profiler) interim(bias uint64) *profile.Profile {
 		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
 	}
 	prof.Exit = profile.Exit{Running: true}
-	if p.tl != nil && p.tl.smp != nil {
+	if p.tl != nil && (p.tl.smp != nil || p.tl.byPtrace) {
 		p.tl.addTime(prof, p.root, p.sel)
 	}
 	return prof

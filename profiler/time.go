@@ -29,6 +29,9 @@ type timeline struct {
 	outside uint64 // samples outside every profiled module
 	lost    uint64
 	smp     *sampler.Sampler
+	// byPtrace is set when the samples come from the monitor's interrupts
+	// (the fallback where perf events are refused).
+	byPtrace bool
 }
 
 // A stamped is a layout and the time it came into force.
@@ -244,25 +247,22 @@ func refusedNote(err error) string {
 	return fmt.Sprintf("no CPU time: %v; counts are complete", err)
 }
 
-// timeHooks returns the monitor's OnStart and Layout for a run, and the
-// function that ends the sampling and adds the time to the profile (given
-// nil when the run failed). Without --time they are h.OnStart, nil and a
-// function that does nothing.
-func (p *Profiler) timeHooks(h Hooks) (onStart func(int), layout func(monitor.Layout), end func(*profile.Profile)) {
+// timeHooks returns the monitor's OnStart, Layout and Interrupt for a run,
+// and the function that ends the sampling and adds the time to the profile
+// (given nil when the run failed). Without --time they are h.OnStart, nil,
+// nil and a function that does nothing.
+func (p *Profiler) timeHooks(h Hooks) (onStart func(int), layout func(monitor.Layout), isamp *monitor.InterruptSampling, end func(*profile.Profile)) {
 	if !p.cfg.Time {
-		return h.OnStart, nil, func(*profile.Profile) {}
+		return h.OnStart, nil, nil, func(*profile.Profile) {}
 	}
 	tl := newTimeline(p.cfg.SampleRate)
-	var refused error
+	fb := &fallback{tl: tl, warn: h.Warn, on: p.cfg.TimeFallback != FallbackNone}
 	onStart = func(pid int) {
 		// The target is stopped before its first instruction (or every
 		// thread of an attached one is held): the events opened now are
 		// inherited by every thread and process it creates.
 		if err := tl.start(pid, p.target.Attach > 0); err != nil {
-			refused = err
-			if h.Warn != nil {
-				h.Warn(refusedNote(err))
-			}
+			fb.refused(err)
 		} else {
 			p.mu.Lock()
 			p.tl = tl
@@ -272,15 +272,22 @@ func (p *Profiler) timeHooks(h Hooks) (onStart func(int), layout func(monitor.La
 			h.OnStart(pid)
 		}
 	}
+	isamp = fb.interrupt(func() {
+		p.mu.Lock()
+		p.tl = tl
+		p.mu.Unlock()
+	})
 	end = func(prof *profile.Profile) {
 		err := tl.stop()
 		if prof == nil {
 			return
 		}
 		switch {
-		case refused != nil:
-			prof.Notes = append(prof.Notes, refusedNote(refused))
+		case fb.refusal != nil && !fb.running:
+			prof.Notes = append(prof.Notes, refusedNote(fb.refusal))
 			return
+		case fb.running:
+			prof.Notes = append(prof.Notes, fallbackNote(fb.refusal))
 		case err != nil:
 			prof.Notes = append(prof.Notes, fmt.Sprintf("CPU time may be incomplete: %v", err))
 		}
@@ -289,5 +296,5 @@ func (p *Profiler) timeHooks(h Hooks) (onStart func(int), layout func(monitor.La
 			prof.Notes = append(prof.Notes, fmt.Sprintf("the kernel dropped %d CPU time samples (ring buffers full): times are lower bounds", t.Lost))
 		}
 	}
-	return onStart, tl.layout, end
+	return onStart, tl.layout, isamp, end
 }

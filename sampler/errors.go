@@ -28,3 +28,10 @@ func (e *UnavailableError) Error() string {
 
 // Unwrap returns ErrUnavailable and the errno.
 func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
+// RefuseEnv is a test hook, and nothing else: when this environment
+// variable is set (to anything), Open fails with an *UnavailableError
+// (EACCES) as a kernel at perf_event_paranoid 3 makes it, so that the
+// integration tests can run the ptrace fallback of --time on a machine
+// that allows perf events. patchprof never sets it.
+const RefuseEnv = "PATCHPROF_TEST_REFUSE_PERF"

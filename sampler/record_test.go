@@ -63,20 +63,6 @@ func TestParseBad(t *testing.T) {
 	}
 }
 
-func TestParseCPUList(t *testing.T) {
-	for in, want := range map[string]int{"0": 1, "0-3": 4, "0-1,4,6-7": 5} {
-		got, err := parseCPUList(in)
-		if err != nil || len(got) != want {
-			t.Errorf("parseCPUList(%q) = %v, %v; want %d CPUs", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "x", "3-1", "0-"} {
-		if _, err := parseCPUList(in); err == nil {
-			t.Errorf("parseCPUList(%q): no error", in)
-		}
-	}
-}
-
 func FuzzParse(f *testing.F) {
 	f.Add(sampleRecord(Sample{PID: 1, TID: 1, IP: 1}))
 	f.Add(lostRecord(3))

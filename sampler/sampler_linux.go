@@ -58,6 +58,9 @@ const ringPages = 64
 // inherited by the tasks they create, and starts draining them. It fails
 // with an *UnavailableError when the kernel refuses perf events.
 func Open(tids []int, c Config) (*Sampler, error) {
+	if os.Getenv(RefuseEnv) != "" {
+		return nil, &UnavailableError{Err: unix.EACCES}
+	}
 	if c.Rate <= 0 {
 		c.Rate = DefaultRate
 	}

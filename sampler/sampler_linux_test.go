@@ -68,3 +68,17 @@ func TestSampleChild(t *testing.T) {
 		t.Errorf("samples by process %v, lost %d; want 10 or more from each of 2 (the shell and its child)", pids, st.Lost)
 	}
 }
+
+func TestParseCPUList(t *testing.T) {
+	for in, want := range map[string]int{"0": 1, "0-3": 4, "0-1,4,6-7": 5} {
+		got, err := parseCPUList(in)
+		if err != nil || len(got) != want {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %d CPUs", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "x", "3-1", "0-"} {
+		if _, err := parseCPUList(in); err == nil {
+			t.Errorf("parseCPUList(%q): no error", in)
+		}
+	}
+}

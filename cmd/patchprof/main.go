@@ -260,7 +260,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 			Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
 			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
 			Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
-			Time: v.tf.time, SampleRate: v.tf.rate,
+			Time: v.tf.time, SampleRate: v.tf.rate, TimeFallback: v.tf.fallback,
 		},
 		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, lf: lf},
 		args: fs.Args(),

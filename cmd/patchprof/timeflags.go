@@ -5,19 +5,22 @@ import (
 	"fmt"
 
 	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profiler"
 	"github.com/patchprof/patchprof/sampler"
 )
 
-// timeFlags are --time and --sample-rate.
+// timeFlags are --time, --sample-rate and --time-fallback.
 type timeFlags struct {
-	time bool
-	rate int
+	time     bool
+	rate     int
+	fallback string
 }
 
 func registerTimeFlags(fs *flag.FlagSet) *timeFlags {
 	t := &timeFlags{}
 	fs.BoolVar(&t.time, "time", false, "also sample the CPU time of every thread of the target (perf events, user space): the listing and function table show each line's and function's share of the time and its time per execution")
 	fs.IntVar(&t.rate, "sample-rate", sampler.DefaultRate, "with --time: take `HZ` samples per second of each thread's CPU time")
+	fs.StringVar(&t.fallback, "time-fallback", profiler.FallbackPtrace, "with --time, where the kernel refuses perf events: `HOW` to go on, ptrace (sample by interrupting the threads: coarser, and each sample stops the target) or none (run without time)")
 	return t
 }
 
@@ -25,6 +28,9 @@ func registerTimeFlags(fs *flag.FlagSet) *timeFlags {
 func (t *timeFlags) check() error {
 	if t.rate <= 0 || t.rate > sampler.MaxRate {
 		return &userError{msg: fmt.Sprintf("--sample-rate %d: give a rate from 1 to %d Hz", t.rate, sampler.MaxRate)}
+	}
+	if t.fallback != profiler.FallbackPtrace && t.fallback != profiler.FallbackNone {
+		return &userError{msg: fmt.Sprintf("--time-fallback %q: use ptrace or none", t.fallback)}
 	}
 	return nil
 }

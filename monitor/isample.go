@@ -1,0 +1,30 @@
+package monitor
+
+// InterruptSampling is the ptrace fallback of CPU time sampling, for where
+// the kernel refuses perf events: Rate times a second the tracer thread
+// stops each thread of the target that is on a CPU (PTRACE_INTERRUPT),
+// reads its PC and resumes it as it was. A sample stands for 1/Rate s of
+// that thread's time; the figures are coarser than perf's (a thread waiting
+// for a CPU counts as running, the tracer's own ticks are late under load,
+// and every sample is a stop of the target: see docs/design.md).
+type InterruptSampling struct {
+	// Rate is the number of sampling rounds per second.
+	Rate int
+	// Start is called once, on the tracer thread, after Options.OnStart
+	// returned: the sampling runs only if it returns true (the profiler
+	// falls back to it when perf events were refused at OnStart).
+	Start func() bool
+	// Deliver receives the samples of each round, on the tracer thread,
+	// before any later layout is reported (Options.Layout); the slice is
+	// reused after it returns.
+	Deliver func([]Sample)
+	// Fail, if set, is told why the sampling could not start.
+	Fail func(error)
+}
+
+// A Sample is the PC of one thread interrupted on a CPU.
+type Sample struct {
+	PID, TID int    // process (thread group) and thread
+	PC       uint64 // runtime address of the next instruction to execute
+	Time     uint64 // CLOCK_MONOTONIC, nanoseconds (as sampler.Now)
+}
