@@ -61,7 +61,8 @@ func TestTimeFallbackThreads(t *testing.T) {
 
 // TestTimeFallbackSameCounts checks that the fallback's interrupts change no
 // count: four threads calling one function at the same sites, sampled
-// hundreds of times, give counts identical to a plain run's.
+// hundreds of times, give line, block and function counts identical to a
+// plain run's.
 func TestTimeFallbackSameCounts(t *testing.T) {
 	needs(t)
 	exe := buildC(t, "threads.c", "-g", "-O0", "-pthread")
@@ -69,7 +70,7 @@ func TestTimeFallbackSameCounts(t *testing.T) {
 	var ps [2]*timedProfile
 	for k, flags := range [][]string{{"--time"}, nil} {
 		save := filepath.Join(dir, []string{"sampled", "plain"}[k]+".json")
-		args := append(append([]string{"--funcs", "--save", save}, flags...), exe, "30000000")
+		args := append(append([]string{"--lines", "--funcs", "--blocks", "--save", save}, flags...), exe, "30000000")
 		res := run(t, runOpts{args: args, env: refusePerf})
 		if res.code != 0 {
 			t.Fatalf("run: %s", res)
