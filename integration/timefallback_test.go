@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,9 +69,15 @@ func TestTimeFallbackSameCounts(t *testing.T) {
 	exe := buildC(t, "threads.c", "-g", "-O0", "-pthread")
 	dir := t.TempDir()
 	var ps [2]*timedProfile
+	// 30 million calls a thread in the target's counters; a trap engine
+	// stops at each, so its reruns make 20,000.
+	calls := "30000000"
+	if e := os.Getenv(engineEnv); e == "xol" || e == "classic" {
+		calls = "20000"
+	}
 	for k, flags := range [][]string{{"--time"}, nil} {
 		save := filepath.Join(dir, []string{"sampled", "plain"}[k]+".json")
-		args := append(append([]string{"--lines", "--funcs", "--blocks", "--save", save}, flags...), exe, "30000000")
+		args := append(append([]string{"--lines", "--funcs", "--blocks", "--save", save}, flags...), exe, calls)
 		res := run(t, runOpts{args: args, env: refusePerf})
 		if res.code != 0 {
 			t.Fatalf("run: %s", res)
@@ -88,6 +95,12 @@ func TestTimeFallbackSameCounts(t *testing.T) {
 // end it with EINTR) and read returns its byte.
 func TestTimeFallbackAsleep(t *testing.T) {
 	needs(t)
+	if os.Getenv(engineEnv) == "classic" {
+		// The classic cycle holds the other threads with PTRACE_INTERRUPT
+		// at every hit, which ends a sleeping epoll_wait with EINTR: a
+		// known limit of that engine (README), not of the sampler.
+		t.Skip("the classic engine's holds interrupt epoll_wait (a known limit of --engine classic)")
+	}
 	exe := buildC(t, "asleep.c", "-g", "-O1", "-pthread")
 	save := filepath.Join(t.TempDir(), "asleep.json")
 	res := run(t, runOpts{args: []string{"--funcs", "--time", "--pin=false", "--save", save, exe}, env: refusePerf})
