@@ -88,7 +88,7 @@ func PlanJump(code []byte, addr uint64, o JumpOptions) JumpSite {
 	if o.Func != nil && addr >= o.FuncAddr && addr-o.FuncAddr < uint64(len(o.Func)) {
 		js.FlagsDead = flagsDeadFrom(o.Func, o.FuncAddr, addr, 3)
 	} else {
-		js.FlagsDead = flagsDead(code, addr)
+		js.FlagsDead = flagsDeadFrom(code, addr, addr, 0)
 	}
 	return js
 }
@@ -104,40 +104,13 @@ const (
 	flagsAll = flagCF | flagPF | flagAF | flagZF | flagSF | flagOF
 )
 
-// flagsDead reports whether the arithmetic flags are dead at addr: reading
-// forward in straight-line code, every flag is written before any is read,
-// or a call comes first (the psABI preserves no flag across a call). Any
-// instruction it does not know, and any branch, ends the reading with the
-// answer "live".
-func flagsDead(code []byte, addr uint64) bool {
-	need := flagsAll
-	off := 0
-	for n := 0; n < 32 && off < len(code); n++ {
-		inst, err := x86asm.Decode(code[off:], 64)
-		if err != nil {
-			return false
-		}
-		reads, writes, ok := flagEffect(inst)
-		if !ok || reads&need != 0 {
-			return false
-		}
-		if inst.Op == x86asm.CALL {
-			return true
-		}
-		need &^= writes
-		if need == 0 {
-			return true
-		}
-		off += inst.Len
-	}
-	return false
-}
-
-// flagsDeadFrom is flagsDead reading fn (the function's code, at fnAddr)
-// from addr, following a direct jump to its target and both ways of a
-// conditional branch (each must find the flags dead), up to depth
-// branches deep; a return finds them dead (the psABI preserves no flag
-// across a return, as across a call).
+// flagsDeadFrom reports whether the arithmetic flags are dead at addr:
+// reading fn (code from fnAddr) forward, every flag is written before any
+// is read, or a call or a return comes first (the psABI preserves no flag
+// across either). It follows a direct jump to its target and both ways of
+// a conditional branch (each must find the flags dead), up to depth
+// branches deep. An instruction it does not know, or an indirect branch,
+// ends the reading with the answer "live".
 func flagsDeadFrom(fn []byte, fnAddr, addr uint64, depth int) bool {
 	need := flagsAll
 	for n := 0; n < 64; n++ {
