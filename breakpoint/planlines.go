@@ -170,18 +170,8 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		// no statement of GCC's either.
 		skipEffect := k >= 0 && noStmt && rs[k].ref == closing && bl.Start-f.Addr < uint64(len(code)) &&
 			onlyEpilogue(code[bl.Start-f.Addr:], bl.Start, nil)
-		// The code after a call that only stores its result (and pops
-		// pushed arguments) before the next row belongs to the call
-		// statement (GCC's `x = f (...)`), not to a statement after it:
-		// its block does not carry the call's line again.
-		if k >= 0 && b > 0 && g.Blocks[b-1].Term == cfg.TermCall && g.Blocks[b-1].End == bl.Start {
-			end := bl.End
-			if n := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.Start }); n < len(rs) {
-				end = min(end, rs[n].addr)
-			}
-			if bl.Start-f.Addr < uint64(len(code)) && end-f.Addr <= uint64(len(code)) && onlyMoves(code[bl.Start-f.Addr:end-f.Addr]) {
-				skipEffect = true
-			}
+		if k >= 0 && callTail(g, b, rs, code, f.Addr) {
+			skipEffect = true
 		}
 		if k >= 0 && rs[k].addr < bl.Start && !skipEffect {
 			// Every row at that address, not just the last.
@@ -301,6 +291,28 @@ func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
 	}
 	to := all[succ[0].To]
 	return len(to) > 0 && to[0].line == x.line
+}
+
+// callTail reports whether block b is the code after a call that only
+// stores its result (and pops pushed arguments) before the next row,
+// which then starts inside the block: that code belongs to the call
+// statement (GCC's `x = f (...)`), not to a statement after it, so the
+// block does not carry the call's line again. A block that is only that
+// tail (a jump target follows it) is the rest of the call's block in
+// GCC's graph, where a call has a fake arc to the exit but ends no block:
+// it keeps the line, so that leaving it enters no line. code is the
+// function's, from base.
+func callTail(g *cfg.Graph, b int, rs []fnRow, code []byte, base uint64) bool {
+	bl := &g.Blocks[b]
+	if b == 0 || g.Blocks[b-1].Term != cfg.TermCall || g.Blocks[b-1].End != bl.Start {
+		return false
+	}
+	n := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.Start })
+	if n == len(rs) || rs[n].addr >= bl.End {
+		return false
+	}
+	end := rs[n].addr
+	return bl.Start >= base && bl.Start-base < uint64(len(code)) && end-base <= uint64(len(code)) && onlyMoves(code[bl.Start-base:end-base])
 }
 
 // onlyMoves reports whether code only moves data (a call's result into

@@ -238,8 +238,9 @@ func takesAddress(s scope, at func(int) string) bool {
 	for _, name := range s.names {
 		// A unary &: after an operator, a bracket or a separator, not
 		// after an operand (a bitwise and).
-		// &p->f and &p[i] take no address of p itself.
-		re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^])\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
+		// &p->f and &p[i] take no address of p itself. A cast to a
+		// pointer, `(T*)&v`, ends in `*)`, which no operand does.
+		re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^]|\*\s*\))\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
 		for l := s.open + 1; l < s.close; l++ {
 			if re.MatchString(strings.ReplaceAll(at(l), "&&", "  ")) {
 				return true
@@ -328,8 +329,38 @@ func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source 
 				}
 			}
 		}
-		if len(fin.froms) > 1 {
-			mf.finallies = append(mf.finallies, fin)
+		if len(fin.froms) < 2 {
+			continue
+		}
+		if d := onlyEntry(g, fin.froms); d >= 0 {
+			// The copy's goto is the destination's only way in: GCC's
+			// graph merges the copy into the destination's block.
+			if ls := mf.blocks[d]; len(ls) == 0 || ls[0].line != first {
+				mf.blocks[d] = append([]lineAt{{line: first, addr: g.Blocks[d].Start}}, ls...)
+			}
+			continue
+		}
+		mf.finallies = append(mf.finallies, fin)
+	}
+}
+
+// onlyEntry returns the block all of froms (blocks with one arc) go to
+// when no other arc enters it, -1 otherwise.
+func onlyEntry(g *cfg.Graph, froms []int) int {
+	d := -1
+	in := map[int]bool{}
+	for _, b := range froms {
+		s := g.Succs(b)
+		if s[0].To < 0 || d >= 0 && s[0].To != d {
+			return -1
+		}
+		d = s[0].To
+		in[b] = true
+	}
+	for _, e := range g.Edges {
+		if e.To == d && !in[e.From] {
+			return -1
 		}
 	}
+	return d
 }
