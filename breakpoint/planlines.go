@@ -76,6 +76,8 @@ type modelFunc struct {
 	// finallies are GCC's copies of a scope's clobbers that its exits
 	// to one destination run through (planlines_finally.go).
 	finallies []finally
+	// labels are the blocks of GCC's goto labels (planlines_gotolabels.go).
+	labels []labelBlock
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -202,6 +204,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	dropLoopTails(m, g, &mf)
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
 		dropJoinJumps(m, g, &mf, source)
+		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
 	}
 	m.funcs = append(m.funcs, mf)
 }
@@ -478,27 +481,46 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		}
 	}
 	finCount := make([]uint64, len(mf.finallies))
+	// An arc to a goto label's destination from above it or from a goto
+	// naming it runs through the label's block.
+	labOf := make(map[int]int32)
+	labBase := len(g.Blocks) + len(mf.latches) + len(mf.finallies)
+	for i, lb := range mf.labels {
+		for _, k := range lb.edges {
+			labOf[k] = int32(labBase + i)
+		}
+	}
+	labCount := make([]uint64, len(mf.labels))
 	for k, e := range g.Edges {
 		if e.To < 0 || mf.skip[e.From] {
 			continue
 		}
-		to := through(e.To)
+		to := int32(through(e.To))
 		if to < 0 {
 			continue
 		}
 		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		if lb, ok := labOf[k]; ok {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: lb, To: to, Count: c})
+			labCount[int(lb)-labBase] += c
+			to = lb
+		}
 		if i, ok := finOf[e.From]; ok {
 			fb := int32(len(g.Blocks) + len(mf.latches) + i)
-			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: fb, Count: c}, linecount.Arc{From: fb, To: int32(to), Count: c})
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: fb, Count: c}, linecount.Arc{From: fb, To: to, Count: c})
 			finCount[i] += c
 			continue
 		}
-		if l, ok := latchOf[to]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
+		if _, ok := labOf[k]; ok {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
+			continue
+		}
+		if l, ok := latchOf[int(to)]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
 			latched[int(l)-len(g.Blocks)] += c
 			continue
 		}
-		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: c})
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
 	}
 	for i, l := range mf.latches {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
@@ -506,6 +528,9 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	}
 	for i, fin := range mf.finallies {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
+	}
+	for i, lb := range mf.labels {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{lb.line}, Count: labCount[i]})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)

@@ -20,6 +20,15 @@ var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/
 // macro): the label is still GCC's.
 var caseLabelThen = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\S`)
 
+// isCaseLabel reports whether a trimmed source line starts with a `case`
+// or `default` label (caseLabel, caseLabelThen), read with its character
+// and string literals blanked: `case '{':` is a label.
+func isCaseLabel(text string) bool {
+	comment := false
+	t := strings.TrimSpace(codeText(text, &comment))
+	return caseLabel.MatchString(t) || caseLabelThen.MatchString(t)
+}
+
 // stopsLabel matches a source line a case label's search does not go
 // above although it has no code: a statement that leaves the case
 // (compiled out, or it would have code).
@@ -116,7 +125,7 @@ func joinsBranch(m *lineModel, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, fi
 		dispatch := false
 		for l := ref.Line; l < label && !dispatch; l++ {
 			t := strings.TrimSpace(src[l-1])
-			dispatch = switchLine.MatchString(t) || caseLabel.MatchString(t) || caseLabelThen.MatchString(t)
+			dispatch = switchLine.MatchString(t) || isCaseLabel(t)
 		}
 		if !dispatch {
 			return true
@@ -188,7 +197,7 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		if a, ok := firstAt[LineRef{File: first.File, Line: l}]; ok && !evaluatedLater(rs, first, l, start, a) || stopsLabel.MatchString(text) {
 			break
 		}
-		if caseLabel.MatchString(text) || caseLabelThen.MatchString(text) {
+		if isCaseLabel(text) {
 			label = l
 		} else if userLabel.MatchString(text) {
 			return 0 // GCC keeps the user's label for the block, not a case's

@@ -1,0 +1,134 @@
+package breakpoint
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
+)
+
+// At -O0 GCC never merges a block that starts at a user's goto label into
+// the block before it (gimple_can_merge_blocks_p keeps every user label).
+// When the statement after the label starts a block of its own, behind a
+// label of GCC's (the body of a loop with no condition or init at its
+// top, the join of an if compiled to nothing), the user's label is a
+// block of GCC's with no statement but itself, and gcov counts every arc
+// into it on the label's line: the code above falling in and the gotos,
+// not a loop's back edges, which go to the loop's own label. -O0 emits no
+// code for it, and DW_TAG_label may even name the nop that holds a
+// goto's location (its goto_locus) on the way there. The model makes
+// such a label a block of its own on the arcs into its destination from
+// the code above it and from gotos naming it. (A label merged with the
+// statements after it stays a line of their block.)
+
+// A labelBlock is GCC's block of a goto label: the arcs (indices into
+// the graph's edges) into its destination that run through it.
+type labelBlock struct {
+	line  int32 // model key of the label's line
+	edges []int
+}
+
+// labelName captures the name of a goto label alone on its line.
+var labelName = regexp.MustCompile(`^([A-Za-z_]\w*)\s*:`)
+
+// addLabelBlocks takes each goto label of the function off the block its
+// address starts and makes it a labelBlock (see above). nops tells the
+// one-byte nops of the function's code.
+func addLabelBlocks(m *lineModel, g *cfg.Graph, mf *modelFunc, labels []lineinfo.Label, rs []fnRow, nops nopAt, source func(string) ([]string, bool)) {
+	rowed := map[LineRef]bool{}
+	for _, r := range rs {
+		rowed[r.ref] = true
+	}
+	for _, lb := range labels {
+		key, ok := m.index[LineRef{File: lb.File, Line: lb.Line}]
+		src, okSrc := source(lb.File)
+		if !ok || !okSrc || lb.Line < 1 || lb.Line > len(src) {
+			continue
+		}
+		name := labelName.FindStringSubmatch(strings.TrimSpace(src[lb.Line-1]))
+		b, ok := g.BlockAt(lb.Addr)
+		if name == nil || !ok || g.Blocks[b].Start != lb.Addr || !ownLabelBlock(src, lb.Line, func(l int) bool { return rowed[LineRef{File: lb.File, Line: l}] }) {
+			continue
+		}
+		d := labelDest(g, b, nops)
+		if d < 0 {
+			continue
+		}
+		goes := regexp.MustCompile(`\bgoto\s+` + name[1] + `\s*;`)
+		var edges []int
+		for k, e := range g.Edges {
+			if e.To != d || e.From < 0 {
+				continue
+			}
+			from := mf.blocks[e.From]
+			if g.Blocks[e.From].Start < g.Blocks[d].Start || len(from) > 0 && jumpsWith(m, from[len(from)-1].line, goes, source) {
+				edges = append(edges, k)
+			}
+		}
+		if len(edges) == 0 {
+			continue
+		}
+		ls := mf.blocks[b]
+		for i, x := range ls {
+			if x.line == key && x.addr == lb.Addr {
+				mf.blocks[b] = append(ls[:i:i], ls[i+1:]...)
+				break
+			}
+		}
+		mf.labels = append(mf.labels, labelBlock{line: key, edges: edges})
+	}
+}
+
+// labelDest returns the block a label at the start of block b stands
+// for: b itself, or where b goes when it is only a goto_locus nop (a nop,
+// then a jmp or a fall); -1 when that is not known.
+func labelDest(g *cfg.Graph, b int, nops nopAt) int {
+	bl := &g.Blocks[b]
+	if !nops(bl.Start) {
+		return b
+	}
+	out := g.Succs(b)
+	switch {
+	case len(out) != 1 || out[0].To < 0:
+		return -1
+	case bl.Term == cfg.TermJump && bl.Insts == 2, bl.Term == cfg.TermFall && bl.Insts == 1:
+		return out[0].To
+	}
+	return b
+}
+
+// jumpsWith reports whether the source line of model key k matches re.
+func jumpsWith(m *lineModel, k int32, re *regexp.Regexp, source func(string) ([]string, bool)) bool {
+	ref := m.keys[k]
+	src, ok := source(ref.File)
+	return ok && ref.Line >= 1 && ref.Line <= len(src) && re.MatchString(src[ref.Line-1])
+}
+
+// headFirst matches a loop that starts with its body's label at -O0: no
+// init and no condition at its top.
+var headFirst = regexp.MustCompile(`^(for\s*\(\s*;\s*;|do\b|while\s*\(\s*1\s*\))`)
+
+// ownLabelBlock reports whether the goto label at line label of src is a
+// block of GCC's of its own: the first statement after it (over lines
+// without rows: blank lines, comments, compiled-out asserts) starts
+// behind a label of GCC's. A preprocessor line on the way leaves it
+// unknown: no.
+func ownLabelBlock(src []string, label int, rowed func(int) bool) bool {
+	for l := label + 1; l <= len(src) && l-label <= 16; l++ {
+		t := strings.TrimSpace(src[l-1])
+		if kind, _ := directive(t); kind != ppNone {
+			return false
+		}
+		if headFirst.MatchString(t) {
+			return true
+		}
+		if controlStmt.MatchString(t) {
+			return !rowed(l) // an if with no code: its join is GCC's label
+		}
+		if rowed(l) {
+			return false
+		}
+	}
+	return false
+}
