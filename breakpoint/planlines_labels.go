@@ -194,7 +194,7 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		if !live {
 			continue
 		}
-		if a, ok := firstAt[LineRef{File: first.File, Line: l}]; ok && !evaluatedLater(rs, first, l, start, a) || stopsLabel.MatchString(text) {
+		if a, ok := firstAt[LineRef{File: first.File, Line: l}]; ok && !evaluatedLater(rs, firstAt, first, l, start, a) || stopsLabel.MatchString(text) {
 			break
 		}
 		if isCaseLabel(text) {
@@ -207,17 +207,18 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 }
 
 // evaluatedLater reports whether line l above the statement at first
-// (whose code starts at start) is the beginning of that same statement,
-// evaluated after its later lines: its code (first at a) comes after start,
-// with only rows of lines below l between them (an assignment or a call
-// whose operands on the next lines GCC evaluates first).
-func evaluatedLater(rs []fnRow, first LineRef, l int, start, a uint64) bool {
+// (whose code starts at start) is part of that same statement, evaluated
+// after its later lines: its code (first at a) comes after start, with
+// only rows of lines below l, or of lines whose code also starts at or
+// after start, between them (an assignment or a call whose operands on
+// the next lines GCC evaluates first, in any order of its lines).
+func evaluatedLater(rs []fnRow, firstAt map[LineRef]uint64, first LineRef, l int, start, a uint64) bool {
 	if a < start {
 		return false
 	}
 	k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= start })
 	for ; k < len(rs) && rs[k].addr < a; k++ {
-		if r := rs[k].ref; r.File != first.File || r.Line <= l {
+		if r := rs[k].ref; r.File != first.File || r.Line <= l && firstAt[r] < start {
 			return false
 		}
 	}

@@ -585,3 +585,32 @@ func TestIsCaseLabel(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluatedLater takes the lines of a call whose arguments GCC
+// evaluates first, in any order of its lines, for one statement; a line
+// with code before the block is not.
+func TestEvaluatedLater(t *testing.T) {
+	ref := func(l int) LineRef { return LineRef{"a.c", l} }
+	rs := []fnRow{
+		{addr: 0x08, ref: ref(1)}, // line 1 also has code before the block
+		{addr: 0x10, ref: ref(5)}, {addr: 0x18, ref: ref(3)}, {addr: 0x20, ref: ref(4)}, {addr: 0x28, ref: ref(3)},
+	}
+	firstAt := map[LineRef]uint64{ref(1): 0x08, ref(3): 0x18, ref(4): 0x20, ref(5): 0x10}
+	for _, tc := range []struct {
+		l    int
+		a    uint64
+		want bool
+	}{
+		{4, 0x20, true}, // rows of 5 and of 3, which starts in the block
+		{3, 0x18, true},
+		{1, 0x08, false},
+	} {
+		if got := evaluatedLater(rs, firstAt, ref(5), tc.l, 0x10, tc.a); got != tc.want {
+			t.Errorf("evaluatedLater(line %d) = %v, want %v", tc.l, got, tc.want)
+		}
+	}
+	rs[2].ref = ref(1) // line 1, with code before the block, again inside it
+	if evaluatedLater(rs, firstAt, ref(5), 4, 0x10, 0x20) {
+		t.Error("a row of a line with code before the block is taken for the statement's")
+	}
+}
