@@ -1,0 +1,107 @@
+package breakpoint
+
+import "testing"
+
+// TestOwnLabelBlock tells a goto label GCC keeps as a block of its own
+// (the statement after it starts behind a label of GCC's) from one merged
+// with the statements after it.
+func TestOwnLabelBlock(t *testing.T) {
+	for _, tc := range []struct {
+		next  []string // the lines after `out:`
+		rowed []int    // which of them have rows (1-based, after the label)
+		want  bool
+	}{
+		{[]string{"  assert( p );", "  for(;;){", "    x++;"}, []int{3}, true},
+		{[]string{"  do{", "    x++;"}, []int{2}, true},
+		{[]string{"  while( 1 ){", "    x++;"}, []int{2}, true},
+		{[]string{"  if( db ){", "    assert( db );", "  }", "  rc = f(db);"}, []int{4}, true}, // an if compiled to nothing
+		{[]string{"  if( rc ){", "    g();", "  }"}, []int{1, 2}, false},
+		{[]string{"  for(i=0; i<n; i++){", "    x++;"}, []int{1, 2}, false},
+		{[]string{"  for(; i<n; i++){", "    x++;"}, []int{1, 2}, false},
+		{[]string{"  x = 1;"}, []int{1}, false},
+		{[]string{"#ifdef P", "  for(;;){"}, []int{2}, false},
+	} {
+		src := append([]string{"out:"}, tc.next...)
+		rowed := map[int]bool{}
+		for _, l := range tc.rowed {
+			rowed[l+1] = true
+		}
+		if got := ownLabelBlock(src, 1, func(l int) bool { return rowed[l] }); got != tc.want {
+			t.Errorf("out: then %q: ownLabelBlock = %v, want %v", tc.next, got, tc.want)
+		}
+	}
+}
+
+// TestLabelDest takes a label at a goto_locus nop for the block the nop
+// goes to, and a label at a statement for its own block.
+func TestLabelDest(t *testing.T) {
+	code := []byte{
+		0x85, 0xc0, // 0x1000 test %eax,%eax
+		0x74, 0x03, // 0x1002 je 0x1007
+		0x90,       // 0x1004 nop   (a goto's row; the label's address)
+		0xeb, 0x00, // 0x1005 jmp 0x1007
+		0xf7, 0xd8, // 0x1007 neg %eax
+		0xc3, // 0x1009 ret
+	}
+	g := joinGraph(t, 0x1000, code)
+	at := func(a uint64) int {
+		b, ok := g.BlockAt(a)
+		if !ok || g.Blocks[b].Start != a {
+			t.Fatalf("no block starts at %#x", a)
+		}
+		return b
+	}
+	nops := codeNops(code, 0x1000)
+	if got, want := labelDest(g, at(0x1004), nops), at(0x1007); got != want {
+		t.Errorf("labelDest(nop) = %d, want %d", got, want)
+	}
+	if got, want := labelDest(g, at(0x1007), nops), at(0x1007); got != want {
+		t.Errorf("labelDest(statement) = %d, want %d", got, want)
+	}
+}
+
+// TestIsCaseLabel reads a label whose constant is a brace or semicolon
+// character, or after a comment.
+func TestIsCaseLabel(t *testing.T) {
+	for line, want := range map[string]bool{
+		"case '{': {":                    true,
+		"case ';': {  /* A semicolon */": true,
+		"/*case PragTyp_X*/ default: {":  true,
+		"case 3:":                        true,
+		"x = y ? '{' : '}';":             false,
+		"while( c==';' ){":               false,
+	} {
+		if got := isCaseLabel(line); got != want {
+			t.Errorf("isCaseLabel(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestEvaluatedLater takes the lines of a call whose arguments GCC
+// evaluates first, in any order of its lines, for one statement; a line
+// with code before the block is not.
+func TestEvaluatedLater(t *testing.T) {
+	ref := func(l int) LineRef { return LineRef{"a.c", l} }
+	rs := []fnRow{
+		{addr: 0x08, ref: ref(1)}, // line 1 also has code before the block
+		{addr: 0x10, ref: ref(5)}, {addr: 0x18, ref: ref(3)}, {addr: 0x20, ref: ref(4)}, {addr: 0x28, ref: ref(3)},
+	}
+	firstAt := map[LineRef]uint64{ref(1): 0x08, ref(3): 0x18, ref(4): 0x20, ref(5): 0x10}
+	for _, tc := range []struct {
+		l    int
+		a    uint64
+		want bool
+	}{
+		{4, 0x20, true}, // rows of 5 and of 3, which starts in the block
+		{3, 0x18, true},
+		{1, 0x08, false},
+	} {
+		if got := evaluatedLater(rs, firstAt, ref(5), tc.l, 0x10, tc.a); got != tc.want {
+			t.Errorf("evaluatedLater(line %d) = %v, want %v", tc.l, got, tc.want)
+		}
+	}
+	rs[2].ref = ref(1) // line 1, with code before the block, again inside it
+	if evaluatedLater(rs, firstAt, ref(5), 4, 0x10, 0x20) {
+		t.Error("a row of a line with code before the block is taken for the statement's")
+	}
+}
