@@ -155,6 +155,13 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 			f := frame{outer: live}
 			if live {
 				st := pp.branchAbove(src, l)
+				if st == 0 && onlyCaseLabels(src, l) {
+					// Compiled or not, the search goes on above it: a
+					// label there is GCC's either way.
+					live = false
+					stack = append(stack, f)
+					continue
+				}
 				if st == 0 {
 					return label // can't tell what was compiled above
 				}
@@ -204,6 +211,27 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		}
 	}
 	return label
+}
+
+// onlyCaseLabels reports whether the conditional that ends at line endif
+// of src (one branch, no nested directive) holds only case labels, blank
+// lines and comments.
+func onlyCaseLabels(src []string, endif int) bool {
+	comment := false
+	for l := endif - 1; l >= 1; l-- {
+		t := strings.TrimSpace(src[l-1])
+		switch kind, _ := directive(t); kind {
+		case ppIf:
+			return true
+		case ppNone:
+		default:
+			return false
+		}
+		if strings.TrimSpace(codeText(t, &comment)) != "" && !isCaseLabel(t) {
+			return false
+		}
+	}
+	return false
 }
 
 // evaluatedLater reports whether line l above the statement at first

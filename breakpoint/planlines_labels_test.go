@@ -1,6 +1,10 @@
 package breakpoint
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/patchprof/patchprof/lineinfo"
+)
 
 // TestOwnLabelBlock tells a goto label GCC keeps as a block of its own
 // (the statement after it starts behind a label of GCC's) from one merged
@@ -103,5 +107,37 @@ func TestEvaluatedLater(t *testing.T) {
 	rs[2].ref = ref(1) // line 1, with code before the block, again inside it
 	if evaluatedLater(rs, firstAt, ref(5), 4, 0x10, 0x20) {
 		t.Error("a row of a line with code before the block is taken for the statement's")
+	}
+}
+
+// TestOnlyCaseLabels reads over a conditional that cannot be told but
+// holds only case labels: the label above it is GCC's either way.
+func TestOnlyCaseLabels(t *testing.T) {
+	src := []string{
+		/* 1 */ "switch( e ){",
+		/* 2 */ "  case ERANGE:",
+		/* 3 */ "#ifdef ENXIO",
+		/* 4 */ "  case ENXIO:  /* no such device */",
+		/* 5 */ "#endif",
+		/* 6 */ "    return 1;",
+		/* 7 */ "#ifdef LEGACY",
+		/* 8 */ "    f(0);",
+		/* 9 */ "#endif",
+		/* 10 */ "  case 3:",
+		/* 11 */ "    return 2;",
+	}
+	if !onlyCaseLabels(src, 5) {
+		t.Error("lines 3-5 hold only a case label")
+	}
+	if onlyCaseLabels(src, 9) {
+		t.Error("lines 7-9 hold a call")
+	}
+	const file = "/src/a.c"
+	lt := &lineinfo.Table{Files: []string{file}}
+	rs := []fnRow{{addr: 0x10, ref: LineRef{File: file, Line: 1}}, {addr: 0x20, ref: LineRef{File: file, Line: 6}}}
+	firstAt := map[LineRef]uint64{rs[0].ref: 0x10, rs[1].ref: 0x20}
+	m := &lineModel{}
+	if got := m.caseLabelAbove(rs[1].ref, 0x20, src, lt, rs, firstAt); got != 2 {
+		t.Errorf("the label above line 6: %d, want 2", got)
 	}
 }
