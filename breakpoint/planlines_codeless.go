@@ -16,15 +16,25 @@ var codeless = regexp.MustCompile(`^(__builtin_)?va_end\s*\(.*\);`)
 // ifOpen matches an if statement's line that opens its block.
 var ifOpen = regexp.MustCompile(`^if\s*\(.*\)\s*\{\s*$`)
 
+// ifOneLine matches an if statement whose block opens and closes on its
+// line.
+var ifOneLine = regexp.MustCompile(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
+
 // emptyIf reports whether line l (no code) is an if whose block, closed
-// within a few lines with no else, has no code either (a macro that
+// on its line or within a few lines with no else, has no code either (a macro that
 // expands to nothing), and whose condition reads memory through a pointer
 // (-> or []). GCC keeps such a condition as a statement of its own (the
 // load may trap) though -O0 emits no instruction for it; a condition on
 // locals or constants leaves no statement.
 func emptyIf(src []string, l int, coded map[int]bool) bool {
 	t := strings.TrimSpace(src[l-1])
-	if !ifOpen.MatchString(t) || !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+	if !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+		return false
+	}
+	if ifOneLine.MatchString(t) {
+		return l == len(src) || !strings.HasPrefix(strings.TrimSpace(src[l]), "}") && !strings.HasPrefix(strings.TrimSpace(src[l]), "else")
+	}
+	if !ifOpen.MatchString(t) {
 		return false
 	}
 	for k := l + 1; k <= len(src) && k <= l+8; k++ {

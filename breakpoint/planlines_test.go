@@ -219,6 +219,9 @@ func TestEmptyIf(t *testing.T) {
 		{[]string{"if( dupFlags ){", "  SetProperty(pNew);", "}", "rc = 1;"}, false}, // a local: no statement
 		{[]string{"if( p->x ){", "  nothing();", "}else{", "  y = 1;"}, false},
 		{[]string{"if( a[i] ){", "  x = 1;", "}"}, false}, // line 2 has code
+		{[]string{"if( pOp->p3 ){ BranchTaken(1, 2); }", "pOp = &aOp[i];"}, true},
+		{[]string{"if( pOp->p3 ){ BranchTaken(1, 2); }", "else x = 1;"}, false},
+		{[]string{"if( p3 ){ BranchTaken(1, 2); }", "pOp = &aOp[i];"}, false},
 	} {
 		coded := map[int]bool{4: true}
 		if tc.src[1] == "  x = 1;" {
