@@ -205,6 +205,11 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
 		dropJoinJumps(m, g, &mf, source)
 		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
+		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
+			if decl, ok := m.index[rs[0].ref]; ok {
+				declOnLoopHead(m, g, &mf, fg.Entry, decl, source)
+			}
+		}
 	}
 	m.funcs = append(m.funcs, mf)
 }

@@ -29,3 +29,39 @@ func TestEmptyIfElse(t *testing.T) {
 		t.Errorf("afterAbove(line 6) = %d, want 2 (after line 5's row)", got)
 	}
 }
+
+// TestDeclOnLoopHead moves the declarator line onto the head of a loop
+// the body starts with, which the back edge enters, and leaves it when
+// the first statement is no such loop.
+func TestDeclOnLoopHead(t *testing.T) {
+	code := []byte{
+		0x55,             // 0x1000 push %rbp          line 1 (declarator)
+		0x48, 0x89, 0xe5, // 0x1001 mov %rsp,%rbp
+		0xf7, 0xd8, // 0x1004 neg %eax            line 3
+		0x75, 0xfc, // 0x1006 jne 0x1004
+		0xc3, // 0x1008 ret               line 5
+	}
+	g := joinGraph(t, 0x1000, code)
+	for _, tc := range []struct {
+		line2 string
+		moved bool
+	}{
+		{"  while( 1 ){", true},
+		{"  for(;;){", true},
+		{"  x = 0;", false},
+	} {
+		src := []string{"int f(int x){", tc.line2, "    x = -x;", "  }", "}"}
+		m := &lineModel{keys: []LineRef{{"a.c", 1}, {"a.c", 3}, {"a.c", 5}}}
+		mf := &modelFunc{blocks: make([][]lineAt, len(g.Blocks))}
+		b0, _ := g.BlockAt(0x1000)
+		h, _ := g.BlockAt(0x1004)
+		r, _ := g.BlockAt(0x1008)
+		mf.blocks[b0] = []lineAt{{0, 0x1000}}
+		mf.blocks[h] = []lineAt{{1, 0x1004}}
+		mf.blocks[r] = []lineAt{{2, 0x1008}}
+		declOnLoopHead(m, g, mf, 0x1000, 0, func(string) ([]string, bool) { return src, true })
+		if got := len(mf.blocks[b0]) == 0 && len(mf.blocks[h]) == 2 && mf.blocks[h][0].line == 0; got != tc.moved {
+			t.Errorf("%q: moved %v, want %v (blocks %v)", tc.line2, got, tc.moved, mf.blocks)
+		}
+	}
+}
