@@ -193,7 +193,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		if sub != nil && lineinfo.IsC(sub.Lang) {
 			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
-			addFinallies(m, g, &mf, rs, source)
+			addFinallies(m, g, &mf, rs, localsInMemory(sub.Locals, code), source)
 		}
 	}
 	// A loop-closing jmp is judged against its target's lines, which a

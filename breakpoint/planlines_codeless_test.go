@@ -1,6 +1,10 @@
 package breakpoint
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/patchprof/patchprof/lineinfo"
+)
 
 // TestEmptyIfElse keeps an if whose block and else block have no code as
 // a statement of the block before it, placed after that block's last row.
@@ -63,5 +67,34 @@ func TestDeclOnLoopHead(t *testing.T) {
 		if got := len(mf.blocks[b0]) == 0 && len(mf.blocks[h]) == 2 && mf.blocks[h][0].line == 0; got != tc.moved {
 			t.Errorf("%q: moved %v, want %v (blocks %v)", tc.line2, got, tc.moved, mf.blocks)
 		}
+	}
+}
+
+// TestLocalsInMemory takes a local for one in memory when it is an
+// aggregate or when the code takes its frame slot's address (lea from
+// %rbp at the DWARF offset from the CFA plus 16), and a scope for one
+// that needs clobbers when it declares such a local.
+func TestLocalsInMemory(t *testing.T) {
+	code := []byte{
+		0x48, 0x8d, 0x45, 0xec, // lea -0x14(%rbp),%rax: the slot of t (CFA-36)
+		0x8b, 0x45, 0xe8, // mov -0x18(%rbp),%eax: u is only read
+		0xc3,
+	}
+	locals := []lineinfo.Local{
+		{Name: "t", Line: 3, FrameOffset: -36},
+		{Name: "u", Line: 3, FrameOffset: -40},
+		{Name: "s", Line: 7, FrameOffset: -64, Aggregate: true},
+	}
+	mem := localsInMemory(locals, code)
+	for name, want := range map[string]bool{"t": true, "u": false, "s": true} {
+		if got := len(mem[name]) > 0; got != want {
+			t.Errorf("%s in memory: %v, want %v", name, got, want)
+		}
+	}
+	if !mem.declares(scope{open: 2, close: 5, names: []string{"u", "t"}}) {
+		t.Error("a scope declaring t does not need clobbers")
+	}
+	if mem.declares(scope{open: 8, close: 9, names: []string{"t"}}) {
+		t.Error("another t, declared outside lines 2-5, needs clobbers")
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // A compound statement that declares a variable whose address is taken
@@ -143,7 +146,7 @@ func scopes(src []string, lo, hi int) []scope {
 }
 
 // exitsOf returns, per scope of src lines lo to hi that declares a
-// variable whose address it takes, and has two or more ways out (its
+// variable whose address it takes (or that mem says lives in memory), and has two or more ways out (its
 // end, when a statement other than a jump ends it, counts as one), the
 // lines of the jumps leaving it, grouped by destination in source order.
 //
@@ -151,7 +154,7 @@ func scopes(src []string, lo, hi int) []scope {
 // the inner copy's goto, which has no location: when it is the first to
 // its destination, the outer copy has none either, and it is left out of
 // the outer group.
-func exitsOf(src []string, lo, hi int) [][]int {
+func exitsOf(src []string, lo, hi int, mem inMemory) [][]int {
 	all := scopes(src, lo, hi)
 	comment := false
 	text := make([]string, 0, hi-lo+1)
@@ -165,7 +168,7 @@ func exitsOf(src []string, lo, hi int) [][]int {
 	}
 	copies := make([]*exits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
-		if !takesAddress(s, at) {
+		if !takesAddress(s, at) && !mem.declares(s) {
 			continue
 		}
 		e := &exits{dests: map[string][]int{}}
@@ -290,7 +293,7 @@ func destOf(all []scope, si, l int, m []string, at func(int) string) string {
 
 // addFinallies gives the function's blocks the copies of clobbers its
 // scopes' exits run through (see finally).
-func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source func(string) ([]string, bool)) {
+func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, source func(string) ([]string, bool)) {
 	if len(rs) == 0 {
 		return
 	}
@@ -309,7 +312,7 @@ func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source 
 		return
 	}
 	taken := map[int]bool{}
-	for _, jumps := range exitsOf(src, lo, hi) {
+	for _, jumps := range exitsOf(src, lo, hi, mem) {
 		first, ok := m.index[LineRef{File: file, Line: jumps[0]}]
 		if !ok {
 			continue
@@ -363,4 +366,54 @@ func onlyEntry(g *cfg.Graph, froms []int) int {
 		}
 	}
 	return d
+}
+
+// An inMemory is the set of a function's locals that are no registers of
+// GIMPLE's, so that their scope ends their lifetimes with clobbers:
+// aggregates, and variables whose frame slot's address the code takes
+// (a macro may take it where the source shows no &): per name, the lines
+// that declare one.
+type inMemory map[string][]int
+
+// declares reports whether scope s declares one of mem's variables.
+func (mem inMemory) declares(s scope) bool {
+	for _, name := range s.names {
+		for _, l := range mem[name] {
+			if s.open <= l && l <= s.close {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// localsInMemory returns the inMemory of a function: its DWARF locals that
+// are aggregates or whose frame slot is the operand of a lea (-O0 keeps
+// every local in the frame, addressed from %rbp, which is the CFA less
+// 16 after the prologue). code is the function's, from base.
+func localsInMemory(locals []lineinfo.Local, code []byte) inMemory {
+	if len(locals) == 0 {
+		return nil
+	}
+	leas := map[int64]bool{}
+	for off := 0; off < len(code); {
+		inst, err := symtab.DecodeInst(code[off:])
+		if err != nil || inst.Len == 0 {
+			off++
+			continue
+		}
+		if inst.Op == x86asm.LEA {
+			if mem, ok := inst.Args[1].(x86asm.Mem); ok && mem.Base == x86asm.RBP && mem.Index == 0 {
+				leas[mem.Disp] = true
+			}
+		}
+		off += inst.Len
+	}
+	mem := inMemory{}
+	for _, l := range locals {
+		if l.Aggregate || leas[l.FrameOffset+16] {
+			mem[l.Name] = append(mem[l.Name], l.Line)
+		}
+	}
+	return mem
 }
