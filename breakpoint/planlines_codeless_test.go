@@ -98,3 +98,22 @@ func TestLocalsInMemory(t *testing.T) {
 		t.Error("another t, declared outside lines 2-5, needs clobbers")
 	}
 }
+
+// TestElseAfterJump tells the end of an else block whose then block
+// leaves (the code after the if is the else block's) from others.
+func TestElseAfterJump(t *testing.T) {
+	for _, tc := range []struct {
+		src  []string
+		want bool
+	}{
+		{[]string{"if( a ){", "  f();", "  goto out;", "}else{", "  /* note */", "  g(&v);", "}", "goto next;"}, true},
+		{[]string{"if( a ){", "  f();", "}else{", "  g(&v);", "}", "goto next;"}, false},
+		{[]string{"if( a ){", "  return 1;", "}", "goto next;"}, false}, // no else: the if's false edge joins too
+		{[]string{"if( a ){", "  break;", "}else{", "  if( b ){", "    g();", "  }", "}", "break;"}, true},
+	} {
+		end := len(tc.src) - 1 // the closing brace before the jump
+		if got := elseAfterJump(tc.src, end); got != tc.want {
+			t.Errorf("elseAfterJump(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
