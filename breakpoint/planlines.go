@@ -61,6 +61,9 @@ type lineModel struct {
 	report []int32 // per key: index into Plan.Lines, -1 when its file is not kept
 	funcs  []modelFunc
 	pp     map[string]*ppFile // per source file, read on first use
+	// funcNames are the program's function symbols, which a call in a
+	// compiled-out branch names (ppFile).
+	funcNames map[string]bool
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -144,6 +147,12 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	g := fg.Graph
 	f := sym.Funcs[fi]
 	rs, code, closing, noStmt := funcRows(sym, lt, f, sub, source)
+	if m.funcNames == nil {
+		m.funcNames = make(map[string]bool, len(sym.Funcs))
+		for _, sf := range sym.Funcs {
+			m.funcNames[sf.Name] = true
+		}
+	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
 		if bl.Start < fg.Entry || bl.Start >= fg.Tail {

@@ -263,6 +263,11 @@ func condKey(cond string) (key string, neg bool) {
 	return cond, false
 }
 
+// callStmt matches a statement that is a call, capturing the callee: one
+// of the program's functions has code wherever it is compiled (a macro
+// of the same name as a function is not expected).
+var callStmt = regexp.MustCompile(`^([A-Za-z_]\w*)\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
+
 // controlStmt matches a line that starts a control statement, which has
 // code wherever it is compiled.
 var controlStmt = regexp.MustCompile(`^(\}\s*else\s+)?(if|for|while|switch)\s*\(`)
@@ -353,7 +358,9 @@ func (m *lineModel) preprocessed(file string, src []string, lt *lineinfo.Table) 
 			}
 			ctl := false
 			for l := o.start; l < end && !ctl; l++ {
-				ctl = controlStmt.MatchString(strings.TrimSpace(src[l-1]))
+				t := strings.TrimSpace(src[l-1])
+				call := callStmt.FindStringSubmatch(t)
+				ctl = controlStmt.MatchString(t) || call != nil && m.funcNames[call[1]]
 			}
 			if ctl {
 				if o.branch == 0 != neg {

@@ -141,3 +141,39 @@ func TestOnlyCaseLabels(t *testing.T) {
 		t.Errorf("the label above line 6: %d, want 2", got)
 	}
 }
+
+// TestCompiledOutCall tells a branch compiled out when it calls one of the
+// program's functions and has no row: the case label above it is found.
+func TestCompiledOutCall(t *testing.T) {
+	src := []string{
+		/* 1 */ "switch( t ){",
+		/* 2 */ "  case 5: {",
+		/* 3 */ "#ifdef LEGACY",
+		/* 4 */ "    result_int(ctx, 0);",
+		/* 5 */ "#endif",
+		/* 6 */ "    return;",
+		/* 7 */ "  }",
+		/* 8 */ "}",
+	}
+	const file = "/src/a.c"
+	lt := &lineinfo.Table{Files: []string{file}}
+	var rs []fnRow
+	firstAt := map[LineRef]uint64{}
+	for k, l := range []int{1, 6, 8} {
+		lt.Rows = append(lt.Rows, lineinfo.Row{Addr: uint64(16 * (k + 1)), Line: uint32(l)})
+		rs = append(rs, fnRow{addr: uint64(16 * (k + 1)), ref: LineRef{File: file, Line: l}})
+		firstAt[LineRef{File: file, Line: l}] = uint64(16 * (k + 1))
+	}
+	for _, tc := range []struct {
+		funcs map[string]bool
+		want  int
+	}{
+		{map[string]bool{"result_int": true}, 2},
+		{map[string]bool{}, 0}, // a macro may expand to nothing: can't tell
+	} {
+		m := &lineModel{funcNames: tc.funcs}
+		if got := m.caseLabelAbove(rs[1].ref, 32, src, lt, rs, firstAt); got != tc.want {
+			t.Errorf("functions %v: the label above line 6: %d, want %d", tc.funcs, got, tc.want)
+		}
+	}
+}
