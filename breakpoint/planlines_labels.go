@@ -134,6 +134,12 @@ func joinsBranch(m *lineModel, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, fi
 	return false
 }
 
+// labelReach bounds how far above a block's first line the search for its
+// case label goes, over lines without code: a generated parser's default
+// label may stand above a long list of compiled-out statements (SQLite's
+// yy_reduce, 66 lines).
+const labelReach = 256
+
 // caseLabelAbove returns the line of the case label GCC keeps for the
 // statement at first, 0 when there is none (see addCaseLabels).
 func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt *lineinfo.Table, rs []fnRow, firstAt map[LineRef]uint64) int {
@@ -147,7 +153,7 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		taken bool // one of its branches below was
 	}
 	var stack []frame
-	for l := first.Line - 1; l >= 1 && first.Line-l <= 64; l-- {
+	for l := first.Line - 1; l >= 1 && first.Line-l <= labelReach; l-- {
 		text := strings.TrimSpace(src[l-1])
 		switch kind, _ := directive(text); kind {
 		case ppNone:

@@ -177,3 +177,21 @@ func TestCompiledOutCall(t *testing.T) {
 		}
 	}
 }
+
+// TestCaseLabelFarAbove finds a default label above a long run of
+// compiled-out statements (a generated parser's rules).
+func TestCaseLabelFarAbove(t *testing.T) {
+	src := []string{"switch( r ){", "  default:"}
+	for i := 0; i < 100; i++ {
+		src = append(src, "  /* (n) rule */ testcase(r==n);")
+	}
+	src = append(src, "    break;", "}")
+	const file = "/src/a.c"
+	brk := LineRef{File: file, Line: len(src) - 1}
+	lt := &lineinfo.Table{Files: []string{file}, Rows: []lineinfo.Row{{Addr: 0x10, Line: 1}, {Addr: 0x20, Line: uint32(brk.Line)}}}
+	rs := []fnRow{{addr: 0x10, ref: LineRef{File: file, Line: 1}}, {addr: 0x20, ref: brk}}
+	firstAt := map[LineRef]uint64{rs[0].ref: 0x10, brk: 0x20}
+	if got := (&lineModel{}).caseLabelAbove(brk, 0x20, src, lt, rs, firstAt); got != 2 {
+		t.Errorf("the label above the break: %d, want 2", got)
+	}
+}
