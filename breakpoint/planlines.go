@@ -214,6 +214,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
 		dropJoinJumps(m, g, &mf, source)
 		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
+		p.addFoldedJumps(m, g, &mf, rs, fi, keepFile, source)
 		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
 			if decl, ok := m.index[rs[0].ref]; ok {
 				declOnLoopHead(m, g, &mf, fg.Entry, decl, source)
@@ -544,7 +545,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
 	}
 	for i, lb := range mf.labels {
-		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{lb.line}, Count: labCount[i]})
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), lb.lines...), Count: labCount[i]})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)

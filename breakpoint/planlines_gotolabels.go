@@ -22,10 +22,11 @@ import (
 // the code above it and from gotos naming it. (A label merged with the
 // statements after it stays a line of their block.)
 
-// A labelBlock is GCC's block of a goto label: the arcs (indices into
-// the graph's edges) into its destination that run through it.
+// A labelBlock is a block of GCC's with no code on some of the graph's
+// arcs (indices into its edges): a goto label's, or a folded jump's
+// (addFoldedJumps).
 type labelBlock struct {
-	line  int32 // model key of the label's line
+	lines []int32 // model keys
 	edges []int
 }
 
@@ -76,7 +77,7 @@ func addLabelBlocks(m *lineModel, g *cfg.Graph, mf *modelFunc, labels []lineinfo
 				break
 			}
 		}
-		mf.labels = append(mf.labels, labelBlock{line: key, edges: edges})
+		mf.labels = append(mf.labels, labelBlock{lines: []int32{key}, edges: edges})
 	}
 }
 
@@ -131,4 +132,145 @@ func ownLabelBlock(src []string, label int, rowed func(int) bool) bool {
 		}
 	}
 	return false
+}
+
+// foldable matches a break or continue statement alone on its line.
+var foldable = regexp.MustCompile(`^(break|continue)\s*;\s*(/\*.*\*/|//.*)?$`)
+
+// addFoldedJumps finds each break or continue with no row written right
+// after an if whose then block leaves (returns, jumps): -O0 folds its jmp
+// into the if's conditional branch, but in GCC's graph the if's false
+// arcs enter a block of the jump's own (its goto, located there) on the
+// way to its destination. A continue's block also holds its predict
+// statement, which has no location of its own and takes that of the
+// innermost enclosing statement that has one: the brace of a block that
+// declares variables (a BIND_EXPR); other enclosing statements are not
+// modelled, so such a continue is left out.
+func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+	if len(rs) == 0 {
+		return
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	if !ok {
+		return
+	}
+	firstAt := map[int]uint64{}
+	lo, hi := rs[0].ref.Line, rs[0].ref.Line
+	for _, r := range rs {
+		if r.ref.File != file {
+			continue
+		}
+		lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
+		if a, ok := firstAt[r.ref.Line]; !ok || r.addr < a {
+			firstAt[r.ref.Line] = r.addr
+		}
+	}
+	for j := lo + 1; j < hi && j <= len(src); j++ {
+		t := strings.TrimSpace(src[j-1])
+		if _, rowed := firstAt[j]; rowed || !foldable.MatchString(t) {
+			continue
+		}
+		ifl, then := leavingIfAbove(src, j, firstAt)
+		if ifl == 0 {
+			continue
+		}
+		jumps := []int{j}
+		if strings.HasPrefix(t, "continue") {
+			brace := enclosingBrace(src, j)
+			if brace == 0 || !declaresAt(src, brace) && !elseDeclares(src, brace) {
+				continue
+			}
+			jumps = []int{brace, j}
+		}
+		key, ok := m.index[LineRef{File: file, Line: ifl}]
+		if !ok {
+			continue
+		}
+		var edges []int
+		for k, e := range g.Edges {
+			ls := mf.blocks[e.From]
+			if e.From < 0 || e.To < 0 || g.Blocks[e.From].Term != cfg.TermCond || len(ls) == 0 || ls[len(ls)-1].line != key {
+				continue
+			}
+			to := mf.blocks[e.To]
+			if g.Blocks[e.To].Start == then || len(to) > 0 && to[len(to)-1].line == key {
+				continue // into the then block, or the condition's next test
+			}
+			edges = append(edges, k)
+		}
+		if len(edges) > 0 {
+			var lines []int32
+			for _, l := range jumps {
+				lines = append(lines, p.modelKey(m, LineRef{File: file, Line: l}, fi, keepFile))
+			}
+			mf.labels = append(mf.labels, labelBlock{lines: lines, edges: edges})
+		}
+	}
+}
+
+// leavingIfAbove returns the line of the if whose then block (with no
+// else) closes on the line above line j, past blank lines and comments,
+// and whose last statement leaves; with the address where the then
+// block's code starts. 0 when there is none.
+func leavingIfAbove(src []string, j int, firstAt map[int]uint64) (int, uint64) {
+	end := j - 1
+	for end >= 1 && strings.TrimSpace(src[end-1]) == "" {
+		end--
+	}
+	if end < 1 || !closeBrace.MatchString(strings.TrimSpace(src[end-1])) {
+		return 0, 0
+	}
+	last := ""
+	depth := 0
+	comment := false
+	for l := end; l >= 1 && end-l <= 64; l-- {
+		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		depth += strings.Count(t, "}") - strings.Count(t, "{")
+		if l < end && last == "" && t != "" {
+			last = t
+		}
+		if depth == 0 {
+			if !ifOpen.MatchString(t) || !leavesStmt.MatchString(last) {
+				return 0, 0
+			}
+			for k := l + 1; k < end; k++ {
+				if a, ok := firstAt[k]; ok {
+					return l, a
+				}
+			}
+			return 0, 0
+		}
+	}
+	return 0, 0
+}
+
+// enclosingBrace returns the line of the brace that opens the innermost
+// block holding line j, 0 when not found nearby.
+func enclosingBrace(src []string, j int) int {
+	depth := 0
+	comment := false
+	for l := j - 1; l >= 1 && j-l <= 256; l-- {
+		t := codeText(src[l-1], &comment)
+		for i := len(t) - 1; i >= 0; i-- { // right to left: `} else {` opens
+			switch t[i] {
+			case '}':
+				depth++
+			case '{':
+				depth--
+			}
+			if depth < 0 {
+				return l
+			}
+		}
+	}
+	return 0
+}
+
+// elseDeclares reports whether the else block opened at line brace (a
+// `} else {` line) declares variables.
+func elseDeclares(src []string, brace int) bool {
+	t := src[brace-1]
+	i := strings.LastIndex(t, "{")
+	return elseOpens.MatchString(strings.TrimSpace(t)) && i >= 0 && declaresFrom(src, brace, i)
 }

@@ -195,3 +195,41 @@ func TestCaseLabelFarAbove(t *testing.T) {
 		t.Errorf("the label above the break: %d, want 2", got)
 	}
 }
+
+// TestFoldedJump finds the if whose then block leaves right above a
+// continue, and the else block (declaring variables) the continue is in.
+func TestFoldedJump(t *testing.T) {
+	src := []string{
+		/* 1 */ "while( c ){",
+		/* 2 */ "  if( a ){",
+		/* 3 */ "    x = 1;",
+		/* 4 */ "  }else{",
+		/* 5 */ "    int seen = 0;",
+		/* 6 */ "    if( c2==0 || seen==0 ){",
+		/* 7 */ "      return 1;",
+		/* 8 */ "    }",
+		/* 9 */ "    continue;",
+		/* 10 */ "  }",
+		/* 11 */ "  if( b ){",
+		/* 12 */ "    y = 2;",
+		/* 13 */ "  }",
+		/* 14 */ "  break;",
+		/* 15 */ "}",
+	}
+	firstAt := map[int]uint64{1: 0x10, 2: 0x14, 3: 0x18, 5: 0x20, 6: 0x24, 7: 0x30, 11: 0x40, 12: 0x48}
+	if ifl, then := leavingIfAbove(src, 9, firstAt); ifl != 6 || then != 0x30 {
+		t.Errorf("leavingIfAbove(9) = %d, %#x; want 6, 0x30", ifl, then)
+	}
+	if ifl, _ := leavingIfAbove(src, 14, firstAt); ifl != 0 {
+		t.Errorf("leavingIfAbove(14) = %d, want 0 (the then block does not leave)", ifl)
+	}
+	if got := enclosingBrace(src, 9); got != 4 {
+		t.Errorf("enclosingBrace(9) = %d, want 4", got)
+	}
+	if !elseDeclares(src, 4) {
+		t.Error("the else block at line 4 declares seen")
+	}
+	if elseDeclares(src, 2) {
+		t.Error("line 2 opens no else block")
+	}
+}
