@@ -197,12 +197,16 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		}
 		mf.blocks[b] = ls
 	}
+	var mem inMemory
+	if sub != nil {
+		mem = localsInMemory(sub.Locals, code)
+	}
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
 			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
-			addFinallies(m, g, &mf, rs, localsInMemory(sub.Locals, code), source)
+			addFinallies(m, g, &mf, rs, mem, source)
 		}
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
@@ -214,7 +218,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
 		dropJoinJumps(m, g, &mf, source)
 		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
-		p.addFoldedJumps(m, g, &mf, rs, fi, keepFile, source)
+		p.addFoldedJumps(m, g, &mf, rs, mem, fi, keepFile, source)
 		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
 			if decl, ok := m.index[rs[0].ref]; ok {
 				declOnLoopHead(m, g, &mf, fg.Entry, decl, source)

@@ -146,15 +146,17 @@ func scopes(src []string, lo, hi int) []scope {
 }
 
 // exitsOf returns, per scope of src lines lo to hi that declares a
-// variable whose address it takes (or that mem says lives in memory), and has two or more ways out (its
-// end, when a statement other than a jump ends it, counts as one), the
-// lines of the jumps leaving it, grouped by destination in source order.
+// variable whose address it takes (or that mem says lives in memory), and
+// has two or more ways out (its end, when a statement other than a jump
+// ends it, counts as one), the lines of the jumps leaving it, grouped by
+// destination in source order: those of two jumps or more (single, all
+// of them: a copy for one jump is located at that jump).
 //
 // A jump that leaves an inner such scope first reaches the outer one as
 // the inner copy's goto, which has no location: when it is the first to
 // its destination, the outer copy has none either, and it is left out of
 // the outer group.
-func exitsOf(src []string, lo, hi int, mem inMemory) [][]int {
+func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 	all := scopes(src, lo, hi)
 	comment := false
 	text := make([]string, 0, hi-lo+1)
@@ -228,7 +230,7 @@ func exitsOf(src []string, lo, hi int, mem inMemory) [][]int {
 					own = append(own, l)
 				}
 			}
-			if len(own) > 1 {
+			if len(own) > 1 || single && len(own) > 0 {
 				out = append(out, own)
 			}
 		}
@@ -312,7 +314,7 @@ func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inM
 		return
 	}
 	taken := map[int]bool{}
-	for _, jumps := range exitsOf(src, lo, hi, mem) {
+	for _, jumps := range exitsOf(src, lo, hi, mem, false) {
 		first, ok := m.index[LineRef{File: file, Line: jumps[0]}]
 		if !ok {
 			continue

@@ -138,15 +138,18 @@ func ownLabelBlock(src []string, label int, rowed func(int) bool) bool {
 var foldable = regexp.MustCompile(`^(break|continue)\s*;\s*(/\*.*\*/|//.*)?$`)
 
 // addFoldedJumps finds each break or continue with no row written right
-// after an if whose then block leaves (returns, jumps): -O0 folds its jmp
-// into the if's conditional branch, but in GCC's graph the if's false
-// arcs enter a block of the jump's own (its goto, located there) on the
-// way to its destination. A continue's block also holds its predict
+// after an if whose then block leaves (returns, jumps), or each break
+// alone in an if's then block that leaves a scope with clobbers (the
+// goto of a then block that is only a goto has no location; the copy of
+// the clobbers has the break's): -O0 folds its jmp into the if's conditional branch, but
+// in GCC's graph the if's false (or true) arcs enter a block of the
+// jump's own (its goto, located there; or the copy of clobbers, located
+// there, of a scope it leaves) on the way to its destination. A continue's block also holds its predict
 // statement, which has no location of its own and takes that of the
 // innermost enclosing statement that has one: the brace of a block that
 // declares variables (a BIND_EXPR); other enclosing statements are not
 // modelled, so such a continue is left out.
-func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
 	if len(rs) == 0 {
 		return
 	}
@@ -166,12 +169,27 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			firstAt[r.ref.Line] = r.addr
 		}
 	}
+	// The jumps leaving a scope with clobbers, each located by its copy.
+	copied := map[int]bool{}
+	if hi <= len(src) {
+		for _, jumps := range exitsOf(src, lo, hi, mem, true) {
+			for _, l := range jumps {
+				copied[l] = true
+			}
+		}
+	}
 	for j := lo + 1; j < hi && j <= len(src); j++ {
 		t := strings.TrimSpace(src[j-1])
 		if _, rowed := firstAt[j]; rowed || !foldable.MatchString(t) {
 			continue
 		}
-		ifl, then := leavingIfAbove(src, j, firstAt)
+		// The if's false arcs (past a then block that leaves), or its
+		// true arcs (into a then block that is only the jump), are the
+		// jump's: the others go to skip.
+		ifl, skip := leavingIfAbove(src, j, firstAt)
+		if ifl == 0 && strings.HasPrefix(t, "break") && copied[j] {
+			ifl, skip = onlyJumpIf(src, j, firstAt)
+		}
 		if ifl == 0 {
 			continue
 		}
@@ -194,8 +212,8 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 				continue
 			}
 			to := mf.blocks[e.To]
-			if g.Blocks[e.To].Start == then || len(to) > 0 && to[len(to)-1].line == key {
-				continue // into the then block, or the condition's next test
+			if g.Blocks[e.To].Start == skip || len(to) > 0 && to[len(to)-1].line == key {
+				continue // the other way, or the condition's next test
 			}
 			edges = append(edges, k)
 		}
@@ -273,4 +291,26 @@ func elseDeclares(src []string, brace int) bool {
 	t := src[brace-1]
 	i := strings.LastIndex(t, "{")
 	return elseOpens.MatchString(strings.TrimSpace(t)) && i >= 0 && declaresFrom(src, brace, i)
+}
+
+// onlyJumpIf returns the line of the if whose then block is only the
+// jump statement at line j (`if( c ){` j `}`, no else), with the address
+// where the code after the if starts. 0 when there is none.
+func onlyJumpIf(src []string, j int, firstAt map[int]uint64) (int, uint64) {
+	if j < 2 || j+1 > len(src) || !ifOpen.MatchString(strings.TrimSpace(src[j-2])) || !closeBrace.MatchString(strings.TrimSpace(src[j])) {
+		return 0, 0
+	}
+	if _, ok := firstAt[j-1]; !ok {
+		return 0, 0
+	}
+	for k := j + 2; k <= len(src) && k <= j+64; k++ {
+		t := strings.TrimSpace(src[k-1])
+		if strings.HasPrefix(t, "else") {
+			return 0, 0
+		}
+		if a, ok := firstAt[k]; ok {
+			return j - 1, a
+		}
+	}
+	return 0, 0
 }

@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/patchprof/patchprof/lineinfo"
@@ -231,5 +232,37 @@ func TestFoldedJump(t *testing.T) {
 	}
 	if elseDeclares(src, 2) {
 		t.Error("line 2 opens no else block")
+	}
+}
+
+// TestOnlyJumpIf finds the if whose then block is only a break, and the
+// code after it; an if with an else, or more in its block, is not one.
+func TestOnlyJumpIf(t *testing.T) {
+	src := []string{
+		/* 1 */ "for(i=0; 1; i++){",
+		/* 2 */ "  if( i==n-1 ){",
+		/* 3 */ "    break;",
+		/* 4 */ "  }",
+		/* 5 */ "  x++;",
+		/* 6 */ "  if( y ){",
+		/* 7 */ "    break;",
+		/* 8 */ "  }",
+		/* 9 */ "  else z++;",
+		/* 10 */ "}",
+	}
+	firstAt := map[int]uint64{1: 0x10, 2: 0x20, 5: 0x30, 6: 0x40, 9: 0x50}
+	if ifl, after := onlyJumpIf(src, 3, firstAt); ifl != 2 || after != 0x30 {
+		t.Errorf("onlyJumpIf(3) = %d, %#x; want 2, 0x30", ifl, after)
+	}
+	if ifl, _ := onlyJumpIf(src, 7, firstAt); ifl != 0 {
+		t.Errorf("onlyJumpIf(7) = %d, want 0 (an else follows)", ifl)
+	}
+	// Single jumps out of a scope with clobbers have copies too.
+	scope := []string{"for(;;){", "  int v;", "  if( g(&v) ){", "    break;", "  }", "  h();", "}"}
+	if got := fmt.Sprint(exitsOf(scope, 1, len(scope), nil, true)); got != "[[4]]" {
+		t.Errorf("exitsOf(single) = %s, want [[4]]", got)
+	}
+	if got := fmt.Sprint(exitsOf(scope, 1, len(scope), nil, false)); got != "[]" {
+		t.Errorf("exitsOf = %s, want []", got)
 	}
 }

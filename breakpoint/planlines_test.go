@@ -417,7 +417,7 @@ func TestExitsOf(t *testing.T) {
 		/* 25 */ "  return n;",
 		/* 26 */ "}",
 	}
-	got := fmt.Sprint(exitsOf(src, 1, len(src), nil))
+	got := fmt.Sprint(exitsOf(src, 1, len(src), nil, false))
 	if want := "[[6 9]]"; got != want {
 		t.Errorf("exitsOf = %s, want %s", got, want)
 	}
