@@ -180,6 +180,14 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 	}
 	for j := lo + 1; j < hi && j <= len(src); j++ {
 		t := strings.TrimSpace(src[j-1])
+		if _, rowed := firstAt[j]; !rowed && emptyElseIf(src, j, firstAt) {
+			// The else branch's only statement is its condition: a
+			// block of GCC's on the first if's false arcs.
+			if ifl, then := ifOfElse(src, j, firstAt); ifl != 0 {
+				p.addArcBlock(m, g, mf, file, ifl, then, []int{j}, fi, keepFile)
+			}
+			continue
+		}
 		if _, rowed := firstAt[j]; rowed || !foldable.MatchString(t) {
 			continue
 		}
@@ -201,30 +209,37 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			}
 			jumps = []int{brace, j}
 		}
-		key, ok := m.index[LineRef{File: file, Line: ifl}]
-		if !ok {
+		p.addArcBlock(m, g, mf, file, ifl, skip, jumps, fi, keepFile)
+	}
+}
+
+// addArcBlock adds a block of GCC's with no code, holding lines of file,
+// on the arcs out of the conditional blocks of the if at line ifl that go
+// neither to the block at address skip nor to another test of that if.
+func (p *Plan) addArcBlock(m *lineModel, g *cfg.Graph, mf *modelFunc, file string, ifl int, skip uint64, lines []int, fi int, keepFile func(string) bool) {
+	key, ok := m.index[LineRef{File: file, Line: ifl}]
+	if !ok {
+		return
+	}
+	var edges []int
+	for k, e := range g.Edges {
+		if e.From < 0 || e.To < 0 || g.Blocks[e.From].Term != cfg.TermCond {
 			continue
 		}
-		var edges []int
-		for k, e := range g.Edges {
-			ls := mf.blocks[e.From]
-			if e.From < 0 || e.To < 0 || g.Blocks[e.From].Term != cfg.TermCond || len(ls) == 0 || ls[len(ls)-1].line != key {
-				continue
-			}
-			to := mf.blocks[e.To]
-			if g.Blocks[e.To].Start == skip || len(to) > 0 && to[len(to)-1].line == key {
-				continue // the other way, or the condition's next test
-			}
-			edges = append(edges, k)
+		ls, to := mf.blocks[e.From], mf.blocks[e.To]
+		if len(ls) == 0 || ls[len(ls)-1].line != key || g.Blocks[e.To].Start == skip || len(to) > 0 && to[len(to)-1].line == key {
+			continue // not the if's, the other way, or the condition's next test
 		}
-		if len(edges) > 0 {
-			var lines []int32
-			for _, l := range jumps {
-				lines = append(lines, p.modelKey(m, LineRef{File: file, Line: l}, fi, keepFile))
-			}
-			mf.labels = append(mf.labels, labelBlock{lines: lines, edges: edges})
-		}
+		edges = append(edges, k)
 	}
+	if len(edges) == 0 {
+		return
+	}
+	var keys []int32
+	for _, l := range lines {
+		keys = append(keys, p.modelKey(m, LineRef{File: file, Line: l}, fi, keepFile))
+	}
+	mf.labels = append(mf.labels, labelBlock{lines: keys, edges: edges})
 }
 
 // leavingIfAbove returns the line of the if whose then block (with no
@@ -310,6 +325,66 @@ func onlyJumpIf(src []string, j int, firstAt map[int]uint64) (int, uint64) {
 		}
 		if a, ok := firstAt[k]; ok {
 			return j - 1, a
+		}
+	}
+	return 0, 0
+}
+
+// elseIfOpen matches an else-if whose block opens on its line.
+var elseIfOpen = regexp.MustCompile(`^\}\s*else\s+if\s*\(.*\)\s*\{\s*$`)
+
+// emptyElseIf reports whether line j is `} else if( cond ){` whose block,
+// closed within a few lines with no further else, has no code, and whose
+// condition loads through a pointer (GCC keeps it as a statement; see
+// emptyIf).
+func emptyElseIf(src []string, j int, firstAt map[int]uint64) bool {
+	t := strings.TrimSpace(src[j-1])
+	if !elseIfOpen.MatchString(t) || !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+		return false
+	}
+	for k := j + 1; k <= len(src) && k <= j+8; k++ {
+		if _, ok := firstAt[k]; ok {
+			return false
+		}
+		if kind, _ := directive(strings.TrimSpace(src[k-1])); kind != ppNone {
+			return false // it may be compiled out
+		}
+		if strings.TrimSpace(src[k-1]) == "}" {
+			return k == len(src) || !strings.HasPrefix(strings.TrimSpace(src[k]), "else")
+		}
+	}
+	return false
+}
+
+// ifOfElse returns the line of the if whose then block the `}` at the
+// start of line j closes, and where its then block's code starts; 0 when
+// there is none nearby.
+func ifOfElse(src []string, j int, firstAt map[int]uint64) (int, uint64) {
+	depth := 1 // the } of line j
+	comment := false
+	for l := j - 1; l >= 1 && j-l <= 256; l-- {
+		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		for i := len(t) - 1; i >= 0; i-- {
+			switch t[i] {
+			case '}':
+				depth++
+			case '{':
+				depth--
+			}
+		}
+		if depth == 0 {
+			if !ifOpen.MatchString(t) && !elseIfOpen.MatchString(t) {
+				return 0, 0
+			}
+			if _, ok := firstAt[l]; !ok {
+				return 0, 0
+			}
+			for k := l + 1; k < j; k++ {
+				if a, ok := firstAt[k]; ok {
+					return l, a
+				}
+			}
+			return 0, 0
 		}
 	}
 	return 0, 0

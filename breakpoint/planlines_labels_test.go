@@ -266,3 +266,34 @@ func TestOnlyJumpIf(t *testing.T) {
 		t.Errorf("exitsOf = %s, want []", got)
 	}
 }
+
+// TestEmptyElseIf finds an else-if whose block compiles to nothing and
+// the if it is the else branch of; one with code, or behind a
+// conditional, is not one.
+func TestEmptyElseIf(t *testing.T) {
+	src := []string{
+		/* 1 */ "if( p->flags & 4 ){",
+		/* 2 */ "  if( p->p3 ){ Taken(1, 2); }",
+		/* 3 */ "  q = p->a;",
+		/* 4 */ "}else if( ALWAYS(p->p3) ){",
+		/* 5 */ "  Taken(0, 2);",
+		/* 6 */ "}",
+		/* 7 */ "if( a ){",
+		/* 8 */ "  b();",
+		/* 9 */ "}else if( p->x ){",
+		/* 10 */ "#ifdef X",
+		/* 11 */ "  c();",
+		/* 12 */ "#endif",
+		/* 13 */ "}",
+	}
+	firstAt := map[int]uint64{1: 0x10, 3: 0x20, 7: 0x30, 8: 0x38}
+	if !emptyElseIf(src, 4, firstAt) {
+		t.Error("line 4 is an empty else-if")
+	}
+	if emptyElseIf(src, 9, firstAt) {
+		t.Error("line 9's block may hold compiled code")
+	}
+	if ifl, then := ifOfElse(src, 4, firstAt); ifl != 1 || then != 0x20 {
+		t.Errorf("ifOfElse(4) = %d, %#x; want 1, 0x20", ifl, then)
+	}
+}
