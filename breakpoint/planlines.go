@@ -61,6 +61,9 @@ type lineModel struct {
 	report []int32 // per key: index into Plan.Lines, -1 when its file is not kept
 	funcs  []modelFunc
 	pp     map[string]*ppFile // per source file, read on first use
+	// funcNames are the program's function symbols, which a call in a
+	// compiled-out branch names (ppFile).
+	funcNames map[string]bool
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -76,6 +79,8 @@ type modelFunc struct {
 	// finallies are GCC's copies of a scope's clobbers that its exits
 	// to one destination run through (planlines_finally.go).
 	finallies []finally
+	// labels are the blocks of GCC's goto labels (planlines_gotolabels.go).
+	labels []labelBlock
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -142,6 +147,12 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	g := fg.Graph
 	f := sym.Funcs[fi]
 	rs, code, closing, noStmt := funcRows(sym, lt, f, sub, source)
+	if m.funcNames == nil {
+		m.funcNames = make(map[string]bool, len(sym.Funcs))
+		for _, sf := range sym.Funcs {
+			m.funcNames[sf.Name] = true
+		}
+	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
 		if bl.Start < fg.Entry || bl.Start >= fg.Tail {
@@ -170,18 +181,8 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		// no statement of GCC's either.
 		skipEffect := k >= 0 && noStmt && rs[k].ref == closing && bl.Start-f.Addr < uint64(len(code)) &&
 			onlyEpilogue(code[bl.Start-f.Addr:], bl.Start, nil)
-		// The code after a call that only stores its result (and pops
-		// pushed arguments) before the next row belongs to the call
-		// statement (GCC's `x = f (...)`), not to a statement after it:
-		// its block does not carry the call's line again.
-		if k >= 0 && b > 0 && g.Blocks[b-1].Term == cfg.TermCall && g.Blocks[b-1].End == bl.Start {
-			end := bl.End
-			if n := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.Start }); n < len(rs) {
-				end = min(end, rs[n].addr)
-			}
-			if bl.Start-f.Addr < uint64(len(code)) && end-f.Addr <= uint64(len(code)) && onlyMoves(code[bl.Start-f.Addr:end-f.Addr]) {
-				skipEffect = true
-			}
+		if k >= 0 && callTail(g, b, rs, code, f.Addr) {
+			skipEffect = true
 		}
 		if k >= 0 && rs[k].addr < bl.Start && !skipEffect {
 			// Every row at that address, not just the last.
@@ -196,12 +197,16 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 		}
 		mf.blocks[b] = ls
 	}
+	var mem inMemory
+	if sub != nil {
+		mem = localsInMemory(sub.Locals, code)
+	}
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
 			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
-			addFinallies(m, g, &mf, rs, source)
+			addFinallies(m, g, &mf, rs, mem, source)
 		}
 	}
 	// A loop-closing jmp is judged against its target's lines, which a
@@ -212,6 +217,13 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	dropLoopTails(m, g, &mf)
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
 		dropJoinJumps(m, g, &mf, source)
+		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
+		p.addFoldedJumps(m, g, &mf, rs, mem, fi, keepFile, source)
+		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
+			if decl, ok := m.index[rs[0].ref]; ok {
+				declOnLoopHead(m, g, &mf, fg.Entry, decl, source)
+			}
+		}
 	}
 	m.funcs = append(m.funcs, mf)
 }
@@ -301,6 +313,28 @@ func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
 	}
 	to := all[succ[0].To]
 	return len(to) > 0 && to[0].line == x.line
+}
+
+// callTail reports whether block b is the code after a call that only
+// stores its result (and pops pushed arguments) before the next row,
+// which then starts inside the block: that code belongs to the call
+// statement (GCC's `x = f (...)`), not to a statement after it, so the
+// block does not carry the call's line again. A block that is only that
+// tail (a jump target follows it) is the rest of the call's block in
+// GCC's graph, where a call has a fake arc to the exit but ends no block:
+// it keeps the line, so that leaving it enters no line. code is the
+// function's, from base.
+func callTail(g *cfg.Graph, b int, rs []fnRow, code []byte, base uint64) bool {
+	bl := &g.Blocks[b]
+	if b == 0 || g.Blocks[b-1].Term != cfg.TermCall || g.Blocks[b-1].End != bl.Start {
+		return false
+	}
+	n := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.Start })
+	if n == len(rs) || rs[n].addr >= bl.End {
+		return false
+	}
+	end := rs[n].addr
+	return bl.Start >= base && bl.Start-base < uint64(len(code)) && end-base <= uint64(len(code)) && onlyMoves(code[bl.Start-base:end-base])
 }
 
 // onlyMoves reports whether code only moves data (a call's result into
@@ -466,27 +500,46 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		}
 	}
 	finCount := make([]uint64, len(mf.finallies))
+	// An arc to a goto label's destination from above it or from a goto
+	// naming it runs through the label's block.
+	labOf := make(map[int]int32)
+	labBase := len(g.Blocks) + len(mf.latches) + len(mf.finallies)
+	for i, lb := range mf.labels {
+		for _, k := range lb.edges {
+			labOf[k] = int32(labBase + i)
+		}
+	}
+	labCount := make([]uint64, len(mf.labels))
 	for k, e := range g.Edges {
 		if e.To < 0 || mf.skip[e.From] {
 			continue
 		}
-		to := through(e.To)
+		to := int32(through(e.To))
 		if to < 0 {
 			continue
 		}
 		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		if lb, ok := labOf[k]; ok {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: lb, To: to, Count: c})
+			labCount[int(lb)-labBase] += c
+			to = lb
+		}
 		if i, ok := finOf[e.From]; ok {
 			fb := int32(len(g.Blocks) + len(mf.latches) + i)
-			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: fb, Count: c}, linecount.Arc{From: fb, To: int32(to), Count: c})
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: fb, Count: c}, linecount.Arc{From: fb, To: to, Count: c})
 			finCount[i] += c
 			continue
 		}
-		if l, ok := latchOf[to]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
+		if _, ok := labOf[k]; ok {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
+			continue
+		}
+		if l, ok := latchOf[int(to)]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
 			latched[int(l)-len(g.Blocks)] += c
 			continue
 		}
-		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: int32(to), Count: c})
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
 	}
 	for i, l := range mf.latches {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
@@ -494,6 +547,9 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	}
 	for i, fin := range mf.finallies {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
+	}
+	for i, lb := range mf.labels {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), lb.lines...), Count: labCount[i]})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)

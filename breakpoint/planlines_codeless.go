@@ -16,15 +16,25 @@ var codeless = regexp.MustCompile(`^(__builtin_)?va_end\s*\(.*\);`)
 // ifOpen matches an if statement's line that opens its block.
 var ifOpen = regexp.MustCompile(`^if\s*\(.*\)\s*\{\s*$`)
 
+// ifOneLine matches an if statement whose block opens and closes on its
+// line.
+var ifOneLine = regexp.MustCompile(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
+
 // emptyIf reports whether line l (no code) is an if whose block, closed
-// within a few lines with no else, has no code either (a macro that
+// on its line or within a few lines with no else, has no code either (a macro that
 // expands to nothing), and whose condition reads memory through a pointer
 // (-> or []). GCC keeps such a condition as a statement of its own (the
 // load may trap) though -O0 emits no instruction for it; a condition on
 // locals or constants leaves no statement.
 func emptyIf(src []string, l int, coded map[int]bool) bool {
 	t := strings.TrimSpace(src[l-1])
-	if !ifOpen.MatchString(t) || !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+	if !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+		return false
+	}
+	if ifOneLine.MatchString(t) {
+		return l == len(src) || !strings.HasPrefix(strings.TrimSpace(src[l]), "}") && !strings.HasPrefix(strings.TrimSpace(src[l]), "else")
+	}
+	if !ifOpen.MatchString(t) {
 		return false
 	}
 	for k := l + 1; k <= len(src) && k <= l+8; k++ {
@@ -36,6 +46,63 @@ func emptyIf(src []string, l int, coded map[int]bool) bool {
 		}
 	}
 	return false
+}
+
+// elseOpen matches the line that closes an if's block and opens its else
+// block.
+var elseOpen = regexp.MustCompile(`^\}\s*else\s*\{\s*$`)
+
+// emptyIfElse reports whether line l (no code) is an if whose block and
+// else block, closed within a few lines with no further else, both have no
+// code (macros that expand to nothing). GCC keeps its condition as an
+// expression statement of the block before it, even on locals, though -O0
+// emits no instruction for it.
+func emptyIfElse(src []string, l int, coded map[int]bool) bool {
+	if !ifOpen.MatchString(strings.TrimSpace(src[l-1])) {
+		return false
+	}
+	inElse := false
+	for k := l + 1; k <= len(src) && k <= l+16; k++ {
+		if coded[k] {
+			return false
+		}
+		t := strings.TrimSpace(src[k-1])
+		if kind, _ := directive(t); kind != ppNone || strings.Contains(t, "{") && !elseOpen.MatchString(t) {
+			return false
+		}
+		switch {
+		case !inElse && elseOpen.MatchString(t):
+			inElse = true
+		case t == "}" && !inElse:
+			return false
+		case t == "}":
+			return k == len(src) || !strings.HasPrefix(strings.TrimSpace(src[k]), "else")
+		}
+	}
+	return false
+}
+
+// afterAbove returns where a codeless statement at line l of file goes in
+// rs when it belongs to the block before it: after the last row of the
+// nearest line above it with code, at that row's address (the next row
+// may start another block); -1 when there is none.
+func afterAbove(rs []fnRow, file string, l int) int {
+	above := 0
+	for _, r := range rs {
+		if r.ref.File == file && r.ref.Line < l && r.ref.Line > above {
+			above = r.ref.Line
+		}
+	}
+	last := -1
+	for k, r := range rs {
+		if r.ref.File == file && r.ref.Line == above {
+			last = k
+		}
+	}
+	if last < 0 {
+		return -1
+	}
+	return last + 1
 }
 
 // addCodeless gives the codeless statements written between a function's
@@ -68,6 +135,12 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
 			depth = max(depth-1, 0)
 		}
 		// An if with no code inside a conditional may be compiled out.
+		if !coded[l] && depth == 0 && emptyIfElse(src, l, coded) {
+			if k := afterAbove(rs, file, l); k >= 0 {
+				rs = slices.Insert(rs, k, fnRow{addr: rs[k-1].addr, ref: LineRef{File: file, Line: l}})
+			}
+			continue
+		}
 		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded)) {
 			continue
 		}

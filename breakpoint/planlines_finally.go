@@ -5,6 +5,9 @@ import (
 	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // A compound statement that declares a variable whose address is taken
@@ -143,15 +146,17 @@ func scopes(src []string, lo, hi int) []scope {
 }
 
 // exitsOf returns, per scope of src lines lo to hi that declares a
-// variable whose address it takes, and has two or more ways out (its
-// end, when a statement other than a jump ends it, counts as one), the
-// lines of the jumps leaving it, grouped by destination in source order.
+// variable whose address it takes (or that mem says lives in memory), and
+// has two or more ways out (its end, when a statement other than a jump
+// ends it, counts as one), the lines of the jumps leaving it, grouped by
+// destination in source order: those of two jumps or more (single, all
+// of them: a copy for one jump is located at that jump).
 //
 // A jump that leaves an inner such scope first reaches the outer one as
 // the inner copy's goto, which has no location: when it is the first to
 // its destination, the outer copy has none either, and it is left out of
 // the outer group.
-func exitsOf(src []string, lo, hi int) [][]int {
+func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 	all := scopes(src, lo, hi)
 	comment := false
 	text := make([]string, 0, hi-lo+1)
@@ -165,7 +170,7 @@ func exitsOf(src []string, lo, hi int) [][]int {
 	}
 	copies := make([]*exits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
-		if !takesAddress(s, at) {
+		if !takesAddress(s, at) && !mem.declares(s) {
 			continue
 		}
 		e := &exits{dests: map[string][]int{}}
@@ -225,7 +230,7 @@ func exitsOf(src []string, lo, hi int) [][]int {
 					own = append(own, l)
 				}
 			}
-			if len(own) > 1 {
+			if len(own) > 1 || single && len(own) > 0 {
 				out = append(out, own)
 			}
 		}
@@ -238,8 +243,9 @@ func takesAddress(s scope, at func(int) string) bool {
 	for _, name := range s.names {
 		// A unary &: after an operator, a bracket or a separator, not
 		// after an operand (a bitwise and).
-		// &p->f and &p[i] take no address of p itself.
-		re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^])\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
+		// &p->f and &p[i] take no address of p itself. A cast to a
+		// pointer, `(T*)&v`, ends in `*)`, which no operand does.
+		re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^]|\*\s*\))\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
 		for l := s.open + 1; l < s.close; l++ {
 			if re.MatchString(strings.ReplaceAll(at(l), "&&", "  ")) {
 				return true
@@ -289,7 +295,7 @@ func destOf(all []scope, si, l int, m []string, at func(int) string) string {
 
 // addFinallies gives the function's blocks the copies of clobbers its
 // scopes' exits run through (see finally).
-func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source func(string) ([]string, bool)) {
+func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, source func(string) ([]string, bool)) {
 	if len(rs) == 0 {
 		return
 	}
@@ -308,7 +314,7 @@ func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source 
 		return
 	}
 	taken := map[int]bool{}
-	for _, jumps := range exitsOf(src, lo, hi) {
+	for _, jumps := range exitsOf(src, lo, hi, mem, false) {
 		first, ok := m.index[LineRef{File: file, Line: jumps[0]}]
 		if !ok {
 			continue
@@ -328,8 +334,88 @@ func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, source 
 				}
 			}
 		}
-		if len(fin.froms) > 1 {
-			mf.finallies = append(mf.finallies, fin)
+		if len(fin.froms) < 2 {
+			continue
+		}
+		if d := onlyEntry(g, fin.froms); d >= 0 {
+			// The copy's goto is the destination's only way in: GCC's
+			// graph merges the copy into the destination's block.
+			if ls := mf.blocks[d]; len(ls) == 0 || ls[0].line != first {
+				mf.blocks[d] = append([]lineAt{{line: first, addr: g.Blocks[d].Start}}, ls...)
+			}
+			continue
+		}
+		mf.finallies = append(mf.finallies, fin)
+	}
+}
+
+// onlyEntry returns the block all of froms (blocks with one arc) go to
+// when no other arc enters it, -1 otherwise.
+func onlyEntry(g *cfg.Graph, froms []int) int {
+	d := -1
+	in := map[int]bool{}
+	for _, b := range froms {
+		s := g.Succs(b)
+		if s[0].To < 0 || d >= 0 && s[0].To != d {
+			return -1
+		}
+		d = s[0].To
+		in[b] = true
+	}
+	for _, e := range g.Edges {
+		if e.To == d && !in[e.From] {
+			return -1
 		}
 	}
+	return d
+}
+
+// An inMemory is the set of a function's locals that are no registers of
+// GIMPLE's, so that their scope ends their lifetimes with clobbers:
+// aggregates, and variables whose frame slot's address the code takes
+// (a macro may take it where the source shows no &): per name, the lines
+// that declare one.
+type inMemory map[string][]int
+
+// declares reports whether scope s declares one of mem's variables.
+func (mem inMemory) declares(s scope) bool {
+	for _, name := range s.names {
+		for _, l := range mem[name] {
+			if s.open <= l && l <= s.close {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// localsInMemory returns the inMemory of a function: its DWARF locals that
+// are aggregates or whose frame slot is the operand of a lea (-O0 keeps
+// every local in the frame, addressed from %rbp, which is the CFA less
+// 16 after the prologue). code is the function's, from base.
+func localsInMemory(locals []lineinfo.Local, code []byte) inMemory {
+	if len(locals) == 0 {
+		return nil
+	}
+	leas := map[int64]bool{}
+	for off := 0; off < len(code); {
+		inst, err := symtab.DecodeInst(code[off:])
+		if err != nil || inst.Len == 0 {
+			off++
+			continue
+		}
+		if inst.Op == x86asm.LEA {
+			if mem, ok := inst.Args[1].(x86asm.Mem); ok && mem.Base == x86asm.RBP && mem.Index == 0 {
+				leas[mem.Disp] = true
+			}
+		}
+		off += inst.Len
+	}
+	mem := inMemory{}
+	for _, l := range locals {
+		if l.Aggregate || leas[l.FrameOffset+16] {
+			mem[l.Name] = append(mem[l.Name], l.Line)
+		}
+	}
+	return mem
 }

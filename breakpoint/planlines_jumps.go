@@ -93,9 +93,12 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 				}
 				break
 			}
-			if closeBrace.MatchString(text) {
+			if closeBrace.MatchString(text) && !elseAfterJump(src, l) {
 				braces = true
 				continue
+			}
+			if closeBrace.MatchString(text) {
+				continue // the join has no way in but this branch
 			}
 			if braces {
 				break // only a jump with a row of its own is read past a branch's end
@@ -110,6 +113,37 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			}
 		}
 	}
+}
+
+// elseOpens matches a line that ends an if's then block and opens its
+// else block.
+var elseOpens = regexp.MustCompile(`^\}\s*else\s*\{\s*(/\*.*\*/|//.*)?$`)
+
+// elseAfterJump reports whether the closing brace at line end of src ends
+// an else block whose then block ends with a jump statement: the code
+// after the if is reached only from the else block, which GCC's graph
+// merges with it, so a jump statement written after the if is a jump of
+// the else block's.
+func elseAfterJump(src []string, end int) bool {
+	depth := 0
+	comment := false
+	for l := end - 1; l >= 1 && end-l <= 64; l-- {
+		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		if depth == 0 && elseOpens.MatchString(t) {
+			for k := l - 1; k >= 1; k-- {
+				c := false
+				if p := strings.TrimSpace(codeText(src[k-1], &c)); p != "" {
+					return leavesStmt.MatchString(p)
+				}
+			}
+			return false
+		}
+		depth += strings.Count(t, "}") - strings.Count(t, "{")
+		if depth < 0 {
+			return false
+		}
+	}
+	return false
 }
 
 // ifLine matches the line of an if statement, or of an else-if after the

@@ -20,6 +20,15 @@ var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/
 // macro): the label is still GCC's.
 var caseLabelThen = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\S`)
 
+// isCaseLabel reports whether a trimmed source line starts with a `case`
+// or `default` label (caseLabel, caseLabelThen), read with its character
+// and string literals blanked: `case '{':` is a label.
+func isCaseLabel(text string) bool {
+	comment := false
+	t := strings.TrimSpace(codeText(text, &comment))
+	return caseLabel.MatchString(t) || caseLabelThen.MatchString(t)
+}
+
 // stopsLabel matches a source line a case label's search does not go
 // above although it has no code: a statement that leaves the case
 // (compiled out, or it would have code).
@@ -116,7 +125,7 @@ func joinsBranch(m *lineModel, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, fi
 		dispatch := false
 		for l := ref.Line; l < label && !dispatch; l++ {
 			t := strings.TrimSpace(src[l-1])
-			dispatch = switchLine.MatchString(t) || caseLabel.MatchString(t) || caseLabelThen.MatchString(t)
+			dispatch = switchLine.MatchString(t) || isCaseLabel(t)
 		}
 		if !dispatch {
 			return true
@@ -124,6 +133,12 @@ func joinsBranch(m *lineModel, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, fi
 	}
 	return false
 }
+
+// labelReach bounds how far above a block's first line the search for its
+// case label goes, over lines without code: a generated parser's default
+// label may stand above a long list of compiled-out statements (SQLite's
+// yy_reduce, 66 lines).
+const labelReach = 256
 
 // caseLabelAbove returns the line of the case label GCC keeps for the
 // statement at first, 0 when there is none (see addCaseLabels).
@@ -138,7 +153,7 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		taken bool // one of its branches below was
 	}
 	var stack []frame
-	for l := first.Line - 1; l >= 1 && first.Line-l <= 64; l-- {
+	for l := first.Line - 1; l >= 1 && first.Line-l <= labelReach; l-- {
 		text := strings.TrimSpace(src[l-1])
 		switch kind, _ := directive(text); kind {
 		case ppNone:
@@ -146,6 +161,13 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 			f := frame{outer: live}
 			if live {
 				st := pp.branchAbove(src, l)
+				if st == 0 && onlyCaseLabels(src, l) {
+					// Compiled or not, the search goes on above it: a
+					// label there is GCC's either way.
+					live = false
+					stack = append(stack, f)
+					continue
+				}
 				if st == 0 {
 					return label // can't tell what was compiled above
 				}
@@ -185,10 +207,10 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 		if !live {
 			continue
 		}
-		if a, ok := firstAt[LineRef{File: first.File, Line: l}]; ok && !evaluatedLater(rs, first, l, start, a) || stopsLabel.MatchString(text) {
+		if a, ok := firstAt[LineRef{File: first.File, Line: l}]; ok && !evaluatedLater(rs, firstAt, first, l, start, a) || stopsLabel.MatchString(text) {
 			break
 		}
-		if caseLabel.MatchString(text) || caseLabelThen.MatchString(text) {
+		if isCaseLabel(text) {
 			label = l
 		} else if userLabel.MatchString(text) {
 			return 0 // GCC keeps the user's label for the block, not a case's
@@ -197,18 +219,40 @@ func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt
 	return label
 }
 
+// onlyCaseLabels reports whether the conditional that ends at line endif
+// of src (one branch, no nested directive) holds only case labels, blank
+// lines and comments.
+func onlyCaseLabels(src []string, endif int) bool {
+	comment := false
+	for l := endif - 1; l >= 1; l-- {
+		t := strings.TrimSpace(src[l-1])
+		switch kind, _ := directive(t); kind {
+		case ppIf:
+			return true
+		case ppNone:
+		default:
+			return false
+		}
+		if strings.TrimSpace(codeText(t, &comment)) != "" && !isCaseLabel(t) {
+			return false
+		}
+	}
+	return false
+}
+
 // evaluatedLater reports whether line l above the statement at first
-// (whose code starts at start) is the beginning of that same statement,
-// evaluated after its later lines: its code (first at a) comes after start,
-// with only rows of lines below l between them (an assignment or a call
-// whose operands on the next lines GCC evaluates first).
-func evaluatedLater(rs []fnRow, first LineRef, l int, start, a uint64) bool {
+// (whose code starts at start) is part of that same statement, evaluated
+// after its later lines: its code (first at a) comes after start, with
+// only rows of lines below l, or of lines whose code also starts at or
+// after start, between them (an assignment or a call whose operands on
+// the next lines GCC evaluates first, in any order of its lines).
+func evaluatedLater(rs []fnRow, firstAt map[LineRef]uint64, first LineRef, l int, start, a uint64) bool {
 	if a < start {
 		return false
 	}
 	k := sort.Search(len(rs), func(k int) bool { return rs[k].addr >= start })
 	for ; k < len(rs) && rs[k].addr < a; k++ {
-		if r := rs[k].ref; r.File != first.File || r.Line <= l {
+		if r := rs[k].ref; r.File != first.File || r.Line <= l && firstAt[r] < start {
 			return false
 		}
 	}
@@ -224,6 +268,11 @@ func condKey(cond string) (key string, neg bool) {
 	}
 	return cond, false
 }
+
+// callStmt matches a statement that is a call, capturing the callee: one
+// of the program's functions has code wherever it is compiled (a macro
+// of the same name as a function is not expected).
+var callStmt = regexp.MustCompile(`^([A-Za-z_]\w*)\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
 
 // controlStmt matches a line that starts a control statement, which has
 // code wherever it is compiled.
@@ -315,7 +364,9 @@ func (m *lineModel) preprocessed(file string, src []string, lt *lineinfo.Table) 
 			}
 			ctl := false
 			for l := o.start; l < end && !ctl; l++ {
-				ctl = controlStmt.MatchString(strings.TrimSpace(src[l-1]))
+				t := strings.TrimSpace(src[l-1])
+				call := callStmt.FindStringSubmatch(t)
+				ctl = controlStmt.MatchString(t) || call != nil && m.funcNames[call[1]]
 			}
 			if ctl {
 				if o.branch == 0 != neg {

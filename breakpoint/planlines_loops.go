@@ -203,3 +203,48 @@ func nextStmtLine(src []string, from int) int {
 	}
 	return 0
 }
+
+// declOnLoopHead moves the declarator line of a function whose body
+// starts with a loop that has nothing to do at its top (headFirst) from
+// the prologue's block to the loop head's. GCC's first block starts at
+// the loop's label, so gcov lists the function's line (the entry) on a
+// block the loop's back edges enter too: the line counts every pass,
+// and owns no block. entry is the function's first address; decl the
+// model key of its declarator line.
+func declOnLoopHead(m *lineModel, g *cfg.Graph, mf *modelFunc, entry uint64, decl int32, source func(string) ([]string, bool)) {
+	b0, ok := g.BlockAt(entry)
+	if !ok || len(mf.blocks[b0]) != 1 || mf.blocks[b0][0].line != decl {
+		return
+	}
+	out := g.Succs(b0)
+	if len(out) != 1 || out[0].To < 0 {
+		return
+	}
+	h := out[0].To
+	back := false
+	for _, e := range g.Edges {
+		back = back || e.To == h && e.From != b0
+	}
+	ls := mf.blocks[h]
+	if !back || len(ls) == 0 {
+		return
+	}
+	ref, top := m.keys[ls[0].line], m.keys[decl]
+	src, ok := source(ref.File)
+	if !ok || ref.File != top.File || ref.Line > len(src) || top.Line >= ref.Line {
+		return
+	}
+	loop := false
+	for l := top.Line; l < ref.Line; l++ {
+		t := strings.TrimSpace(src[l-1])
+		if headFirst.MatchString(t) {
+			loop = true
+		} else if loop && (strings.Contains(t, "{") || controlStmt.MatchString(t)) {
+			return // the first statement is in another block inside the loop
+		}
+	}
+	if loop {
+		mf.blocks[b0] = nil
+		mf.blocks[h] = append([]lineAt{{line: decl, addr: g.Blocks[h].Start}}, ls...)
+	}
+}

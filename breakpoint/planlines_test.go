@@ -219,6 +219,9 @@ func TestEmptyIf(t *testing.T) {
 		{[]string{"if( dupFlags ){", "  SetProperty(pNew);", "}", "rc = 1;"}, false}, // a local: no statement
 		{[]string{"if( p->x ){", "  nothing();", "}else{", "  y = 1;"}, false},
 		{[]string{"if( a[i] ){", "  x = 1;", "}"}, false}, // line 2 has code
+		{[]string{"if( pOp->p3 ){ BranchTaken(1, 2); }", "pOp = &aOp[i];"}, true},
+		{[]string{"if( pOp->p3 ){ BranchTaken(1, 2); }", "else x = 1;"}, false},
+		{[]string{"if( p3 ){ BranchTaken(1, 2); }", "pOp = &aOp[i];"}, false},
 	} {
 		coded := map[int]bool{4: true}
 		if tc.src[1] == "  x = 1;" {
@@ -414,8 +417,99 @@ func TestExitsOf(t *testing.T) {
 		/* 25 */ "  return n;",
 		/* 26 */ "}",
 	}
-	got := fmt.Sprint(exitsOf(src, 1, len(src)))
+	got := fmt.Sprint(exitsOf(src, 1, len(src), nil, false))
 	if want := "[[6 9]]"; got != want {
 		t.Errorf("exitsOf = %s, want %s", got, want)
+	}
+}
+
+// TestCallTail drops the call's line from the block that stores the call's
+// result and runs on into the next statement's row, and keeps it on a
+// block that is only the store (a jump target follows): in GCC's graph
+// that store and the call are one block (`for(...; p = next(p))`).
+func TestCallTail(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		addr uint64 // the block after the call
+		code []byte
+		rows []uint64 // line 1, 2, 3 start here
+		want bool
+	}{
+		{"runs on into line 3", 0x1005, []byte{
+			0xe8, 0xfb, 0x1f, 0x00, 0x00, // 0x1000 call 0x3000     line 2
+			0x89, 0x45, 0xfc, // 0x1005 mov %eax,-0x4(%rbp)
+			0x8b, 0x45, 0xfc, // 0x1008 mov -0x4(%rbp),%eax  line 3
+			0xc3, // 0x100b ret
+		}, []uint64{0x1000, 0x1000, 0x1008}, true},
+		{"only the store", 0x1009, []byte{
+			0x85, 0xc0, // 0x1000 test %eax,%eax     line 1
+			0x74, 0x08, // 0x1002 je 0x100c
+			0xe8, 0xf7, 0x1f, 0x00, 0x00, // 0x1004 call 0x3000     line 2
+			0x89, 0x45, 0xfc, // 0x1009 mov %eax,-0x4(%rbp)
+			0x8b, 0x45, 0xfc, // 0x100c mov -0x4(%rbp),%eax  line 3
+			0xc3, // 0x100f ret
+		}, []uint64{0x1000, 0x1004, 0x100c}, false},
+	} {
+		g, err := cfg.Build(cfg.Options{Name: "f", Addr: 0x1000, Code: tc.code, SplitCalls: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs []fnRow
+		for k, a := range tc.rows {
+			rs = append(rs, fnRow{addr: a, ref: LineRef{"a.c", k + 1}})
+		}
+		b, ok := g.BlockAt(tc.addr)
+		if !ok || g.Blocks[b].Start != tc.addr {
+			t.Fatalf("%s: no block starts at %#x", tc.name, tc.addr)
+		}
+		if got := callTail(g, b, rs, tc.code, 0x1000); got != tc.want {
+			t.Errorf("%s: callTail = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestTakesAddressCast takes `(T*)&v` for v's address, and `(a)&v` for a
+// bitwise and.
+func TestTakesAddressCast(t *testing.T) {
+	for line, want := range map[string]bool{
+		"  getVarint(p, (u64*)&v);": true,
+		"  x = (u8 *) & v;":         true,
+		"  x = (a)&v;":              false,
+		"  x = b&v;":                false,
+	} {
+		src := []string{"{", "  long v;", line, "}"}
+		s := scopes(src, 1, len(src))
+		if got := takesAddress(s[0], func(l int) string { return src[l-1] }); got != want {
+			t.Errorf("takesAddress(%q) = %v, want %v", line, got, want)
+		}
+	}
+}
+
+// TestOnlyEntry finds the block two jumps go to when nothing else enters
+// it (GCC merges a copy of clobbers into it), and none when the code
+// above falls into it too.
+func TestOnlyEntry(t *testing.T) {
+	code := []byte{
+		0x85, 0xc0, // 0x1000 test %eax,%eax
+		0x74, 0x04, // 0x1002 je 0x1008
+		0xf7, 0xd8, // 0x1004 neg %eax
+		0xeb, 0x04, // 0x1006 jmp 0x100c
+		0xf7, 0xdb, // 0x1008 neg %ebx
+		0xeb, 0x00, // 0x100a jmp 0x100c
+		0xc3, // 0x100c ret
+	}
+	g := joinGraph(t, 0x1000, code)
+	at := func(a uint64) int {
+		b, ok := g.BlockAt(a)
+		if !ok {
+			t.Fatalf("no block at %#x", a)
+		}
+		return b
+	}
+	if got, want := onlyEntry(g, []int{at(0x1004), at(0x1008)}), at(0x100c); got != want {
+		t.Errorf("onlyEntry of both jumps = %d, want %d", got, want)
+	}
+	if got := onlyEntry(g, []int{at(0x1004)}); got != -1 {
+		t.Errorf("onlyEntry of one of two ways in = %d, want -1", got)
 	}
 }

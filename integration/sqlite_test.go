@@ -293,14 +293,11 @@ func checkKnownDiffs(t *testing.T, name string, diffs map[int]string, text func(
 	}
 	sort.Ints(lines)
 	if os.Getenv("PATCHPROF_UPDATE_SQLITE") != "" {
-		var b strings.Builder
-		b.WriteString("# Lines of sqlite3-binding.c (" + sqliteModule + ", gcc -g -O0) where patchprof's\n")
-		b.WriteString("# count still differs from gcov's: LINE GCOV PATCHPROF (\"-\": no count).\n")
-		b.WriteString("# Open work of issue 10. Rewritten by PATCHPROF_UPDATE_SQLITE=1 go test -run SQLiteGcov ./integration/\n")
-		for _, l := range lines {
-			fmt.Fprintf(&b, "%d %s\n", l, diffs[l])
+		old, err := os.ReadFile(name)
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
 		}
-		if err := os.WriteFile(name, []byte(b.String()), 0o644); err != nil {
+		if err := os.WriteFile(name, []byte(rewriteKnownDiffs(string(old), lines, diffs)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -339,4 +336,66 @@ func checkKnownDiffs(t *testing.T, name string, diffs map[int]string, text func(
 		t.Errorf("%d lines of sqlite3-binding.c differ from the pinned differences in %s:\n%s", len(bad), name, strings.Join(bad, "\n"))
 	}
 	t.Logf("%d differences from gcov, all pinned in %s", len(lines), name)
+}
+
+// rewriteKnownDiffs returns the pinned-differences file old rewritten with
+// diffs (for the sorted lines): every comment line of old is kept (the
+// header, and the documented exceptions among the pins), each run of
+// comments before the first pin at or after the pin it preceded; a new
+// file gets the standard header.
+func rewriteKnownDiffs(old string, lines []int, diffs map[int]string) string {
+	type note struct {
+		before int // the pin the comments preceded; 0: none (at the end)
+		text   []string
+	}
+	var notes []note
+	var run []string
+	for _, row := range strings.Split(strings.TrimRight(old, "\n"), "\n") {
+		f := strings.Fields(row)
+		if len(f) == 0 || strings.HasPrefix(f[0], "#") {
+			if strings.TrimSpace(row) != "" {
+				run = append(run, row)
+			}
+			continue
+		}
+		if l, err := strconv.Atoi(f[0]); err == nil && len(run) > 0 {
+			notes = append(notes, note{before: l, text: run})
+			run = nil
+		}
+	}
+	if len(run) > 0 {
+		notes = append(notes, note{text: run})
+	}
+	var b strings.Builder
+	if len(notes) == 0 {
+		b.WriteString("# Lines of sqlite3-binding.c (" + sqliteModule + ", gcc -g -O0) where patchprof's\n")
+		b.WriteString("# count still differs from gcov's: LINE GCOV PATCHPROF (\"-\": no count).\n")
+		b.WriteString("# Open work of issue 10. Rewritten by PATCHPROF_UPDATE_SQLITE=1 go test -run SQLiteGcov ./integration/\n")
+	}
+	k := 0
+	for _, l := range lines {
+		for ; k < len(notes) && notes[k].before > 0 && notes[k].before <= l; k++ {
+			b.WriteString(strings.Join(notes[k].text, "\n") + "\n")
+		}
+		fmt.Fprintf(&b, "%d %s\n", l, diffs[l])
+	}
+	for ; k < len(notes); k++ {
+		b.WriteString(strings.Join(notes[k].text, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// TestRewriteKnownDiffs keeps the header and the documented exceptions
+// when the pins are rewritten: a pin that went away leaves its comment
+// before the next pin.
+func TestRewriteKnownDiffs(t *testing.T) {
+	old := "# header\n# more\n10 1 -\n# why 20 is impossible\n20 0 -\n30 5 4\n# trailing\n"
+	got := rewriteKnownDiffs(old, []int{20, 25, 40}, map[int]string{20: "0 -", 25: "3 2", 40: "1 0"})
+	want := "# header\n# more\n# why 20 is impossible\n20 0 -\n25 3 2\n40 1 0\n# trailing\n"
+	if got != want {
+		t.Errorf("rewriteKnownDiffs:\n%s\nwant:\n%s", got, want)
+	}
+	if got := rewriteKnownDiffs("", []int{7}, map[int]string{7: "1 -"}); !strings.HasPrefix(got, "# Lines of sqlite3-binding.c") || !strings.HasSuffix(got, "\n7 1 -\n") {
+		t.Errorf("a new file: %q", got)
+	}
 }

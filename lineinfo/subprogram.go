@@ -30,6 +30,8 @@ type Subprogram struct {
 	// Lang is the DW_AT_language of its compilation unit [DWARF5 7.12],
 	// 0 when unknown.
 	Lang int
+	// Locals are its local variables in its stack frame.
+	Locals []Local
 }
 
 // A Label is a source label at a code address.
@@ -64,8 +66,10 @@ func Subprograms(path string) (subs []Subprogram, err error) {
 		if err != nil {
 			return &DecodeError{Section: ".debug_info", Msg: err.Error()}
 		}
-		subs, err = readSubprograms(d)
-		return err
+		if subs, err = readSubprograms(d); err != nil {
+			return err
+		}
+		return readLocals(d, subs)
 	})
 	if err != nil {
 		return nil, err

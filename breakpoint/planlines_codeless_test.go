@@ -1,0 +1,119 @@
+package breakpoint
+
+import (
+	"testing"
+
+	"github.com/patchprof/patchprof/lineinfo"
+)
+
+// TestEmptyIfElse keeps an if whose block and else block have no code as
+// a statement of the block before it, placed after that block's last row.
+func TestEmptyIfElse(t *testing.T) {
+	for _, tc := range []struct {
+		src  []string
+		want bool
+	}{
+		{[]string{"if( isCov & 64 ){", "  TRACE(1, (\"x\"));", "}else{", "  assert( x );", "}", "y = 1;"}, true},
+		{[]string{"if( isCov & 64 ){", "}else{", "  z = 2;", "}"}, false}, // line 3 has code
+		{[]string{"if( isCov ){", "  TRACE(1);", "}", "y = 1;"}, false},   // no else
+		{[]string{"if( a ){", "}else{", "}", "else{"}, false},
+	} {
+		coded := map[int]bool{}
+		for k, l := range tc.src {
+			if l == "  z = 2;" || l == "y = 1;" {
+				coded[k+1] = true
+			}
+		}
+		if got := emptyIfElse(tc.src, 1, coded); got != tc.want {
+			t.Errorf("emptyIfElse(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+	rs := []fnRow{{addr: 0x10, ref: LineRef{"a.c", 4}}, {addr: 0x18, ref: LineRef{"a.c", 5}}, {addr: 0x20, ref: LineRef{"a.c", 9}}}
+	if got := afterAbove(rs, "a.c", 6); got != 2 {
+		t.Errorf("afterAbove(line 6) = %d, want 2 (after line 5's row)", got)
+	}
+}
+
+// TestDeclOnLoopHead moves the declarator line onto the head of a loop
+// the body starts with, which the back edge enters, and leaves it when
+// the first statement is no such loop.
+func TestDeclOnLoopHead(t *testing.T) {
+	code := []byte{
+		0x55,             // 0x1000 push %rbp          line 1 (declarator)
+		0x48, 0x89, 0xe5, // 0x1001 mov %rsp,%rbp
+		0xf7, 0xd8, // 0x1004 neg %eax            line 3
+		0x75, 0xfc, // 0x1006 jne 0x1004
+		0xc3, // 0x1008 ret               line 5
+	}
+	g := joinGraph(t, 0x1000, code)
+	for _, tc := range []struct {
+		line2 string
+		moved bool
+	}{
+		{"  while( 1 ){", true},
+		{"  for(;;){", true},
+		{"  x = 0;", false},
+	} {
+		src := []string{"int f(int x){", tc.line2, "    x = -x;", "  }", "}"}
+		m := &lineModel{keys: []LineRef{{"a.c", 1}, {"a.c", 3}, {"a.c", 5}}}
+		mf := &modelFunc{blocks: make([][]lineAt, len(g.Blocks))}
+		b0, _ := g.BlockAt(0x1000)
+		h, _ := g.BlockAt(0x1004)
+		r, _ := g.BlockAt(0x1008)
+		mf.blocks[b0] = []lineAt{{0, 0x1000}}
+		mf.blocks[h] = []lineAt{{1, 0x1004}}
+		mf.blocks[r] = []lineAt{{2, 0x1008}}
+		declOnLoopHead(m, g, mf, 0x1000, 0, func(string) ([]string, bool) { return src, true })
+		if got := len(mf.blocks[b0]) == 0 && len(mf.blocks[h]) == 2 && mf.blocks[h][0].line == 0; got != tc.moved {
+			t.Errorf("%q: moved %v, want %v (blocks %v)", tc.line2, got, tc.moved, mf.blocks)
+		}
+	}
+}
+
+// TestLocalsInMemory takes a local for one in memory when it is an
+// aggregate or when the code takes its frame slot's address (lea from
+// %rbp at the DWARF offset from the CFA plus 16), and a scope for one
+// that needs clobbers when it declares such a local.
+func TestLocalsInMemory(t *testing.T) {
+	code := []byte{
+		0x48, 0x8d, 0x45, 0xec, // lea -0x14(%rbp),%rax: the slot of t (CFA-36)
+		0x8b, 0x45, 0xe8, // mov -0x18(%rbp),%eax: u is only read
+		0xc3,
+	}
+	locals := []lineinfo.Local{
+		{Name: "t", Line: 3, FrameOffset: -36},
+		{Name: "u", Line: 3, FrameOffset: -40},
+		{Name: "s", Line: 7, FrameOffset: -64, Aggregate: true},
+	}
+	mem := localsInMemory(locals, code)
+	for name, want := range map[string]bool{"t": true, "u": false, "s": true} {
+		if got := len(mem[name]) > 0; got != want {
+			t.Errorf("%s in memory: %v, want %v", name, got, want)
+		}
+	}
+	if !mem.declares(scope{open: 2, close: 5, names: []string{"u", "t"}}) {
+		t.Error("a scope declaring t does not need clobbers")
+	}
+	if mem.declares(scope{open: 8, close: 9, names: []string{"t"}}) {
+		t.Error("another t, declared outside lines 2-5, needs clobbers")
+	}
+}
+
+// TestElseAfterJump tells the end of an else block whose then block
+// leaves (the code after the if is the else block's) from others.
+func TestElseAfterJump(t *testing.T) {
+	for _, tc := range []struct {
+		src  []string
+		want bool
+	}{
+		{[]string{"if( a ){", "  f();", "  goto out;", "}else{", "  /* note */", "  g(&v);", "}", "goto next;"}, true},
+		{[]string{"if( a ){", "  f();", "}else{", "  g(&v);", "}", "goto next;"}, false},
+		{[]string{"if( a ){", "  return 1;", "}", "goto next;"}, false}, // no else: the if's false edge joins too
+		{[]string{"if( a ){", "  break;", "}else{", "  if( b ){", "    g();", "  }", "}", "break;"}, true},
+	} {
+		end := len(tc.src) - 1 // the closing brace before the jump
+		if got := elseAfterJump(tc.src, end); got != tc.want {
+			t.Errorf("elseAfterJump(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
