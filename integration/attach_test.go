@@ -402,7 +402,9 @@ func TestAttachChurn(t *testing.T) {
 func TestAttachCycles(t *testing.T) {
 	needs(t)
 	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")
-	cmd, _, sc := startPiped(t, exe, "threads", "60")
+	// 240 half-seconds: 30 attaches on a loaded machine end long before
+	// (the test kills it at its end).
+	cmd, _, sc := startPiped(t, exe, "threads", "240")
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
 		t.Fatalf("target did not start: %q", sc.Text())
 	}
