@@ -420,7 +420,16 @@ func TestAttachCycles(t *testing.T) {
 			t.Errorf("attach %d: the monitor met a failure:\n%s", k, r)
 		}
 		if after := execMappings(t, pid); after != before {
-			t.Fatalf("attach %d: the executable mappings changed:\nbefore:\n%s\nafter:\n%s", k, before, after)
+			status := ""
+			if after == "" {
+				// A zombie has no mappings: say how it ended.
+				var rest []string
+				for sc.Scan() {
+					rest = append(rest, sc.Text())
+				}
+				status = fmt.Sprintf("\nthe target ended: %v, printing %q\n%s", cmd.Wait(), rest, res)
+			}
+			t.Fatalf("attach %d: the executable mappings changed:\nbefore:\n%s\nafter:\n%s%s", k, before, after, status)
 		}
 	}
 }

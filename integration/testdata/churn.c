@@ -59,6 +59,6 @@ int main(int argc, char **argv)
 		n++;
 		usleep(1000);
 	}
-	printf("ok %ld\n", n);
+	printf("ok %ld %.3f\n", n, now() - end);
 	return 0;
 }
