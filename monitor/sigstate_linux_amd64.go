@@ -4,7 +4,6 @@ package monitor
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -165,15 +164,7 @@ func (m *mon) readHandlers(t *thread, caught uint64) error {
 			continue
 		}
 		var a sigAction
-		err := m.sigaction(t, sig, nil, &a)
-		for try := 0; try < 3 && errors.Is(err, unix.ENOSYS); try++ {
-			// Seen under heavy load on an attach: the injected call
-			// reported ENOSYS once (the value of rax at a syscall-entry
-			// stop); reading an action changes nothing, so it is read
-			// again.
-			err = m.sigaction(t, sig, nil, &a)
-		}
-		if err != nil {
+		if err := m.sigaction(t, sig, nil, &a); err != nil {
 			return fmt.Errorf("read the action of signal %d: %w", sig, err)
 		}
 		t.sigs.act[sig-1] = a
@@ -207,7 +198,15 @@ func (m *mon) sigaction(t *thread, sig int, act, old *sigAction) error {
 	if old != nil {
 		oldAddr = buf + 32
 	}
-	r, err := m.syscallIn(t, regs.Rip, sysRtSigaction, uint64(sig), actAddr, oldAddr, 8)
+	// The system call instruction goes at the program's entry point
+	// (_start, run once at start-up), not at t's PC: code another thread
+	// may be about to run (the instruction after a clone, which a new
+	// thread runs too) must never hold it.
+	at := regs.Rip
+	if entry, err := loadBias(t.tgid, 0); err == nil && entry != 0 {
+		at = entry
+	}
+	r, err := m.syscallIn(t, at, sysRtSigaction, uint64(sig), actAddr, oldAddr, 8)
 	if err == nil && int64(r) < 0 {
 		err = unix.Errno(-int64(r))
 	}
