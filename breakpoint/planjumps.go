@@ -1,8 +1,6 @@
 package breakpoint
 
 import (
-	"fmt"
-	"os"
 	"sort"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -125,8 +123,6 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		graphOf[fg.Func] = fg.Graph
 		if dp, ok := planDerive(fg.Graph, nil); ok {
 			t.jump.derive[gi] = dp
-		} else if debugJumps {
-			fmt.Fprintf(os.Stderr, "underived %s: %s\n", fg.Graph.Name, fg.Graph)
 		}
 	}
 	derivable := map[int32]bool{}
@@ -158,9 +154,6 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 			jp.Sites++
 		case !t.jump.derived[i]:
 			jp.Reasons[r]++
-			if debugJumps {
-				fmt.Fprintf(os.Stderr, "jump %#x: %s\n", t.addr[i], r)
-			}
 		}
 	}
 	return jp
@@ -344,8 +337,6 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 	}
 	return bad
 }
-
-var debugJumps = os.Getenv("PATCHPROF_DEBUG_JUMPS") != ""
 
 // planShort plans block site i, too short for a jmp rel32 before a branch
 // or the next block (a return site's `leave; ret`, a lone `jmp`), as a short

@@ -110,7 +110,8 @@ func (mm *space) coveredBy(pc uint64) *breakpoint.Trampoline {
 		if mp.jmp == nil || pc < mp.Lo || pc >= mp.Hi {
 			continue
 		}
-		for k := 0; k < breakpoint.JumpLen+10 && uint64(k) < pc; k++ {
+		// A site covers at most a host block's bytes (MaxHostLen).
+		for k := 0; k <= breakpoint.MaxHostLen && uint64(k) < pc; k++ {
 			if i, ok := mp.tab.Lookup(pc - uint64(k)); ok && i < len(mp.jmp.tramp) && mp.jmp.tramp[i] != nil && mp.jmp.tramp[i].Covers(pc) {
 				return mp.jmp.tramp[i]
 			}
