@@ -164,13 +164,25 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 		text = append(text, codeText(src[l-1], &comment))
 	}
 	at := func(l int) string { return text[l-lo] }
+	addrs := make([][]string, len(text))
+	for k, t := range text {
+		addrs[k] = addressed(t)
+	}
+	names := func(l int) []string { return addrs[l-lo] }
+	// The jump statement of each line, matched once: the scopes of a long
+	// function nest deeply, and each scans its lines again.
+	jumps := make([][]string, len(text))
+	for k, t := range text {
+		jumps[k] = exitJump.FindStringSubmatch(strings.TrimSpace(t))
+	}
+	jumpAt := func(l int) []string { return jumps[l-lo] }
 	type exits struct {
 		order []string
 		dests map[string][]int
 	}
 	copies := make([]*exits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
-		if !takesAddress(s, at) && !mem.declares(s) {
+		if !takesAddressIn(s, names) && !mem.declares(s) {
 			continue
 		}
 		e := &exits{dests: map[string][]int{}}
@@ -180,7 +192,7 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 			if t != "" && t != "}" {
 				last = t
 			}
-			m := exitJump.FindStringSubmatch(t)
+			m := jumpAt(l)
 			if m == nil {
 				continue
 			}
@@ -208,7 +220,7 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 			if ti == si || copies[ti] == nil || t.open <= all[si].open || t.close >= all[si].close || l <= t.open || l >= t.close {
 				continue
 			}
-			if m := exitJump.FindStringSubmatch(strings.TrimSpace(at(l))); m != nil && destOf(all, ti, l, m, at) != "" {
+			if m := jumpAt(l); m != nil && destOf(all, ti, l, m, at) != "" {
 				return true
 			}
 		}
@@ -240,19 +252,119 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 
 // takesAddress reports whether scope s applies & to a name it declares.
 func takesAddress(s scope, at func(int) string) bool {
-	for _, name := range s.names {
-		// A unary &: after an operator, a bracket or a separator, not
-		// after an operand (a bitwise and).
-		// &p->f and &p[i] take no address of p itself. A cast to a
-		// pointer, `(T*)&v`, ends in `*)`, which no operand does.
-		re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^]|\*\s*\))\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
-		for l := s.open + 1; l < s.close; l++ {
-			if re.MatchString(strings.ReplaceAll(at(l), "&&", "  ")) {
-				return true
+	return takesAddressIn(s, func(l int) []string { return addressed(at(l)) })
+}
+
+// takesAddressIn is takesAddress over the names each line takes the
+// address of (addressed), which exitsOf computes once per line: a
+// function of thousands of lines has hundreds of scopes.
+func takesAddressIn(s scope, names func(int) []string) bool {
+	for l := s.open + 1; l < s.close; l++ {
+		for _, n := range names(l) {
+			for _, d := range s.names {
+				if n == d {
+					return true
+				}
 			}
 		}
 	}
 	return false
+}
+
+// addressed returns the names line applies a unary & to. A unary &
+// follows an operator, a bracket or a separator, not an operand (a
+// bitwise and; && is no &). &p->f and &p[i] take no address of p itself.
+// A cast to a pointer, `(T*)&v`, ends in `*)`, which no operand does.
+func addressed(line string) []string {
+	var out []string
+	for i := 0; i < len(line); i++ {
+		if line[i] != '&' {
+			continue
+		}
+		if i+1 < len(line) && line[i+1] == '&' {
+			i++ // a logical and
+			continue
+		}
+		if !unaryAt(line, i) {
+			continue
+		}
+		k := skipSpace(line, i+1)
+		e := k
+		for e < len(line) && isWordByte(line[e]) {
+			e++
+		}
+		if e == k {
+			continue
+		}
+		if n := skipSpace(line, e); n < len(line) && (line[n] == '[' || line[n] == '-' || isWordByte(line[n])) {
+			continue // an element, a member through ->, or no name of its own
+		}
+		out = append(out, line[k:e])
+	}
+	return out
+}
+
+// unaryAt reports whether the & at line[i] is unary, from what precedes it.
+func unaryAt(line string, i int) bool {
+	j := i - 1
+	for j >= 0 && isSpaceByte(line[j]) {
+		j--
+	}
+	if j < 0 {
+		return true
+	}
+	if line[j] == '&' && j > 0 && line[j-1] == '&' {
+		return true // after a logical and
+	}
+	if strings.IndexByte("(,=?:;{[!~+-*/%<>|^", line[j]) >= 0 {
+		return true
+	}
+	if line[j] == ')' { // a cast to a pointer
+		for j--; j >= 0 && isSpaceByte(line[j]); j-- {
+		}
+		return j >= 0 && line[j] == '*'
+	}
+	return false
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && isSpaceByte(s[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// labelsAt reports whether trimmed line t defines label: the label after
+// the line's start or a ; { or } (and spaces), then a colon that is not
+// the first of ::.
+func labelsAt(t, label string) bool {
+	for off := 0; ; {
+		k := strings.Index(t[off:], label)
+		if k < 0 || label == "" {
+			return false
+		}
+		p := off + k
+		off = p + 1
+		j := p - 1
+		for j >= 0 && isSpaceByte(t[j]) {
+			j--
+		}
+		if p > 0 && (j < 0 || strings.IndexByte(";{}", t[j]) < 0) {
+			continue
+		}
+		c := skipSpace(t, p+len(label))
+		if c < len(t) && t[c] == ':' && (c+1 == len(t) || t[c+1] != ':') {
+			return true
+		}
+	}
 }
 
 // destOf names where the jump m at line l goes when it leaves scope si
@@ -263,9 +375,8 @@ func destOf(all []scope, si, l int, m []string, at func(int) string) string {
 	case "return":
 		return "return"
 	case "goto":
-		label := regexp.MustCompile(`(^|[;{}]\s*)` + regexp.QuoteMeta(m[2]) + `\s*:([^:]|$)`)
 		for k := all[si].open; k <= all[si].close; k++ {
-			if label.MatchString(strings.TrimSpace(at(k))) {
+			if labelsAt(strings.TrimSpace(at(k)), m[2]) {
 				return ""
 			}
 		}

@@ -108,6 +108,11 @@ const dlDebugState = "_dl_debug_state"
 // image is the monitor's Options.Images: it analyses a file mapped by a
 // traced process and says what to plant there.
 func (s *selection) image(path string, exe bool) *monitor.Image {
+	if !exe && !s.wantsLib(path) && !symtab.ExportsFunc(path, dlDebugState) {
+		// Neither counted nor the dynamic linker: leave it unread (a C
+		// library's symbol table costs milliseconds at every start).
+		return nil
+	}
 	sym, err := symtab.Open(path)
 	if err != nil {
 		return nil
@@ -121,10 +126,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 			}
 		}
 	}
-	want := !isSystem(path)
-	if !exe && s.libs != nil {
-		want = s.matchLib(path)
-	}
+	want := exe && !isSystem(path) || !exe && s.wantsLib(path)
 	var lt *lineinfo.Table
 	if want {
 		// Read with --funcs too: it gives functions their file and line.
@@ -161,6 +163,16 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr}
 	s.mods = append(s.mods, m)
 	return m.img
+}
+
+// wantsLib reports whether a library's path asks for it to be counted:
+// --lib's patterns when given, else any library outside the system's
+// directories.
+func (s *selection) wantsLib(path string) bool {
+	if s.libs != nil {
+		return s.matchLib(path)
+	}
+	return !isSystem(path)
 }
 
 // planted counts the sites planted so far: the executable's (plan) and

@@ -1,6 +1,7 @@
 package symtab
 
 import (
+	"cmp"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -238,35 +240,41 @@ func nameRank(s *elf.Symbol) int {
 }
 
 func (f *File) funcs(syms []elf.Symbol) []Func {
-	var cand []elf.Symbol
+	// A C library has thousands of function symbols, sorted at every start
+	// of a target that loads it: a generic sort on a precomputed rank, not
+	// sort.SliceStable's reflection, keeps that under a millisecond.
+	type ranked struct {
+		s    *elf.Symbol
+		rank int
+	}
+	var cand []ranked
 	for i := range syms {
 		s := &syms[i]
 		if !isFunc(s) || s.Name == "" || f.segmentOf(s.Value) == nil {
 			continue
 		}
-		cand = append(cand, *s)
+		cand = append(cand, ranked{s, nameRank(s)})
 	}
-	sort.SliceStable(cand, func(i, j int) bool {
-		a, b := &cand[i], &cand[j]
-		if a.Value != b.Value {
-			return a.Value < b.Value
+	slices.SortStableFunc(cand, func(a, b ranked) int {
+		if c := cmp.Compare(a.s.Value, b.s.Value); c != 0 {
+			return c
 		}
-		if ra, rb := nameRank(a), nameRank(b); ra != rb {
-			return ra < rb
+		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
 		}
-		return a.Name < b.Name
+		return strings.Compare(a.s.Name, b.s.Name)
 	})
 	var out []Func
 	for i := 0; i < len(cand); {
 		j := i
-		fn := Func{Name: cand[i].Name, Addr: cand[i].Value, Size: cand[i].Size}
-		for j++; j < len(cand) && cand[j].Value == fn.Addr; j++ {
-			fn.Size = max(fn.Size, cand[j].Size)
-			if n := cand[j].Name; n != fn.Name && !contains(fn.Aliases, n) {
+		fn := Func{Name: cand[i].s.Name, Addr: cand[i].s.Value, Size: cand[i].s.Size}
+		for j++; j < len(cand) && cand[j].s.Value == fn.Addr; j++ {
+			fn.Size = max(fn.Size, cand[j].s.Size)
+			if n := cand[j].s.Name; n != fn.Name && !contains(fn.Aliases, n) {
 				fn.Aliases = append(fn.Aliases, n)
 			}
 		}
-		sort.Strings(fn.Aliases)
+		slices.Sort(fn.Aliases)
 		out = append(out, fn)
 		i = j
 	}
@@ -357,3 +365,44 @@ func (f *File) LinkAddr(off uint64) (uint64, bool) {
 
 // pageSize is the x86-64 Linux page size, the granularity of mappings.
 const pageSize = 4096
+
+// ExportsFunc reports whether the ELF file at path exports a function named
+// name in its dynamic symbol table. It reads only .dynsym, for the caller
+// that must find one symbol in a library it otherwise leaves alone (the
+// dynamic linker's notification point) without paying for Open's sorted
+// function table; a file it cannot read exports nothing.
+func ExportsFunc(path, name string) bool {
+	osf, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer osf.Close()
+	if checkIdent(osf, path) != nil {
+		return false
+	}
+	ef, err := parseELF(osf)
+	if err != nil {
+		return false
+	}
+	return exports(ef, name)
+}
+
+// exports looks name up in ef's dynamic symbols; debug/elf may panic on a
+// corrupt table, which reads as not found.
+func exports(ef *elf.File, name string) (found bool) {
+	defer func() {
+		if recover() != nil {
+			found = false
+		}
+	}()
+	syms, err := ef.DynamicSymbols()
+	if err != nil {
+		return false
+	}
+	for i := range syms {
+		if syms[i].Name == name && isFunc(&syms[i]) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,46 @@
+package breakpoint
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The hand-written matchers of planlines_finally.go against the regular
+// expressions they replace (which compiled one expression per name and ran
+// it over every line: minutes on the SQLite amalgamation).
+func TestAddressedMatchesRegexp(t *testing.T) {
+	lines := []string{
+		"p = &x;", "f(&x, &y);", "a & x", "a&x", "&x", "  &x", "(char*)&buf", "(T *) & v;",
+		"&p->f", "&p[i]", "&p [i]", "q = &x ;", "if (c && &x) ;", "&&x", "r = a & &x;",
+		"s = &x1 + &_y;", "t = &x y", "*&x = 1;", "u = !&x;", "&x-1", "v=&x-1",
+	}
+	for _, line := range lines {
+		for _, name := range []string{"x", "y", "x1", "_y", "buf", "v", "p"} {
+			re := regexp.MustCompile(`(^|[(,=?:;{\[!~+\-*/%<>|^]|\*\s*\))\s*&\s*` + regexp.QuoteMeta(name) + `\b(\s*[^\s\[\-\w]|\s*$)`)
+			want := re.MatchString(strings.ReplaceAll(line, "&&", "  "))
+			got := false
+			for _, n := range addressed(line) {
+				got = got || n == name
+			}
+			if got != want && !(line == "if (c && &x) ;" && name == "x") {
+				t.Errorf("%q takes the address of %s: got %v, the expression says %v", line, name, got, want)
+			}
+		}
+	}
+	// After a logical and, & is unary (the expression missed it).
+	if got := addressed("if (c && &x) ;"); len(got) != 1 || got[0] != "x" {
+		t.Errorf("addressed(c && &x) = %q, want [x]", got)
+	}
+}
+
+func TestLabelsAtMatchesRegexp(t *testing.T) {
+	lines := []string{"out:", "out :", "out: x = 1;", "x; out:", "{ out: ;", "} out:", "about:", "out::f();",
+		"outer:", "case out:", "x = a ? out : b;", "out", "; out :", "}out:"}
+	for _, line := range lines {
+		re := regexp.MustCompile(`(^|[;{}]\s*)` + regexp.QuoteMeta("out") + `\s*:([^:]|$)`)
+		if got, want := labelsAt(line, "out"), re.MatchString(line); got != want {
+			t.Errorf("labelsAt(%q, out) = %v, the expression says %v", line, got, want)
+		}
+	}
+}
