@@ -134,22 +134,31 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	for i := range t.addr {
 		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
 	}
-	// Short sites first: a block they make count in the target need not
-	// be derived, and may let a neighbour be.
+	// The sites that cannot take a jump are derived first where they can
+	// be (a derived block costs nothing); the rest of those that end in
+	// a branch or before a leader take a short jump through the block
+	// before them where they can; then the patchable blocks whose counts
+	// follow from the others' are derived too (derivehot.go).
 	t.jump.host = map[int]int{}
-	for i, r := range reasons {
-		if (r == JumpTransfer || r == JumpTarget) && p.planShort(sym, i, graphOf) {
-			reasons[i] = ""
-			jp.Short++
-		}
-	}
 	for gi, fg := range p.Graphs {
 		if t.jump.derive[gi] != nil {
 			jp.Derived += p.deriveBlocks(gi, fg)
 		}
 	}
 	for i, r := range reasons {
+		if (r == JumpTransfer || r == JumpTarget) && !t.jump.derived[i] && p.planShort(sym, i, graphOf) {
+			reasons[i] = ""
+			jp.Short++
+		}
+	}
+	for gi, fg := range p.Graphs {
+		if t.jump.derive[gi] != nil {
+			jp.Derived += p.deriveMore(sym, gi, fg)
+		}
+	}
+	for i, r := range reasons {
 		switch {
+		case t.jump.derived[i]:
 		case r == "":
 			jp.Sites++
 		case !t.jump.derived[i]:
@@ -171,6 +180,9 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	for b, bl := range g.Blocks {
 		i, ok := t.Index(bl.Start)
 		site[b] = i
+		if !ok {
+			site[b] = -1
+		}
 		if ok && t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && t.JumpLen(i) == 0 && bl.Start >= fg.Entry && bl.Start < fg.Tail {
 			cand = append(cand, b)
 		}
@@ -181,10 +193,10 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	for _, b := range cand {
 		derived[b] = true
 	}
+	nb, ne := len(g.Blocks), len(g.Edges)
 	// Measure again the blocks whose counts are left unknown (or that
 	// touch an edge left unknown), until everything follows; a function
 	// was derivable with every block measured, so this ends.
-	nb, ne := len(g.Blocks), len(g.Edges)
 	dp, unknown := planDeriveLeft(g, derived)
 	for unknown != nil {
 		freed := false
@@ -222,6 +234,13 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 			derived[b] = false
 		}
 	}
+	return p.setDerived(gi, derived, site, dp)
+}
+
+// setDerived records graph gi's derived blocks and its plan, and returns
+// how many blocks are derived.
+func (p *Plan) setDerived(gi int, derived []bool, site []int, dp *derivePlan) int {
+	t := p.Table
 	n := 0
 	for b, d := range derived {
 		if d {

@@ -1,0 +1,127 @@
+package breakpoint
+
+import (
+	"sort"
+
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Every block left unplanted is a trampoline run the target does not pay
+// for: in a loop, that is most of the in-process engine's cost (a hit is
+// two jumps and an add, on a loop body of a few instructions). Once the
+// blocks that could not take a jump are derived (deriveBlocks), the
+// patchable ones are derived too, as many as keep every edge derivable:
+// gcov instruments only the arcs off a spanning tree for the same reason.
+// Which to derive first is a static guess at what costs most:
+//   - a site whose displaced bytes end in a call: the trampoline emulates
+//     the call (push the original return address, jmp), so the callee's
+//     ret has no call in the processor's return stack, and mispredicts,
+//     with the returns that follow it;
+//   - then the innermost loops' blocks (loop depth is the guess of
+//     frequency that needs no profile).
+
+// deriveMore extends graph gi's derived blocks with its patchable block
+// sites of [fg.Entry, fg.Tail) whose counts follow from the others', and
+// returns how many it added. A function with more blocks than
+// maxHotBlocks is left as it is: each candidate is one solve of the
+// function's flow.
+func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph) int {
+	t := p.Table
+	g := fg.Graph
+	if len(g.Blocks) > maxHotBlocks {
+		return 0
+	}
+	hosts := map[int]bool{}
+	for short, h := range t.jump.host {
+		hosts[short], hosts[h] = true, true
+	}
+	derived := make([]bool, len(g.Blocks))
+	site := make([]int, len(g.Blocks))
+	var cand []int
+	for b, bl := range g.Blocks {
+		i, ok := t.Index(bl.Start)
+		site[b] = -1
+		if !ok {
+			continue
+		}
+		site[b] = i
+		derived[b] = t.jump.derived[i]
+		if derived[b] || hosts[i] || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
+			t.JumpLen(i) == 0 || bl.Start < fg.Entry || bl.Start >= fg.Tail {
+			continue
+		}
+		cand = append(cand, b)
+	}
+	if len(cand) == 0 {
+		return 0
+	}
+	depth := loopDepth(g)
+	calls := map[int]bool{}
+	for _, b := range cand {
+		calls[b] = p.displacesCall(sym, site[b])
+	}
+	sort.SliceStable(cand, func(x, y int) bool {
+		a, b := cand[x], cand[y]
+		if calls[a] != calls[b] {
+			return calls[a]
+		}
+		return depth[a] > depth[b]
+	})
+	dp := t.jump.derive[gi]
+	n := 0
+	for _, b := range cand {
+		derived[b] = true
+		if d, left := planDeriveLeft(g, derived); left == nil {
+			dp = d
+			n++
+		} else {
+			derived[b] = false
+		}
+	}
+	if n > 0 {
+		p.setDerived(gi, derived, site, dp)
+	}
+	return n
+}
+
+// maxHotBlocks bounds the functions deriveMore works on.
+const maxHotBlocks = 1500
+
+// displacesCall reports whether site i's jump patch displaces a call.
+func (p *Plan) displacesCall(sym *symtab.File, i int) bool {
+	t := p.Table
+	code, ok := sym.Code(t.addr[i], t.JumpLen(i))
+	if !ok {
+		return false
+	}
+	for len(code) > 0 {
+		inst, err := x86asm.Decode(code, 64)
+		if err != nil {
+			return false
+		}
+		if inst.Op == x86asm.CALL {
+			return true
+		}
+		code = code[inst.Len:]
+	}
+	return false
+}
+
+// loopDepth returns, per block of g, how many loops hold it: a loop is
+// the span of blocks from the target of a backward edge to its source (a
+// compiler lays a loop's body out contiguously; a scattered loop only
+// makes the guess worse, never the counts).
+func loopDepth(g *cfg.Graph) []int {
+	depth := make([]int, len(g.Blocks))
+	for _, e := range g.Edges {
+		if e.To < 0 || e.To > e.From {
+			continue
+		}
+		for b := e.To; b <= e.From; b++ {
+			depth[b]++
+		}
+	}
+	return depth
+}
