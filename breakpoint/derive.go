@@ -65,77 +65,129 @@ func planDerive(g *cfg.Graph, derived []bool) (*derivePlan, bool) {
 // planDeriveLeft is planDerive, returning the variables left unknown
 // (nil when every one follows) instead of false.
 func planDeriveLeft(g *cfg.Graph, derived []bool) (*derivePlan, []int) {
+	return newFlowSystem(g).solve(derived)
+}
+
+// A flowSystem is the equations of one function's flow, built once and
+// solved for as many choices of derived blocks as the planner tries.
+type flowSystem struct {
+	nb, ne   int
+	arrivals []bool    // per block: arrivals from outside are a variable
+	members  [][]int32 // per equation, its variables
+	where    [][]int32 // per variable, the equations it is in
+	known    []bool    // scratch, per variable
+	left     []int     // scratch, per equation
+}
+
+func newFlowSystem(g *cfg.Graph) *flowSystem {
 	nb, ne := len(g.Blocks), len(g.Edges)
-	dp := &derivePlan{arrivals: make([]bool, nb), derived: make([]bool, nb), members: make([][]int32, 2*nb)}
-	if derived != nil {
-		copy(dp.derived, derived)
-	}
-	nv := ne + 2*nb
-	known := make([]bool, nv)
+	fs := &flowSystem{nb: nb, ne: ne, arrivals: make([]bool, nb), members: make([][]int32, 2*nb),
+		where: make([][]int32, ne+2*nb), known: make([]bool, ne+2*nb), left: make([]int, 2*nb)}
 	for b := range g.Blocks {
-		dp.arrivals[b] = b == 0 || g.Blocks[b].Landing
-		known[ne+b] = !dp.arrivals[b]
-		known[ne+nb+b] = !dp.derived[b]
+		fs.arrivals[b] = b == 0 || g.Blocks[b].Landing
 	}
 	for k, e := range g.Edges {
 		if e.To >= 0 {
-			dp.members[e.To] = append(dp.members[e.To], int32(k))
+			fs.members[e.To] = append(fs.members[e.To], int32(k))
 		}
 		if conserved(&g.Blocks[e.From]) {
-			dp.members[nb+e.From] = append(dp.members[nb+e.From], int32(k))
+			fs.members[nb+e.From] = append(fs.members[nb+e.From], int32(k))
 		}
 	}
 	for b := range g.Blocks {
-		dp.members[b] = append(dp.members[b], int32(ne+b), int32(ne+nb+b))
+		fs.members[b] = append(fs.members[b], int32(ne+b), int32(ne+nb+b))
 		if conserved(&g.Blocks[b]) {
-			dp.members[nb+b] = append(dp.members[nb+b], int32(ne+nb+b))
+			fs.members[nb+b] = append(fs.members[nb+b], int32(ne+nb+b))
 		}
 	}
-	where := make([][]int32, nv)
-	left := make([]int, 2*nb)
-	var ready []int32
-	for eq, ms := range dp.members {
+	for eq, ms := range fs.members {
 		for _, u := range ms {
-			where[u] = append(where[u], int32(eq))
+			fs.where[u] = append(fs.where[u], int32(eq))
+		}
+	}
+	return fs
+}
+
+// solvable reports whether every variable follows with the blocks in
+// derived not measured, without building the plan.
+func (fs *flowSystem) solvable(derived []bool) bool {
+	return fs.run(derived, nil)
+}
+
+// solve returns the plan for derived (nil: none derived), or the
+// variables left unknown.
+func (fs *flowSystem) solve(derived []bool) (*derivePlan, []int) {
+	dp := &derivePlan{arrivals: make([]bool, fs.nb), derived: make([]bool, fs.nb), members: fs.members}
+	copy(dp.arrivals, fs.arrivals)
+	if derived != nil {
+		copy(dp.derived, derived)
+	}
+	if fs.run(dp.derived, &dp.steps) {
+		return dp, nil
+	}
+	var unknown []int
+	for v, k := range fs.known {
+		if !k {
+			unknown = append(unknown, v)
+		}
+	}
+	return nil, unknown
+}
+
+// run peels the equations with one unknown left, recording the steps when
+// steps is not nil, and reports whether every variable became known.
+func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
+	nb, ne := fs.nb, fs.ne
+	known := fs.known
+	for b := 0; b < nb; b++ {
+		known[ne+b] = !fs.arrivals[b]
+		known[ne+nb+b] = derived == nil || !derived[b]
+	}
+	for k := 0; k < ne; k++ {
+		known[k] = false
+	}
+	var ready []int32
+	for eq, ms := range fs.members {
+		n := 0
+		for _, u := range ms {
 			if !known[u] {
-				left[eq]++
+				n++
 			}
 		}
-		if left[eq] == 1 {
+		fs.left[eq] = n
+		if n == 1 {
 			ready = append(ready, int32(eq))
 		}
 	}
 	for len(ready) > 0 {
 		eq := ready[0]
 		ready = ready[1:]
-		if left[eq] != 1 {
+		if fs.left[eq] != 1 {
 			continue
 		}
-		for _, u := range dp.members[eq] {
+		for _, u := range fs.members[eq] {
 			if known[u] {
 				continue
 			}
 			known[u] = true
-			dp.steps = append(dp.steps, deriveStep{eq: eq, unknown: u})
-			for _, o := range where[u] {
-				left[o]--
-				if left[o] == 1 {
+			if steps != nil {
+				*steps = append(*steps, deriveStep{eq: eq, unknown: u})
+			}
+			for _, o := range fs.where[u] {
+				fs.left[o]--
+				if fs.left[o] == 1 {
 					ready = append(ready, o)
 				}
 			}
 			break
 		}
 	}
-	var unknown []int
-	for v, k := range known {
+	for _, k := range known {
 		if !k {
-			unknown = append(unknown, v)
+			return false
 		}
 	}
-	if unknown != nil {
-		return nil, unknown
-	}
-	return dp, nil
+	return true
 }
 
 // derive replays dp on the counts of the measured blocks (c; the derived

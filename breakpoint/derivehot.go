@@ -24,18 +24,17 @@ import (
 
 // deriveMore extends graph gi's derived blocks with its patchable block
 // sites of [fg.Entry, fg.Tail) whose counts follow from the others', and
-// returns how many it added. A function with more blocks than
+// returns how many it added, and how many of those were short sites,
+// whose hosts are then planned as they were before (a host runs its whole
+// block in its trampoline). hosts holds the hosts of short sites, which
+// stay planted. A function with more blocks than
 // maxHotBlocks is left as it is: each candidate is one solve of the
 // function's flow.
-func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph) int {
+func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]bool) (derivedN, unshort int) {
 	t := p.Table
 	g := fg.Graph
 	if len(g.Blocks) > maxHotBlocks {
-		return 0
-	}
-	hosts := map[int]bool{}
-	for short, h := range t.jump.host {
-		hosts[short], hosts[h] = true, true
+		return 0, 0
 	}
 	derived := make([]bool, len(g.Blocks))
 	site := make([]int, len(g.Blocks))
@@ -55,39 +54,62 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph) int {
 		cand = append(cand, b)
 	}
 	if len(cand) == 0 {
-		return 0
+		return 0, 0
 	}
 	depth := loopDepth(g)
-	calls := map[int]bool{}
+	// rank: 2 for a site that displaces a call (a short site's host may),
+	// 1 for a short site, else 0; higher is derived first.
+	rank := map[int]int{}
+	keep := cand[:0]
 	for _, b := range cand {
-		calls[b] = p.displacesCall(sym, site[b])
+		i := site[b]
+		h, short := t.jump.host[i]
+		switch {
+		case p.displacesCall(sym, i) || short && p.displacesCall(sym, h):
+			rank[b] = 2
+		case short:
+			rank[b] = 1
+		}
+		// A block outside loops runs once a call: not worth a solve.
+		if rank[b] > 0 || depth[b] > 0 {
+			keep = append(keep, b)
+		}
 	}
+	cand = keep
 	sort.SliceStable(cand, func(x, y int) bool {
 		a, b := cand[x], cand[y]
-		if calls[a] != calls[b] {
-			return calls[a]
+		if rank[a] != rank[b] {
+			return rank[a] > rank[b]
 		}
 		return depth[a] > depth[b]
 	})
-	dp := t.jump.derive[gi]
-	n := 0
+	fs := newFlowSystem(g)
 	for _, b := range cand {
 		derived[b] = true
-		if d, left := planDeriveLeft(g, derived); left == nil {
-			dp = d
-			n++
-		} else {
+		if !fs.solvable(derived) {
 			derived[b] = false
+			continue
+		}
+		derivedN++
+		if h, ok := t.jump.host[site[b]]; ok {
+			// The host plans its own jump again, and hosts no more.
+			t.jump.length[h] = t.jump.hostLen[h]
+			delete(t.jump.host, site[b])
+			t.jump.length[site[b]] = 0
+			unshort++
 		}
 	}
-	if n > 0 {
+	if derivedN > 0 {
+		dp, _ := fs.solve(derived)
 		p.setDerived(gi, derived, site, dp)
 	}
-	return n
+	return derivedN, unshort
 }
 
-// maxHotBlocks bounds the functions deriveMore works on.
-const maxHotBlocks = 1500
+// maxHotBlocks bounds the functions deriveMore works on: the solves of a
+// function of that many blocks take milliseconds (SQLite's largest have
+// thousands).
+const maxHotBlocks = 400
 
 // displacesCall reports whether site i's jump patch displaces a call.
 func (p *Plan) displacesCall(sym *symtab.File, i int) bool {

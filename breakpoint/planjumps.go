@@ -38,6 +38,7 @@ type jumpInfo struct {
 	derived []bool        // per site: never planted, its count derived
 	derive  []*derivePlan // per graph (Table.Graphs): nil when not derivable
 	host    map[int]int   // short site -> the site of the block before it
+	hostLen map[int]uint8 // a host's jump length before it took a short site
 }
 
 // MaxHostLen bounds a host block (see ShortSite): its landing must be within
@@ -134,26 +135,33 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	for i := range t.addr {
 		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
 	}
-	// The sites that cannot take a jump are derived first where they can
-	// be (a derived block costs nothing); the rest of those that end in
-	// a branch or before a leader take a short jump through the block
-	// before them where they can; then the patchable blocks whose counts
-	// follow from the others' are derived too (derivehot.go).
+	// Short sites first: a block they make count in the target need not
+	// be derived, and may let a neighbour be. Then the sites that cannot
+	// take a jump are derived where they can be, and then the patchable
+	// ones whose counts follow from the others' (derivehot.go), which may
+	// take a short site back.
 	t.jump.host = map[int]int{}
-	for gi, fg := range p.Graphs {
-		if t.jump.derive[gi] != nil {
-			jp.Derived += p.deriveBlocks(gi, fg)
-		}
-	}
+	t.jump.hostLen = map[int]uint8{}
 	for i, r := range reasons {
-		if (r == JumpTransfer || r == JumpTarget) && !t.jump.derived[i] && p.planShort(sym, i, graphOf) {
+		if (r == JumpTransfer || r == JumpTarget) && p.planShort(sym, i, graphOf) {
 			reasons[i] = ""
 			jp.Short++
 		}
 	}
 	for gi, fg := range p.Graphs {
 		if t.jump.derive[gi] != nil {
-			jp.Derived += p.deriveMore(sym, gi, fg)
+			jp.Derived += p.deriveBlocks(gi, fg)
+		}
+	}
+	hosts := map[int]bool{}
+	for _, h := range t.jump.host {
+		hosts[h] = true
+	}
+	for gi, fg := range p.Graphs {
+		if t.jump.derive[gi] != nil {
+			n, unshort := p.deriveMore(sym, gi, fg, hosts)
+			jp.Derived += n
+			jp.Short -= unshort
 		}
 	}
 	for i, r := range reasons {
@@ -406,6 +414,7 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 	if !flagsDeadFrom(fcode, f.Addr, addr, 3) {
 		return false
 	}
+	t.jump.hostLen[h] = t.jump.length[h]
 	t.jump.length[h] = uint8(n)
 	t.jump.length[i] = uint8(js.Len)
 	t.jump.host[i] = h
