@@ -29,6 +29,10 @@ const sqliteModule = "github.com/mattn/go-sqlite3@v1.14.22"
 // workloads are the programs of issue 13's goal, in table order.
 var workloads = []Workload{
 	{
+		Name: "empty", Title: "an empty C program, `--lines --funcs` (a run's fixed cost)",
+		Sources: []string{"bench/testdata/empty.c"}, Mode: []string{"--lines", "--funcs"},
+	},
+	{
 		Name: "fib", Title: "recursive fib(30), `--funcs`",
 		Sources: []string{"bench/testdata/fib.c"}, Args: []string{"30"},
 		Mode: []string{"--funcs"},
@@ -45,6 +49,11 @@ var workloads = []Workload{
 		// integration/sqlite_test.go.
 		CFlags: []string{"-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION"},
 		Mode:   []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "fib36", Title: "recursive fib(36), `--lines --funcs` (48 million calls: the cost per hit)",
+		Sources: []string{"bench/testdata/fib.c"}, Args: []string{"36"},
+		Mode: []string{"--lines", "--funcs"},
 	},
 	{
 		Name: "threads", Title: "4 threads, fib(24) each, `--funcs`",
