@@ -195,3 +195,27 @@ func TestJumpNoFollow(t *testing.T) {
 	wantFunc(t, p, "f", 10)
 	wantJumped(t, p)
 }
+
+// TestJumpFreshThreads: a Go program starts its threads while its first
+// sites are hit. A thread created but not yet at its first stop refuses
+// ptrace (ESRCH); giving it a counter slab at another thread's first hit
+// once turned the whole process back to breakpoints ("at run time: no
+// room for its trampoline or counter", about 1 run in 30). It gets its
+// slab when it first resumes; no site is refused at run time.
+func TestJumpFreshThreads(t *testing.T) {
+	jumpOnly(t)
+	needsGo(t)
+	t.Parallel()
+	exe := buildGo(t, "goroutines")
+	for k := 0; k < 20; k++ {
+		res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--lines", "--funcs", exe}})
+		wantExitCode(t, res, p, 0)
+		wantLine(t, p, "main.go", markerLine(t, "goroutines/main.go", "WORK_BODY"), 40000)
+		wantJumped(t, p)
+		for _, n := range p.Notes {
+			if strings.Contains(n, "at run time") {
+				t.Fatalf("run %d: a site was refused at run time: %q", k, n)
+			}
+		}
+	}
+}

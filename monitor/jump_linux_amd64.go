@@ -193,8 +193,11 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		m.lose(err)
 		mm.ctr = c
 		for _, u := range mm.threads {
-			if u.state != stopped {
-				continue // blocked in vfork: given one when it resumes
+			if u.state != stopped || u.fresh {
+				// Blocked in vfork, or created and not yet at its first
+				// stop (ptrace refuses it with ESRCH): given one when it
+				// resumes (resume, counting).
+				continue
 			}
 			if err := m.giveSlab(u); err != nil {
 				m.lose(fmt.Errorf("in-process counting in process %d: %w", mm.tgid, err))
