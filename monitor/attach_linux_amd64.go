@@ -174,3 +174,109 @@ func wake() {
 		p.Release()
 	}
 }
+
+// noteFirstStops records what the threads' first stops at the attach say
+// (first: those that were not our interrupt), and returns them by thread. A
+// thread that was stopped inside clone, fork, vfork or exec (its event stop
+// came before our interrupt, which the kernel then drops: any trap clears a
+// pending interrupt) has not returned from that call: resumed, the kernel
+// finishes it and writes its result into rax, over a system call injected
+// there. Such a stop was once taken for a clean one, and rt_sigaction run
+// over a clone3 returned the new thread's ID as the call number (ENOSYS),
+// and clone3 returned ENOSYS to glibc, which made the thread a second time
+// with clone: two threads on one stack, and the target's exit(0) when the
+// second one ended ("the last thread").
+//
+// Preconditions: on the tracer thread; the threads are registered.
+func (m *mon) noteFirstStops(first []event) map[int]stop {
+	stops := map[int]stop{}
+	for _, ev := range first {
+		t := m.threads[ev.tid]
+		if t == nil {
+			continue // a thread born while attaching: its parent's event registers it
+		}
+		st := decodeStatus(ev.ws)
+		stops[ev.tid] = st
+		t.inSyscall = st.inSyscall()
+	}
+	return stops
+}
+
+// injector returns the thread through which the attach runs its system
+// calls: one stopped by our interrupt (the leader, the longest-lived, if it
+// can), else one that created a task at the attach, run on past that system
+// call (finishCreate), else one stopped for another reason (a signal), which
+// the injected call resumes.
+//
+// Preconditions: on the tracer thread; every thread of pid is registered
+// and stopped; first are their stops at the attach (noteFirstStops).
+func (m *mon) injector(pid int, first map[int]stop) (*thread, error) {
+	var best, created *thread
+	rank := 0
+	for _, t := range m.threads {
+		st, reported := first[t.tid]
+		r := 0
+		switch {
+		case t.canInject() && !reported && t.tid == pid:
+			r = 3
+		case t.canInject() && !reported:
+			r = 2
+		case t.canInject():
+			r = 1
+		case st.kind == stopNewTask && st.event != unix.PTRACE_EVENT_VFORK:
+			// Not a vfork: that call returns only when the child, held
+			// stopped by us, execs or exits.
+			created = t
+		}
+		if r > rank {
+			best, rank = t, r
+		}
+	}
+	if rank < 2 && created != nil {
+		if err := m.finishCreate(created); err != nil {
+			return nil, err
+		}
+		return created, nil
+	}
+	if best == nil {
+		return nil, errors.New("no thread can run a system call (each is inside one)")
+	}
+	return best, nil
+}
+
+// finishCreate runs t, in the event stop of a clone or fork, to that system
+// call's syscall-exit-stop (PTRACE_SYSCALL), where the call is done and a
+// system call can be injected. The new task's ID is kept for newTask, which
+// handles the event later. No signal stop can come first: signals are
+// delivered after the exit's report, on the way to user mode.
+//
+// Preconditions: on the tracer thread; t is in a PTRACE_EVENT_CLONE or
+// PTRACE_EVENT_FORK stop, and its event is queued.
+func (m *mon) finishCreate(t *thread) error {
+	msg, err := unix.PtraceGetEventMsg(t.tid)
+	if err != nil {
+		return fmt.Errorf("read the new task of thread %d: %w", t.tid, err)
+	}
+	for tries := 0; tries < 4; tries++ {
+		if err := contSyscall(t.tid, 0); err != nil {
+			return fmt.Errorf("run thread %d out of its system call: %w", t.tid, err)
+		}
+		ev, err := m.waitFor(t)
+		if err != nil {
+			return fmt.Errorf("wait for thread %d: %w", t.tid, err)
+		}
+		switch st := decodeStatus(ev.ws); st.kind {
+		case stopGone:
+			m.reap(ev.tid, st)
+			return errThreadEnded
+		case stopSyscall:
+			t.created, t.inSyscall = msg, false
+			return nil
+		case stopEvent:
+			continue // a group-stop's report: run on to the exit
+		default:
+			return fmt.Errorf("thread %d stopped with status %#x on its way out of a system call", t.tid, uint32(ev.ws))
+		}
+	}
+	return fmt.Errorf("thread %d did not leave its system call", t.tid)
+}
