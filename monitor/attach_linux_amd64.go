@@ -86,10 +86,13 @@ func attachAll(pid int) (int, []int, []event, error) {
 			}
 			break
 		}
+		names := make([]string, len(entries))
+		for k, e := range entries {
+			names[k] = e.Name()
+		}
 		added := false
-		for _, e := range entries {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || seized[tid] {
+		for _, tid := range leaderFirst(pid, names) {
+			if seized[tid] {
 				continue
 			}
 			if err := seize(tid, attachOptions); err != nil {
@@ -158,6 +161,28 @@ func attachAll(pid int) (int, []int, []event, error) {
 		}
 	}
 	return pid, tids, pending, nil
+}
+
+// leaderFirst returns the thread IDs of a /proc/PID/task listing (names),
+// the leader's (pid) first. An EPERM from another thread is taken for one
+// that is exiting only once the leader was seized; os.ReadDir sorts by
+// name, so a thread whose ID has fewer digits than the leader's, or more
+// with a smaller first digit (IDs wrap at pid_max), used to come first,
+// and an exiting one failed the attach as "ptrace not permitted".
+func leaderFirst(pid int, names []string) []int {
+	tids := make([]int, 0, len(names))
+	for _, n := range names {
+		tid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if tid == pid {
+			tids = append([]int{tid}, tids...)
+		} else {
+			tids = append(tids, tid)
+		}
+	}
+	return tids
 }
 
 // wake ends the tracer thread's blocking wait4(-1): it starts a child that

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -124,5 +125,25 @@ func TestAttachInsideFork(t *testing.T) {
 	}
 	if got, want := strings.TrimSpace(out.String()), "fork "+strconv.Itoa(int(child)); werr != nil || got != want {
 		t.Errorf("the target ended with %v printing %q; want exit 0 and %q", werr, got, want)
+	}
+}
+
+// TestLeaderFirst: the leader is seized before any other thread, whatever
+// the order of the listing (sorted by name: "10" before "9").
+func TestLeaderFirst(t *testing.T) {
+	for _, c := range []struct {
+		pid   int
+		names []string
+		want  []int
+	}{
+		{4198, []string{"31000", "4198", "4210"}, []int{4198, 31000, 4210}},
+		{9, []string{"10", "11", "9"}, []int{9, 10, 11}},
+		{5, []string{"5", "7"}, []int{5, 7}},
+		{5, []string{"7", "x", "8"}, []int{7, 8}}, // the leader is gone
+		{5, nil, []int{}},
+	} {
+		if got := leaderFirst(c.pid, c.names); !slices.Equal(got, c.want) {
+			t.Errorf("leaderFirst(%d, %q) = %v, want %v", c.pid, c.names, got, c.want)
+		}
 	}
 }
