@@ -69,7 +69,8 @@ func parentOf(pid int) (int, error) {
 // /proc/PID/task until a pass finds no new one, since threads can be created
 // while we attach (those created by an already seized thread are attached by
 // the kernel, PTRACE_O_TRACECLONE). It returns the threads and the stops that
-// were not our interrupt (a signal arriving meanwhile), to be handled first.
+// were not our interrupt (a signal arriving meanwhile, or the event stop of
+// a clone, fork or exec under way: see noteFirstStops), to be handled first.
 //
 // Preconditions: on the locked tracer thread.
 func attachAll(pid int) (int, []int, []event, error) {
