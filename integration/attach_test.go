@@ -399,6 +399,11 @@ func TestAttachChurn(t *testing.T) {
 // for 50 ms each: every attach succeeds (a thread that is exiting refuses
 // PTRACE_SEIZE with EPERM, which is not a permission problem), and every
 // detach leaves the executable mappings as they were (no scratch region).
+// The target must live through it all: an attach that landed in its
+// pthread_create (first stop PTRACE_EVENT_CLONE) once ran rt_sigaction
+// inside clone3, which returned ENOSYS, and glibc's fallback made the
+// thread twice; the target exited 0 early, about one run in fifteen
+// (monitor.TestAttachInsideFork reproduces it with fork).
 func TestAttachCycles(t *testing.T) {
 	needs(t)
 	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")

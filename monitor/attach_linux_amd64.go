@@ -69,7 +69,8 @@ func parentOf(pid int) (int, error) {
 // /proc/PID/task until a pass finds no new one, since threads can be created
 // while we attach (those created by an already seized thread are attached by
 // the kernel, PTRACE_O_TRACECLONE). It returns the threads and the stops that
-// were not our interrupt (a signal arriving meanwhile), to be handled first.
+// were not our interrupt (a signal arriving meanwhile, or the event stop of
+// a clone, fork or exec under way: see noteFirstStops), to be handled first.
 //
 // Preconditions: on the locked tracer thread.
 func attachAll(pid int) (int, []int, []event, error) {
@@ -86,10 +87,13 @@ func attachAll(pid int) (int, []int, []event, error) {
 			}
 			break
 		}
+		names := make([]string, len(entries))
+		for k, e := range entries {
+			names[k] = e.Name()
+		}
 		added := false
-		for _, e := range entries {
-			tid, err := strconv.Atoi(e.Name())
-			if err != nil || seized[tid] {
+		for _, tid := range leaderFirst(pid, names) {
+			if seized[tid] {
 				continue
 			}
 			if err := seize(tid, attachOptions); err != nil {
@@ -160,6 +164,28 @@ func attachAll(pid int) (int, []int, []event, error) {
 	return pid, tids, pending, nil
 }
 
+// leaderFirst returns the thread IDs of a /proc/PID/task listing (names),
+// the leader's (pid) first. An EPERM from another thread is taken for one
+// that is exiting only once the leader was seized; os.ReadDir sorts by
+// name, so a thread whose ID has fewer digits than the leader's, or more
+// with a smaller first digit (IDs wrap at pid_max), used to come first,
+// and an exiting one failed the attach as "ptrace not permitted".
+func leaderFirst(pid int, names []string) []int {
+	tids := make([]int, 0, len(names))
+	for _, n := range names {
+		tid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if tid == pid {
+			tids = append([]int{tid}, tids...)
+		} else {
+			tids = append(tids, tid)
+		}
+	}
+	return tids
+}
+
 // wake ends the tracer thread's blocking wait4(-1): it starts a child that
 // exits at once, whose exit wait4 reports. (ptrace requests can only come from
 // the tracer thread, and Go restarts interrupted system calls, so a signal
@@ -173,4 +199,110 @@ func wake() {
 	if err == nil {
 		p.Release()
 	}
+}
+
+// noteFirstStops records what the threads' first stops at the attach say
+// (first: those that were not our interrupt), and returns them by thread. A
+// thread that was stopped inside clone, fork, vfork or exec (its event stop
+// came before our interrupt, which the kernel then drops: any trap clears a
+// pending interrupt) has not returned from that call: resumed, the kernel
+// finishes it and writes its result into rax, over a system call injected
+// there. Such a stop was once taken for a clean one, and rt_sigaction run
+// over a clone3 returned the new thread's ID as the call number (ENOSYS),
+// and clone3 returned ENOSYS to glibc, which made the thread a second time
+// with clone: two threads on one stack, and the target's exit(0) when the
+// second one ended ("the last thread").
+//
+// Preconditions: on the tracer thread; the threads are registered.
+func (m *mon) noteFirstStops(first []event) map[int]stop {
+	stops := map[int]stop{}
+	for _, ev := range first {
+		t := m.threads[ev.tid]
+		if t == nil {
+			continue // a thread born while attaching: its parent's event registers it
+		}
+		st := decodeStatus(ev.ws)
+		stops[ev.tid] = st
+		t.inSyscall = st.inSyscall()
+	}
+	return stops
+}
+
+// injector returns the thread through which the attach runs its system
+// calls: one stopped by our interrupt (the leader, the longest-lived, if it
+// can), else one that created a task at the attach, run on past that system
+// call (finishCreate), else one stopped for another reason (a signal), which
+// the injected call resumes.
+//
+// Preconditions: on the tracer thread; every thread of pid is registered
+// and stopped; first are their stops at the attach (noteFirstStops).
+func (m *mon) injector(pid int, first map[int]stop) (*thread, error) {
+	var best, created *thread
+	rank := 0
+	for _, t := range m.threads {
+		st, reported := first[t.tid]
+		r := 0
+		switch {
+		case t.canInject() && !reported && t.tid == pid:
+			r = 3
+		case t.canInject() && !reported:
+			r = 2
+		case t.canInject():
+			r = 1
+		case st.kind == stopNewTask && st.event != unix.PTRACE_EVENT_VFORK:
+			// Not a vfork: that call returns only when the child, held
+			// stopped by us, execs or exits.
+			created = t
+		}
+		if r > rank {
+			best, rank = t, r
+		}
+	}
+	if rank < 2 && created != nil {
+		if err := m.finishCreate(created); err != nil {
+			return nil, err
+		}
+		return created, nil
+	}
+	if best == nil {
+		return nil, errors.New("no thread can run a system call (each is inside one)")
+	}
+	return best, nil
+}
+
+// finishCreate runs t, in the event stop of a clone or fork, to that system
+// call's syscall-exit-stop (PTRACE_SYSCALL), where the call is done and a
+// system call can be injected. The new task's ID is kept for newTask, which
+// handles the event later. No signal stop can come first: signals are
+// delivered after the exit's report, on the way to user mode.
+//
+// Preconditions: on the tracer thread; t is in a PTRACE_EVENT_CLONE or
+// PTRACE_EVENT_FORK stop, and its event is queued.
+func (m *mon) finishCreate(t *thread) error {
+	msg, err := unix.PtraceGetEventMsg(t.tid)
+	if err != nil {
+		return fmt.Errorf("read the new task of thread %d: %w", t.tid, err)
+	}
+	for tries := 0; tries < 4; tries++ {
+		if err := contSyscall(t.tid, 0); err != nil {
+			return fmt.Errorf("run thread %d out of its system call: %w", t.tid, err)
+		}
+		ev, err := m.waitFor(t)
+		if err != nil {
+			return fmt.Errorf("wait for thread %d: %w", t.tid, err)
+		}
+		switch st := decodeStatus(ev.ws); st.kind {
+		case stopGone:
+			m.reap(ev.tid, st)
+			return errThreadEnded
+		case stopSyscall:
+			t.created, t.inSyscall = msg, false
+			return nil
+		case stopEvent:
+			continue // a group-stop's report: run on to the exit
+		default:
+			return fmt.Errorf("thread %d stopped with status %#x on its way out of a system call", t.tid, uint32(ev.ws))
+		}
+	}
+	return fmt.Errorf("thread %d did not leave its system call", t.tid)
 }

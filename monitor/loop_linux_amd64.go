@@ -98,13 +98,18 @@ func dumpRing(m *mon) {
 	fmt.Fprintf(os.Stderr, "[pp] queue=%v orphans=%v\n", m.queue, m.orphans)
 }
 
-// Preconditions: on the locked tracer thread.
-func run(o Options) (*Result, error) {
-	m := &mon{
+// newMon returns the state of a run with options o, before any target.
+func newMon(o Options) *mon {
+	return &mon{
 		o: o, xolOn: o.Engine != EngineClassic, jumpOn: o.Engine == EngineJump,
 		threads: map[int]*thread{}, orphans: map[int]event{}, faults: map[int]*Fault{},
 		images: map[string]*Image{}, gcur: map[gkey]*breakpoint.Cursor{},
 	}
+}
+
+// Preconditions: on the locked tracer thread.
+func run(o Options) (*Result, error) {
+	m := newMon(o)
 	var (
 		pid     int
 		tids    []int
@@ -127,7 +132,7 @@ func run(o Options) (*Result, error) {
 		}
 	}
 	m.root = pid
-	if err := m.plantRoot(pid, tids); err != nil {
+	if err := m.plantRoot(pid, tids, pending); err != nil {
 		// Let the target go: an attached one keeps running as it was (nothing
 		// was planted, or the planting failed), a started one is killed.
 		if o.Attach != 0 {
@@ -185,10 +190,12 @@ func run(o Options) (*Result, error) {
 }
 
 // plantRoot registers the stopped target's threads and its address space,
-// and plants its executable and the libraries already mapped.
+// and plants its executable and the libraries already mapped. first are the
+// stops other than our interrupt that the threads reported while patchprof
+// attached (attachAll): they say which threads are inside a system call.
 //
 // Preconditions: on the locked tracer thread; every thread in tids is stopped.
-func (m *mon) plantRoot(pid int, tids []int) error {
+func (m *mon) plantRoot(pid int, tids []int, first []event) error {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
 		return fmt.Errorf("find the executable of %d: %w", pid, err)
@@ -207,7 +214,7 @@ func (m *mon) plantRoot(pid int, tids []int) error {
 		m.addThread(&thread{tid: tid, tgid: pid, mm: mm, state: stopped, swallowCont: m.o.Attach == 0})
 	}
 	m.res.Processes = 1
-	if err := m.readSignals(pid); err != nil {
+	if err := m.readSignals(pid, m.noteFirstStops(first)); err != nil {
 		return err
 	}
 	if err := m.scanMaps(mm); err != nil {

@@ -411,30 +411,28 @@ func (m *mon) delivering(t *thread, sig int, forced bool) {
 }
 
 // readSignals starts the copy of the signal state of the stopped process
-// pid (launch or attach), before anything is planted.
+// pid (launch or attach), before anything is planted. first are the stops
+// the threads reported at the attach (noteFirstStops), nil at a launch.
 //
 // Preconditions: on the tracer thread; every thread of pid is registered
 // and stopped.
-func (m *mon) readSignals(pid int) error {
+func (m *mon) readSignals(pid int, first map[int]stop) error {
 	sigs, caught, err := readSignalState(pid)
 	if err != nil {
 		return fmt.Errorf("read the signal state of process %d: %w", pid, err)
 	}
-	var via *thread
 	for _, t := range m.threads {
 		t.sigs = sigs
 		if t.mask, err = getSigmask(t.tid); err != nil && !gone(err) {
 			return fmt.Errorf("read the signal mask of thread %d: %w", t.tid, err)
 		}
-		if t.canInject() && (via == nil || t.tid == pid) {
-			via = t
-		}
 	}
 	if caught == 0 {
 		return nil
 	}
-	if via == nil {
-		return fmt.Errorf("read the signal handlers of process %d: no thread can run a system call", pid)
+	via, err := m.injector(pid, first)
+	if err != nil {
+		return fmt.Errorf("read the signal handlers of process %d: %w", pid, err)
 	}
 	return m.readHandlers(via, caught)
 }

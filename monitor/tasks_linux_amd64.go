@@ -37,6 +37,10 @@ type thread struct {
 	// call and writes its result into rax, so no system call may be injected
 	// through it.
 	inSyscall bool
+	// created is the new task's ID of a clone or fork event stop that the
+	// attach ran on past (finishCreate) before the event was handled; the
+	// kernel's event message is gone by then. 0 if none.
+	created uint
 	// The thread's last out-of-line hit, to undo when a signal takes it out
 	// of the slot before the displaced instruction ran.
 	xolMap  *mapping
@@ -201,6 +205,9 @@ func (m *mon) leaveSpace(t *thread) {
 // Preconditions: on the tracer thread; t is in the event stop.
 func (m *mon) newTask(t *thread, cause int) {
 	msg, err := unix.PtraceGetEventMsg(t.tid)
+	if t.created != 0 {
+		msg, err, t.created = t.created, nil, 0
+	}
 	if err != nil {
 		m.lose(fmt.Errorf("read the new task of thread %d: %w", t.tid, err))
 		return
