@@ -28,7 +28,7 @@ func Read(path string) (t *Table, err error) {
 		if err != nil {
 			return err
 		}
-		t, err = parseLineSection(debugLine, debugLineStr, compDirs(f))
+		t, err = parseLineSection(debugLine, debugLineStr, compDirs(f, path))
 		if err != nil {
 			return err
 		}
@@ -103,17 +103,19 @@ func sectionData(f *elf.File, name string) ([]byte, error) {
 // first use: only DWARF 2-4 line tables with relative paths need it. A
 // corrupt or missing .debug_info yields "" (paths stay relative) rather
 // than an error, since the line table itself may be fine.
-func compDirs(f *elf.File) func(uint64) string {
+func compDirs(f *elf.File, path string) func(uint64) string {
 	var dirs map[uint64]string
 	return func(off uint64) string {
 		if dirs == nil {
-			dirs = readCompDirs(f)
+			dirs = readCompDirs(f, path)
 		}
 		return dirs[off]
 	}
 }
 
-func readCompDirs(f *elf.File) (dirs map[uint64]string) {
+// readCompDirs reads the comp dirs of f's units; the DWARF it parses for
+// them is left for Subprograms on path (dwarfcache.go).
+func readCompDirs(f *elf.File, path string) (dirs map[uint64]string) {
 	dirs = make(map[uint64]string)
 	defer func() {
 		if recover() != nil {
@@ -129,6 +131,7 @@ func readCompDirs(f *elf.File) (dirs map[uint64]string) {
 	if err != nil {
 		return dirs
 	}
+	leave(path, d)
 	// Visit only the unit entries, seeking from unit header to unit header
 	// [DWARF5 7.5.1], instead of walking every DIE of .debug_info.
 	r := d.Reader()

@@ -62,10 +62,14 @@ func Subprograms(path string) (subs []Subprogram, err error) {
 		if f.Section(".debug_info") == nil {
 			return nil
 		}
-		d, err := f.DWARF()
-		if err != nil {
-			return &DecodeError{Section: ".debug_info", Msg: err.Error()}
+		d := take(path)
+		if d == nil {
+			var err error
+			if d, err = f.DWARF(); err != nil {
+				return &DecodeError{Section: ".debug_info", Msg: err.Error()}
+			}
 		}
+		var err error
 		if subs, err = readSubprograms(d); err != nil {
 			return err
 		}
