@@ -59,3 +59,28 @@ func TestThreadsStress(t *testing.T) {
 		}
 	}
 }
+
+// TestNoEINTR: a thread asleep in epoll_wait while the main thread makes 64
+// first calls. Each may stop the other threads (to patch a site under the
+// in-process engine, at every hit under classic), and epoll_wait ends in
+// EINTR after any stop; the program must never see one of ours (it counts
+// them and exits 1 if it saw any). The ptrace fallback of --time, which
+// stops threads to sample them, is held to the same.
+func TestNoEINTR(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "eintr.c", "-g", "-O0", "-pthread")
+	for _, o := range []runOpts{
+		{args: []string{"--funcs", exe}},
+		{args: []string{"--lines", "--funcs", "--time", "--sample-rate", "4000", exe}, env: refusePerf},
+	} {
+		for k := 0; k < 5; k++ {
+			res, p := runProfile(t, o)
+			wantExitCode(t, res, p, 0)
+			if res.stdout != "woke 1\neintr 0\n" {
+				t.Fatalf("%s: target's stdout %q, want \"woke 1\\neintr 0\\n\"", res.cmdline, res.stdout)
+			}
+			wantFunc(t, p, "f87", 1)
+		}
+	}
+}

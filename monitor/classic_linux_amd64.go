@@ -338,6 +338,7 @@ func (m *mon) stopOthers(mm *space, t *thread) (held bool) {
 	waiting := 0
 	for _, u := range mm.threads {
 		if u != t && u.runsCode() {
+			u.kicked = true
 			// A dead thread answers ESRCH; its exit report ends the wait.
 			if err := interrupt(u.tid); err != nil {
 				m.lose(fmt.Errorf("interrupt thread %d: %w", u.tid, err))

@@ -150,6 +150,7 @@ func (m *mon) sampleRound() {
 			continue
 		}
 		// A thread that is gone answers ESRCH; its exit report comes.
+		t.kicked = true
 		if err := interrupt(t.tid); err != nil {
 			if !gone(err) {
 				m.lose(fmt.Errorf("interrupt thread %d to sample it: %w", t.tid, err))
@@ -184,7 +185,8 @@ func (m *mon) sampled(ev event) bool {
 		return false
 	}
 	// What dispatch does for an interrupt stop of a running thread
-	// (eventStop has nothing to do for it).
+	// (eventStop has nothing else to do for it).
+	t.kicked = false
 	t.state = stopped
 	t.inSyscall = false
 	t.atEntry = false

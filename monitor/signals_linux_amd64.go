@@ -19,6 +19,7 @@ import (
 // matched to requests: an extra one is simply resumed. It reports whether t
 // entered a job-control stop.
 func (m *mon) eventStop(t *thread, was tstate, sig syscall.Signal) (jobStop bool) {
+	t.kicked = false // an interrupt of ours, if pending, ends here
 	switch {
 	case t.fresh:
 		t.fresh = false

@@ -310,6 +310,9 @@ func (m *mon) syscallStop(t *thread) {
 			}
 		}
 		t.sysEntry = false
+		if t.kicked {
+			m.unkick(t, nr, si.Val)
+		}
 		m.termExit(t, nr)
 		// The call is done: a system call may be injected here. One
 		// that is to restart (a restart code in rax) is restarted by

@@ -57,6 +57,11 @@ type thread struct {
 	mask     uint64
 	trapped  bool   // a trap of ours since the last repair
 	sysEntry bool   // a syscall-entry-stop seen, its exit not yet
+	// kicked: we interrupted the thread (PTRACE_INTERRUPT) and its
+	// interrupt stop has not come yet; until it does, the interrupt is
+	// pending, and a system call the thread is in or enters may end in an
+	// EINTR of ours, not the program's (unkick).
+	kicked bool
 	atEntry  bool   // in a syscall-entry-stop
 	sysNr    uint64 // the system call of the last syscall-entry-stop
 	pendSig  int
