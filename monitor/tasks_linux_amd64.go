@@ -55,18 +55,18 @@ type thread struct {
 	// rt_sigaction being made.
 	sigs     *sigTable
 	mask     uint64
-	trapped  bool   // a trap of ours since the last repair
-	sysEntry bool   // a syscall-entry-stop seen, its exit not yet
+	trapped  bool // a trap of ours since the last repair
+	sysEntry bool // a syscall-entry-stop seen, its exit not yet
 	// kicked: we interrupted the thread (PTRACE_INTERRUPT) and its
 	// interrupt stop has not come yet; until it does, the interrupt is
 	// pending, and a system call the thread is in or enters may end in an
 	// EINTR of ours, not the program's (unkick).
-	kicked bool
-	atEntry  bool   // in a syscall-entry-stop
-	sysNr    uint64 // the system call of the last syscall-entry-stop
-	pendSig  int
-	pendAct  sigAction
-	onTerm   bool // in a system call on patchprof's terminal (termEntry)
+	kicked  bool
+	atEntry bool   // in a syscall-entry-stop
+	sysNr   uint64 // the system call of the last syscall-entry-stop
+	pendSig int
+	pendAct sigAction
+	onTerm  bool // in a system call on patchprof's terminal (termEntry)
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
