@@ -70,10 +70,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		case short:
 			rank[b] = 1
 		}
-		// A block outside loops runs once a call: not worth a solve.
-		if rank[b] > 0 || depth[b] > 0 {
-			keep = append(keep, b)
-		}
+		keep = append(keep, b)
 	}
 	cand = keep
 	sort.SliceStable(cand, func(x, y int) bool {
