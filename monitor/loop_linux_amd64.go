@@ -551,6 +551,7 @@ func (m *mon) trap(t *thread) {
 	ours := ok && mp.tab.Armed(i) && !t.mm.dead && !(t.mm.dis == mp && t.mm.disarmed == i)
 	if ours {
 		t.trapped = true
+		m.res.Traps++
 		if m.o.Hits != nil {
 			m.o.Hits.Add(1)
 		}

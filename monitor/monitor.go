@@ -154,6 +154,10 @@ type Result struct {
 	// the out-of-line engine at run time, by reason.
 	JumpSites   int
 	JumpRefused map[string]int
+	// Traps counts the stops at a site's breakpoint: every hit under the
+	// trap engines; under the in-process one, the first hits that patch a
+	// site and the hits of the sites that keep a breakpoint.
+	Traps int
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int
