@@ -20,8 +20,11 @@ import (
 // marks a round due and sends tickSignal to the tracer thread, which ends
 // the main loop's wait4 (tick_unsafe_linux_amd64.go). Between events, the
 // loop runs the round: every thread the kernel has on a CPU or its run
-// queue (state R in /proc/TID/stat) is interrupted (PTRACE_INTERRUPT), its
-// PC read at the stop and the thread resumed.
+// queue (state R in /proc/TID/stat) that ran a period or more since its
+// last stop is interrupted (PTRACE_INTERRUPT), its PC read at the stop and
+// the thread resumed. The count the round reads of a running thread may be
+// up to a scheduler tick old; such a thread is then stopped once a tick
+// (4 ms at HZ=250), and its sample weighs the ticks' worth.
 //
 // What a sample weighs. The kernel counts each thread's time on a CPU
 // (/proc/TID/schedstat, proc(5)); the tracer reads it whenever the thread
@@ -39,10 +42,7 @@ import (
 // or the PC the tracer resumed it at. The other stops are where the program
 // is, not where the time was: the first run's time belongs before them, the
 // next one's after. Given to the PC at its end, a run cut by a trap at a
-// function's entry credits that function with its caller's time; measured
-// on integration/testdata/costs.c (four threads calling once and thrice, a
-// trap at each entry) with three busy loops beside it, that moved 10-15% of
-// once's samples to thrice (ratio 3.2-3.7 for 3.0).
+// function's entry credits that function with its caller's time.
 //
 // Where a sample's PC may be. A running thread stops at once, wherever it
 // is; a thread waiting on a run queue stops only when it next runs, at the
@@ -50,10 +50,16 @@ import (
 // took the CPU (a tick, a wake-up: times that know nothing of the
 // program), and a biased one when the tracer left it there: after the
 // tracer resumes a thread from a stop, it often waits for a CPU at the very
-// PC it was resumed at (the out-of-line copy of a site's instruction), and
-// on a loaded machine it was sampled there as often as anywhere. So a round
-// interrupts a thread only if the kernel put it on a CPU since the tracer
-// last resumed it (the third field of schedstat has grown).
+// PC it was resumed at. So a round interrupts a thread only if the kernel
+// put it on a CPU since the tracer last resumed it (the third field of
+// schedstat has grown).
+//
+// Both rules answer a measured bias (docs/design.md, "The ptrace
+// fallback"): on integration/testdata/costs.c (four threads calling once
+// and thrice, a trap at each entry, three busy loops beside them), 10% of
+// the stops landed on the out-of-line copies of the two entries'
+// instructions, where the threads waited after their traps, each given the
+// time of the function before; thrice/once came out 3.1 to 3.7 for 3.0.
 //
 // The round does not wait for the stops: they come to the main loop as
 // events (handle), possibly after other threads' events. When a sampled
@@ -176,8 +182,8 @@ func (m *mon) waitOrTick() (event, error) {
 }
 
 // sampleRound interrupts every thread on a CPU or its run queue that the
-// kernel put on a CPU since the tracer last resumed it; their stops come to
-// handle.
+// kernel put on a CPU since the tracer last resumed it, and whose run holds
+// a period or more; their stops come to handle.
 //
 // Preconditions: on the tracer thread, in the main loop, between events.
 func (m *mon) sampleRound() {
@@ -191,8 +197,9 @@ func (m *mon) sampleRound() {
 		if x == nil || x.pending || !s.onCPU(x) {
 			continue
 		}
-		// Not run since resumed: it waits where the tracer left it.
-		if at, ok := s.read(x); !ok || at.arrivals == x.resumed {
+		// Not run since resumed: it waits where the tracer left it. Less
+		// than a period in its run: the stop would cost more than it tells.
+		if at, ok := s.read(x); !ok || at.arrivals == x.resumed || at.ran < x.base+s.period {
 			continue
 		}
 		// A thread that is gone answers ESRCH; its exit report comes.
