@@ -21,8 +21,11 @@ const fallbackLine = "perf_event_open refused (permission denied): CPU time samp
 
 // fallbackTolerance bounds the time ratio of costs.c's functions under the
 // fallback: 20%, looser than perf's 15%, because each sample stops the
-// target, a thread waiting for a CPU counts as running, and the tracer's
-// ticks come late when it shares the CPU. Measured here: 2.93 to 3.04.
+// target, time in the kernel (the stops' own) counts, and a sample weighs
+// whatever its thread ran since its last stop. Measured here with 4 threads
+// (jump and classic engines): 2.94 to 3.01 idle, 2.97 to 3.05 with three
+// busy loops beside the target (the first version of the fallback gave
+// 3.12 to 3.70 under such load: docs/design.md).
 const fallbackTolerance = 0.20
 
 // fallbackRun runs costs.c (with args) under --funcs --time with perf events

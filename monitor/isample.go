@@ -2,11 +2,14 @@ package monitor
 
 // InterruptSampling is the ptrace fallback of CPU time sampling, for where
 // the kernel refuses perf events: Rate times a second the tracer thread
-// stops each thread of the target that is on a CPU (PTRACE_INTERRUPT),
-// reads its PC and resumes it as it was. A sample stands for 1/Rate s of
-// that thread's time; the figures are coarser than perf's (a thread waiting
-// for a CPU counts as running, the tracer's own ticks are late under load,
-// and every sample is a stop of the target: see docs/design.md).
+// stops each thread of the target that is on a CPU or waiting for one and
+// ran a period or more since its last stop (PTRACE_INTERRUPT), reads its PC
+// and resumes it as it was. The thread's CPU time since its last stop (the
+// kernel's count, /proc/TID/schedstat) is delivered as samples of 1/Rate s
+// each at that PC, or at the PC where the time began when another stop (a
+// trap, a system call) ended it. The figures are coarser than perf's (time
+// in the kernel counts, and every sample is a stop of the target: see
+// docs/design.md).
 type InterruptSampling struct {
 	// Rate is the number of sampling rounds per second.
 	Rate int

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -18,13 +19,47 @@ import (
 // where perf events are refused. A goroutine ticks Rate times a second: it
 // marks a round due and sends tickSignal to the tracer thread, which ends
 // the main loop's wait4 (tick_unsafe_linux_amd64.go). Between events, the
-// loop runs the round. Each thread earns credit as it uses CPU time (the
-// kernel's count of its time on a CPU, /proc/TID/schedstat, proc(5)); a thread
-// with a period of credit or more that the kernel has on a CPU or its run
-// queue (state R in /proc/TID/stat) is interrupted (PTRACE_INTERRUPT), owed
-// one sample per period of its credit. So the samples add up to the CPU time
-// the threads used, as the perf task clock's do, and a thread waiting for a
-// CPU earns nothing.
+// loop runs the round: every thread the kernel has on a CPU or its run
+// queue (state R in /proc/TID/stat) that ran a period or more since its
+// last stop is interrupted (PTRACE_INTERRUPT), its PC read at the stop and
+// the thread resumed. The count the round reads of a running thread may be
+// up to a scheduler tick old; such a thread is then stopped once a tick
+// (4 ms at HZ=250), and its sample weighs the ticks' worth.
+//
+// What a sample weighs. The kernel counts each thread's time on a CPU
+// (/proc/TID/schedstat, proc(5)); the tracer reads it whenever the thread
+// is stopped, where it is exact (a running thread's count moves only at
+// ticks and context switches). The time a thread ran between two of its
+// stops is a run, and each run is given, as samples of one period each, to
+// one PC: so the samples add up to the CPU time the threads used, as the
+// perf task clock's do, and a thread waiting for a CPU earns nothing. A
+// fraction of a period is given as one sample with that probability, so
+// that no time crosses from one run to the next.
+//
+// Which PC a run gets. A run that ends at a sample's stop goes to that
+// sample's PC; a run that ends at any other stop (a trap at a site, a
+// system call, a signal) goes to the PC where it began: its last sample's,
+// or the PC the tracer resumed it at. The other stops are where the program
+// is, not where the time was: the first run's time belongs before them, the
+// next one's after. Given to the PC at its end, a run cut by a trap at a
+// function's entry credits that function with its caller's time.
+//
+// Where a sample's PC may be. A running thread stops at once, wherever it
+// is; a thread waiting on a run queue stops only when it next runs, at the
+// PC where it last left its CPU. That is a fair sample when the scheduler
+// took the CPU (a tick, a wake-up: times that know nothing of the
+// program), and a biased one when the tracer left it there: after the
+// tracer resumes a thread from a stop, it often waits for a CPU at the very
+// PC it was resumed at. So a round interrupts a thread only if the kernel
+// put it on a CPU since the tracer last resumed it (the third field of
+// schedstat has grown).
+//
+// Both rules answer a measured bias (docs/design.md, "The ptrace
+// fallback"): on integration/testdata/costs.c (four threads calling once
+// and thrice, a trap at each entry, three busy loops beside them), 10% of
+// the stops landed on the out-of-line copies of the two entries'
+// instructions, where the threads waited after their traps, each given the
+// time of the function before; thrice/once came out 3.1 to 3.7 for 3.0.
 //
 // The round does not wait for the stops: they come to the main loop as
 // events (handle), possibly after other threads' events. When a sampled
@@ -35,11 +70,11 @@ import (
 // Any other stop that comes first (a trap at a site, a signal, a system call
 // stop, an exit) satisfies the interrupt (ptrace ends a pending interrupt
 // with any stop, kernel/signal.c ptrace_stop) and is handled as it would be
-// without sampling; the thread's credit is kept for a later round.
+// without sampling; its resume ends the run.
 //
 // Threads asleep in a system call are never interrupted: a stop would end
 // some calls with EINTR (epoll_wait, as a debugger's attach does), and their
-// credit waits until they run. A thread in state R may be in the kernel; its
+// sleep is no CPU time. A thread in state R may be in the kernel; its
 // sample's PC is then where it returns to user space.
 
 // errTick is the main loop's wait ended by a tick.
@@ -61,10 +96,22 @@ type isampler struct {
 // A tsample is what interrupt sampling keeps of one thread.
 type tsample struct {
 	stat, sched *os.File // /proc/TGID/task/TID/stat and schedstat, kept open
-	ran         uint64   // its time on a CPU at the last round, ns
-	credit      uint64   // CPU time not yet sampled, ns
-	owed        int      // samples its pending interrupt stands for; 0: none pending
+	base        uint64   // its time on a CPU when its run began, ns
+	pc          uint64   // where its run began: its last sample, or where it was resumed
+	hasPC       bool     // pc is known
+	pending     bool     // an interrupt is pending
+	own         bool     // the tracer resumes it from its sample's stop
+	resumed     uint64   // its arrivals on a CPU when the tracer last resumed it
 }
+
+// notResumed is tsample.resumed for a thread the tracer has not resumed
+// since sampling first saw it: no count of arrivals.
+const notResumed = ^uint64(0)
+
+// A sched is /proc/TID/schedstat: the thread's time on a CPU and waiting
+// for one (ns), and its arrivals on a CPU (the times the kernel put it on
+// one, pcount).
+type sched struct{ ran, waited, arrivals uint64 }
 
 // startSampling starts interrupt sampling if o.Interrupt asks for it.
 //
@@ -134,8 +181,9 @@ func (m *mon) waitOrTick() (event, error) {
 	}
 }
 
-// sampleRound interrupts every thread on a CPU that has a period of
-// credit or more; their stops come to handle.
+// sampleRound interrupts every thread on a CPU or its run queue that the
+// kernel put on a CPU since the tracer last resumed it, and whose run holds
+// a period or more; their stops come to handle.
 //
 // Preconditions: on the tracer thread, in the main loop, between events.
 func (m *mon) sampleRound() {
@@ -146,7 +194,12 @@ func (m *mon) sampleRound() {
 			continue
 		}
 		x := s.of(t)
-		if x == nil || x.owed > 0 || !s.earn(x) || !s.onCPU(x) {
+		if x == nil || x.pending || !s.onCPU(x) {
+			continue
+		}
+		// Not run since resumed: it waits where the tracer left it. Less
+		// than a period in its run: the stop would cost more than it tells.
+		if at, ok := s.read(x); !ok || at.arrivals == x.resumed || at.ran < x.base+s.period {
 			continue
 		}
 		// A thread that is gone answers ESRCH; its exit report comes.
@@ -157,31 +210,28 @@ func (m *mon) sampleRound() {
 			}
 			continue
 		}
-		x.owed = int(x.credit / s.period)
-		x.credit -= uint64(x.owed) * s.period
+		x.pending = true
 	}
 	if s.rounds%64 == 0 {
 		s.prune(m)
 	}
 }
 
-// sampled takes the samples a thread owes when ev is the stop of its
+// sampled gives a thread's run to its PC when ev is the stop of its
 // interrupt, and resumes it; it reports false for any other event, which
-// the caller handles (the thread's credit is kept).
+// the caller handles (its resume ends the run: resumed).
 //
 // Preconditions: on the tracer thread, in the main loop (handle).
 func (m *mon) sampled(ev event) bool {
 	s := m.isamp
 	x := s.ts[ev.tid]
-	if x == nil || x.owed == 0 {
+	if x == nil || !x.pending {
 		return false
 	}
-	n := x.owed
-	x.owed = 0
+	x.pending = false
 	t := m.threads[ev.tid]
 	st := decodeStatus(ev.ws)
 	if t == nil || st.kind != stopEvent || st.sig != unix.SIGTRAP || t.fresh || t.groupStop || t.state == listening {
-		x.credit += uint64(n) * s.period
 		return false
 	}
 	// What dispatch does for an interrupt stop of a running thread
@@ -191,24 +241,76 @@ func (m *mon) sampled(ev event) bool {
 	t.inSyscall = false
 	t.atEntry = false
 	pc, err := peekUser(t.tid, offRip)
-	if err == nil && s.o.Deliver != nil {
-		s.one[0] = Sample{PID: t.tgid, TID: t.tid, PC: pc, Time: monotonic()}
-		for ; n > 0; n-- {
-			s.o.Deliver(s.one[:])
-		}
-	} else if err != nil && !gone(err) {
+	if err != nil && !gone(err) {
 		m.lose(fmt.Errorf("read the PC of thread %d to sample it: %w", t.tid, err))
+	}
+	// The ptrace request waited for the thread to leave its CPU
+	// (ptrace_check_attach, wait_task_inactive): its time there is exact.
+	if now, ok := s.read(x); ok && err == nil {
+		s.deliver(t, x, now.ran, pc)
+		x.pc, x.hasPC = pc, true
+		x.own = true // it resumes where the sample is
 	}
 	m.resume(t, 0)
 	return true
 }
 
+// resumed ends t's run at a stop that was not a sample's, giving it to the
+// PC where it began, and begins the next at the PC the tracer resumes it
+// at. It costs a read of schedstat and of the PC at each such resume of a
+// thread sampling has seen.
+//
+// Preconditions: on the tracer thread; t is stopped, about to be resumed.
+func (m *mon) resumed(t *thread) {
+	s := m.isamp
+	x := s.ts[t.tid]
+	if x == nil {
+		return
+	}
+	now, ok := s.read(x)
+	if !ok {
+		return
+	}
+	x.resumed = now.arrivals
+	if x.own {
+		x.own = false
+		return
+	}
+	if x.hasPC {
+		s.deliver(t, x, now.ran, x.pc)
+	} // else its first run, begun nowhere known, joins the next
+	pc, err := peekUser(t.tid, offRip)
+	x.pc, x.hasPC = pc, err == nil
+}
+
+// deliver gives the time x's thread ran since its run began (ran, the
+// kernel's count now) as samples at pc, one per period; the last fraction
+// of a period is one more sample with that probability, so the samples
+// stand for the time in expectation and nothing is carried to the next run.
+func (s *isampler) deliver(t *thread, x *tsample, ran, pc uint64) {
+	if ran <= x.base {
+		return
+	}
+	d := ran - x.base
+	x.base = ran
+	n := d / s.period
+	if rand.Uint64N(s.period) < d%s.period {
+		n++
+	}
+	if n == 0 || s.o.Deliver == nil {
+		return
+	}
+	s.one[0] = Sample{PID: t.tgid, TID: t.tid, PC: pc, Time: monotonic()}
+	for ; n > 0; n-- {
+		s.o.Deliver(s.one[:])
+	}
+}
+
 // forget drops the interrupt pending for tid, whose stop was taken by
-// someone else (stopOthers absorbs it): its credit is kept.
+// someone else (stopOthers absorbs it); its resume ends its run.
 func (s *isampler) forget(tid int) {
-	if x := s.ts[tid]; x != nil && x.owed > 0 {
-		x.credit += uint64(x.owed) * s.period
-		x.owed = 0
+	if x := s.ts[tid]; x != nil {
+		x.pending = false
 	}
 }
 
@@ -223,42 +325,51 @@ func (s *isampler) of(t *thread) *tsample {
 	if err != nil {
 		return nil
 	}
-	sched, err := os.Open(dir + "schedstat")
+	sc, err := os.Open(dir + "schedstat")
 	if err != nil {
 		stat.Close()
 		return nil
 	}
-	x := &tsample{stat: stat, sched: sched}
+	// Not resumed by the tracer since it was first seen: a thread alone on
+	// its CPU may not leave it for a long time.
+	x := &tsample{stat: stat, sched: sc, resumed: notResumed}
 	// Time used before the sampling began (an attached process) is not
 	// sampled.
-	x.ran, _ = s.ranOf(x)
+	at, _ := s.read(x)
+	x.base = at.ran
 	s.ts[t.tid] = x
 	return x
 }
 
-// earn adds the CPU time x's thread used since the last round to its
-// credit, and reports whether a sample is due.
-func (s *isampler) earn(x *tsample) bool {
-	ran, ok := s.ranOf(x)
-	if !ok {
-		return false
-	}
-	if ran > x.ran {
-		x.credit += ran - x.ran
-		// A thread asleep with credit keeps at most a second of it.
-		x.credit = min(x.credit, uint64(time.Second))
-	}
-	x.ran = ran
-	return x.credit >= s.period
+// read reads the thread's /proc/TID/schedstat.
+func (s *isampler) read(x *tsample) (sched, bool) {
+	n, _ := x.sched.ReadAt(s.b[:], 0)
+	return parseSchedstat(s.b[:n])
 }
 
-// ranOf reads the thread's time on a CPU, in ns: the first field of
-// /proc/TID/schedstat.
-func (s *isampler) ranOf(x *tsample) (uint64, bool) {
-	n, _ := x.sched.ReadAt(s.b[:], 0)
-	f, _, _ := bytes.Cut(s.b[:n], []byte{' '})
-	v, err := strconv.ParseUint(string(f), 10, 64)
-	return v, err == nil
+// parseSchedstat parses the three decimal fields of a schedstat line
+// ("ran waited arrivals\n", Documentation/scheduler/sched-stats.rst),
+// without allocating.
+func parseSchedstat(b []byte) (sched, bool) {
+	var v [3]uint64
+	for k := range v {
+		for len(b) > 0 && b[0] == ' ' {
+			b = b[1:]
+		}
+		d := 0
+		for ; d < len(b) && b[d] >= '0' && b[d] <= '9'; d++ {
+			c := uint64(b[d] - '0')
+			if v[k] > (1<<64-1-c)/10 {
+				return sched{}, false
+			}
+			v[k] = v[k]*10 + c
+		}
+		if d == 0 {
+			return sched{}, false
+		}
+		b = b[d:]
+	}
+	return sched{ran: v[0], waited: v[1], arrivals: v[2]}, true
 }
 
 // onCPU reports whether the kernel has x's thread running or runnable

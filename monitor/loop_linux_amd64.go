@@ -425,6 +425,9 @@ func (m *mon) resume(t *thread, sig int) {
 	if t.mm.ctr != nil && !t.mm.dead {
 		m.counting(t)
 	}
+	if m.isamp != nil {
+		m.resumed(t) // before the thread can run again
+	}
 	if err := contSyscall(t.tid, sig); err != nil {
 		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
 		return
