@@ -42,7 +42,14 @@ var servingRE = regexp.MustCompile(`patchprof: serving the counts at (http://\S+
 func startServed(t *testing.T, args ...string) *served {
 	t.Helper()
 	needs(t)
-	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	return startServedOn(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"), args...)
+}
+
+// startServedOn is startServed on exe, a program that speaks oncommand's
+// protocol and counts its calls of work.
+func startServedOn(t *testing.T, exe string, args ...string) *served {
+	t.Helper()
+	needs(t)
 	s := &served{t: t, stderr: &lockedBuffer{}, save: filepath.Join(t.TempDir(), "p.json")}
 	all := append([]string{"--funcs", "--func", "^work$", "--save", s.save}, args...)
 	if e := os.Getenv(engineEnv); e != "" {
