@@ -258,3 +258,38 @@ func settledCPU(t *testing.T, s *served, series string) (string, float64) {
 	t.Fatalf("work's CPU seconds did not settle above 0 in 30 s:\n%s", body)
 	return "", 0
 }
+
+// TestTimeMetricsPrometheus: a real Prometheus server scrapes a --time
+// run of spincommand.c, and work's patchprof_function_cpu_seconds_total
+// read back through its query API equals the value patchprof serves once
+// the target waits, which equals the saved profile's.
+func TestTimeMetricsPrometheus(t *testing.T) {
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skipf("prometheus not found in PATH (%v): the test scrapes with a real Prometheus server (Debian package prometheus)", err)
+	}
+	needs(t)
+	exe := buildC(t, "spincommand.c", "-g", "-O1")
+	s := startServedOn(t, exe, "--time", "--listen", "127.0.0.1:0")
+	if strings.Contains(s.stderr.String(), "perf_event_open refused") {
+		t.Skipf("perf events refused here: %s", s.stderr)
+	}
+	waitFor := startPrometheus(t, prom, s.base)
+	waitFor(`up{job="patchprof"}`, "1")
+	series := fmt.Sprintf(`{module=%q,function="work"}`, exe)
+	s.ask(200)
+	_, cpu := settledCPU(t, s, series)
+	// Prometheus' API writes a float in the shortest form that reads back
+	// as the same float64 ('f', -1); patchprof's exposition does too ('g').
+	waitFor(`patchprof_function_cpu_seconds_total{job="patchprof",function="work"}`, strconv.FormatFloat(cpu, 'f', -1, 64))
+	s.in.Close()
+	if err := s.cmd.Wait(); err != nil {
+		t.Fatalf("patchprof: %v\n%s", err, s.stderr)
+	}
+	p := loadBlockTimes(t, s.save)
+	for _, f := range p.Functions {
+		if f.Name == "work" && float64(f.TimeNS)/1e9 != cpu {
+			t.Errorf("Prometheus read %g CPU seconds of work, the saved profile has %d ns", cpu, f.TimeNS)
+		}
+	}
+}
