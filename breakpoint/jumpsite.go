@@ -194,7 +194,15 @@ func flagEffect(inst x86asm.Inst) (reads, writes int, ok bool) {
 		x86asm.MOVAPD, x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVQ, x86asm.MOVD,
 		x86asm.MOVDQA, x86asm.MOVDQU, x86asm.PXOR, x86asm.CVTSI2SD, x86asm.CVTSI2SS,
 		x86asm.CVTTSD2SI, x86asm.CVTTSS2SI, x86asm.NOT, x86asm.CALL, x86asm.LEAVE,
-		x86asm.CVTSS2SD, x86asm.CVTSD2SS, x86asm.CWD, x86asm.CBW:
+		x86asm.CVTSS2SD, x86asm.CVTSD2SS, x86asm.CWD, x86asm.CBW,
+		// SSE arithmetic leaves RFLAGS alone (Intel SDM vol. 2, ADDSD,
+		// MULSD, ...: "Flags Affected: None"): a floating-point loop's
+		// body has the flags dead at its start, and counts in the target.
+		x86asm.ADDSD, x86asm.SUBSD, x86asm.MULSD, x86asm.DIVSD, x86asm.SQRTSD,
+		x86asm.MINSD, x86asm.MAXSD, x86asm.ADDSS, x86asm.SUBSS, x86asm.MULSS,
+		x86asm.DIVSS, x86asm.SQRTSS, x86asm.MINSS, x86asm.MAXSS, x86asm.ADDPD,
+		x86asm.SUBPD, x86asm.MULPD, x86asm.ADDPS, x86asm.SUBPS, x86asm.MULPS,
+		x86asm.XORPD, x86asm.XORPS, x86asm.ANDPD, x86asm.ANDPS, x86asm.UNPCKLPD:
 		return 0, 0, true
 	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR,
 		x86asm.TEST, x86asm.NEG, x86asm.IMUL, x86asm.MUL, x86asm.UCOMISD,

@@ -27,6 +27,8 @@ func TestPlanJump(t *testing.T) {
 		{name: "cmp then jle last", hex: "4883ff01 7e10 c3", insns: []int{4, 2}, flagsDead: true},
 		{name: "flags read after", hex: "b801000000 7405 c3", insns: []int{5}, flagsDead: false},
 		{name: "inc leaves CF", hex: "ffc0 ffc0 ffc0 72f0", insns: []int{2, 2, 2}, flagsDead: false},
+		// costs.c's loop at -O1: mulsd, addsd, then sub writes the flags jne reads.
+		{name: "sse loop body", hex: "f20f59c2 f20f58c1 4883e801 75f2 c3", insns: []int{4, 4}, flagsDead: true},
 		{name: "int3", hex: "cc 48897df8", reason: JumpUndecodable},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -42,7 +42,14 @@ var servingRE = regexp.MustCompile(`patchprof: serving the counts at (http://\S+
 func startServed(t *testing.T, args ...string) *served {
 	t.Helper()
 	needs(t)
-	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	return startServedOn(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"), args...)
+}
+
+// startServedOn is startServed on exe, a program that speaks oncommand's
+// protocol and counts its calls of work.
+func startServedOn(t *testing.T, exe string, args ...string) *served {
+	t.Helper()
+	needs(t)
 	s := &served{t: t, stderr: &lockedBuffer{}, save: filepath.Join(t.TempDir(), "p.json")}
 	all := append([]string{"--funcs", "--func", "^work$", "--save", s.save}, args...)
 	if e := os.Getenv(engineEnv); e != "" {
@@ -201,9 +208,28 @@ func TestListenPrometheus(t *testing.T) {
 			t.Errorf("promtool check metrics: %v\n%s\n%s", err, msg, body)
 		}
 	}
+	waitFor := startPrometheus(t, prom, s.base)
+	exe := fmt.Sprintf(`{job="patchprof",function="work",module=%q}`, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
+	waitFor(`up{job="patchprof"}`, "1")
+	waitFor("patchprof_function_calls_total"+exe, "0")
+	total := s.ask(1234)
+	waitFor("patchprof_function_calls_total"+exe, strconv.FormatInt(total, 10))
+	total = s.ask(321)
+	waitFor("patchprof_function_calls_total"+exe, strconv.FormatInt(total, 10))
+	waitFor(`patchprof_target_running{job="patchprof"}`, "1")
+	waitFor(`patchprof_hits_total{job="patchprof"}`, strconv.FormatInt(total, 10))
+	s.finish(total)
+}
+
+// startPrometheus starts the Prometheus server prom scraping base (an
+// http:// URL) every second, stopped at the test's end, and returns a
+// function that waits until a PromQL query with a single result gives
+// want (a minute at most).
+func startPrometheus(t *testing.T, prom, base string) func(q, want string) {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "prometheus.yml")
-	target := strings.TrimPrefix(s.base, "http://")
+	target := strings.TrimPrefix(base, "http://")
 	if err := os.WriteFile(cfg, []byte(fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -227,7 +253,7 @@ scrape_configs:
 	if err := pc.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { pc.Process.Signal(syscall.SIGTERM); pc.Wait() }()
+	t.Cleanup(func() { pc.Process.Signal(syscall.SIGTERM); pc.Wait() })
 
 	// query returns the value of a PromQL query with a single result, or
 	// "" while it has none.
@@ -261,8 +287,8 @@ scrape_configs:
 		v, _ := r.Data.Result[0].Value[1].(string)
 		return v
 	}
-	// waitFor waits until the query gives want.
-	waitFor := func(q, want string) {
+	// The waiter: until the query gives want.
+	return func(q, want string) {
 		t.Helper()
 		got := ""
 		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
@@ -272,16 +298,6 @@ scrape_configs:
 		}
 		t.Fatalf("Prometheus: %s = %q after a minute, want %q\nprometheus log:\n%s", q, got, want, tail(plog.String()))
 	}
-	exe := fmt.Sprintf(`{job="patchprof",function="work",module=%q}`, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
-	waitFor(`up{job="patchprof"}`, "1")
-	waitFor("patchprof_function_calls_total"+exe, "0")
-	total := s.ask(1234)
-	waitFor("patchprof_function_calls_total"+exe, strconv.FormatInt(total, 10))
-	total = s.ask(321)
-	waitFor("patchprof_function_calls_total"+exe, strconv.FormatInt(total, 10))
-	waitFor(`patchprof_target_running{job="patchprof"}`, "1")
-	waitFor(`patchprof_hits_total{job="patchprof"}`, strconv.FormatInt(total, 10))
-	s.finish(total)
 }
 
 // TestListenBadRequests: unknown paths, bad seconds, other methods and a

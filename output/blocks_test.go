@@ -96,6 +96,28 @@ func TestBlocksDisasmGolden(t *testing.T) {
 	checkGolden(t, "blocks/disasm.golden", buf.String())
 }
 
+// TestBlocksDisasmTimeGolden: with sampled time, each block's count has
+// its share, time per execution and samples beside it; a block of fewer
+// than 25 samples is marked ~, one without samples shows -.
+func TestBlocksDisasmTimeGolden(t *testing.T) {
+	fns := []DisasmFunc{{
+		Name: "count", Calls: 1, TotalSamples: 400,
+		Insts: []DisasmInst{
+			{Addr: 0x1000, Text: "push %rbp", File: "/src/count.c", Line: 3, Block: true, Count: 1},
+			{Addr: 0x1001, Text: "xor %eax,%eax", File: "/src/count.c", Line: 4},
+			{Addr: 0x1003, Text: "jmp 0x103c", File: "/src/count.c", Line: 6, Out: []DisasmEdge{{Kind: "taken", To: 0x103c, Count: 1}}},
+			{Addr: 0x103c, Text: "cmp %esi,%edx", File: "/src/count.c", Line: 6, Block: true, Count: 1000000, Samples: 300, TimeNS: 300_000_000},
+			{Addr: 0x1040, Text: "jl 0x1010", File: "/src/count.c", Line: 6, Out: []DisasmEdge{{Kind: "taken", To: 0x1010, Count: 999999}, {Kind: "fallthrough", To: 0x1042, Count: 1}}},
+			{Addr: 0x1042, Text: "ret", File: "/src/missing.c", Line: 2, Block: true, Count: 1, Samples: 2, TimeNS: 2_000_000},
+		},
+	}}
+	var buf bytes.Buffer
+	if err := WriteDisasm(&buf, fns, Options{ReadFile: blocksReadFile, Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "blocks/disasm_time.golden", buf.String())
+}
+
 func TestPercent(t *testing.T) {
 	for _, tc := range []struct {
 		n, total uint64

@@ -17,6 +17,11 @@ type DisasmFunc struct {
 	Module string // the module's path, "" for the executable
 	Calls  uint64 // the function's call count
 	Insts  []DisasmInst
+	// TotalSamples is every sample of the run (the profile's
+	// Time.Samples), the denominator of the blocks' TIME share, as in the
+	// listing; 0 when the run was not sampled (--time), and then there
+	// are no time columns.
+	TotalSamples uint64
 }
 
 // A DisasmInst is one instruction of a DisasmFunc, in address order.
@@ -29,6 +34,9 @@ type DisasmInst struct {
 	// then the block's count.
 	Block bool
 	Count uint64
+	// Samples and TimeNS are then the block's sampled CPU time (--time):
+	// the samples whose PC lies in the block, and the time they stand for.
+	Samples, TimeNS uint64
 	// Out lists the edges leaving the block whose last instruction this
 	// is, with their counts ("taken 0x401150 999").
 	Out []DisasmEdge
@@ -47,7 +55,10 @@ type DisasmEdge struct {
 // first instruction, the source line (file:line and text, read like the
 // listing's sources, see Options) above the instructions whose line
 // changes, and after a block's last instruction the counts of the edges
-// leaving it.
+// leaving it. A function with TotalSamples has the listing's three time
+// columns beside each block's count: its share of all the samples, its
+// time per execution (time over count, the cost of one pass through the
+// block) and its samples, marked "~" below the listing's threshold.
 func WriteDisasm(w io.Writer, fns []DisasmFunc, opt Options) error {
 	if opt.ReadFile == nil {
 		opt.ReadFile = os.ReadFile
@@ -66,36 +77,27 @@ func WriteDisasm(w io.Writer, fns []DisasmFunc, opt Options) error {
 		return ""
 	}
 	for _, f := range fns {
-		cw := len("COUNT")
-		for _, in := range f.Insts {
-			if in.Block {
-				cw = max(cw, len(strconv.FormatUint(in.Count, 10)))
-			}
-		}
+		lead := disasmLeads(f)
 		r.section()
 		head := "DISASSEMBLY OF " + escapeControl(DisplayName(f.Name))
 		if f.Module != "" {
 			head += " in " + r.display(f.Module)
 		}
 		r.line(fmt.Sprintf("%s (called %d times)", head, f.Calls))
-		r.line(padLeft("COUNT", cw) + "  ADDRESS   INSTRUCTION")
+		r.line(lead.head + "  ADDRESS   INSTRUCTION")
 		file, line := "", 0
-		for _, in := range f.Insts {
+		for k, in := range f.Insts {
 			if in.File != "" && (in.File != file || in.Line != line) {
 				file, line = in.File, in.Line
-				r.line(padLeft("", cw) + "  " + r.display(file) + ":" + strconv.Itoa(line) + "  " + text(file, line))
+				r.line(lead.blank + "  " + r.display(file) + ":" + strconv.Itoa(line) + "  " + text(file, line))
 			}
-			count := ""
-			if in.Block {
-				count = strconv.FormatUint(in.Count, 10)
-			}
-			r.line(fmt.Sprintf("%s  %8x:  %s", padLeft(count, cw), in.Addr, in.Text))
+			r.line(fmt.Sprintf("%s  %8x:  %s", lead.rows[k], in.Addr, in.Text))
 			if len(in.Out) > 0 {
 				var parts []string
 				for _, e := range in.Out {
 					parts = append(parts, fmt.Sprintf("%s %#x %d", e.Kind, e.To, e.Count))
 				}
-				r.line(padLeft("", cw) + "            -> " + strings.Join(parts, ", "))
+				r.line(lead.blank + "            -> " + strings.Join(parts, ", "))
 			}
 		}
 	}
@@ -103,4 +105,50 @@ func WriteDisasm(w io.Writer, fns []DisasmFunc, opt Options) error {
 		return fmt.Errorf("write disassembly: %w", err)
 	}
 	return nil
+}
+
+// disasmLead is the left part of a function's disassembly rows, aligned:
+// the count (and time) columns' header, each instruction's cells (filled
+// on a block's first instruction) and the blank cells of the other lines.
+type disasmLead struct {
+	head, blank string
+	rows        []string
+}
+
+// disasmLeads lays out the count column of f, and its time columns when f
+// has TotalSamples.
+func disasmLeads(f DisasmFunc) disasmLead {
+	cw := len("COUNT")
+	var cells [][3]string
+	if f.TotalSamples > 0 {
+		cells = make([][3]string, len(f.Insts))
+	}
+	for k, in := range f.Insts {
+		if !in.Block {
+			continue
+		}
+		cw = max(cw, len(strconv.FormatUint(in.Count, 10)))
+		if cells != nil {
+			share, per, n := timeCells(timeOf{in.Samples, in.TimeNS}, in.Count, f.TotalSamples)
+			cells[k] = [3]string{share, per, n}
+		}
+	}
+	l := disasmLead{head: padLeft("COUNT", cw), blank: padLeft("", cw), rows: make([]string, len(f.Insts))}
+	var tw [3]int
+	if cells != nil {
+		tw = timeWidths(cells)
+		l.head += timeHeader(tw)
+		l.blank += timeColumns([3]string{}, tw)
+	}
+	for k, in := range f.Insts {
+		count := ""
+		if in.Block {
+			count = strconv.FormatUint(in.Count, 10)
+		}
+		l.rows[k] = padLeft(count, cw)
+		if cells != nil {
+			l.rows[k] += timeColumns(cells[k], tw)
+		}
+	}
+	return l
 }

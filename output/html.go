@@ -73,6 +73,7 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		Modules: len(p.Modules) > 0,
 		Notes:   p.Notes,
 		Funcs:   p.HasFuncs(),
+		Timed:   p.HasTime(),
 		Arcs:    len(p.Branches) > 0 || len(p.Calls) > 0,
 	}
 	files := exportFiles(p)
@@ -181,16 +182,32 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 }
 
 // htmlFunctions is the function table of the page: by count, highest
-// first; with the module column when modules is set.
+// first, or by time as the terminal's function table is (Options.Sort);
+// with the module column when modules is set, and with the time columns
+// when the profile has sampled time.
 func (r *report) htmlFunctions(modules bool) []htmlFunc {
 	var out []htmlFunc
 	funcs := slices.Clone(r.p.Functions)
+	byTime := r.opt.Sort.resolve(r.p) == KeyTime
 	slices.SortFunc(funcs, func(a, b profile.Function) int {
+		if byTime && a.TimeNS != b.TimeNS {
+			return cmp.Compare(b.TimeNS, a.TimeNS)
+		}
 		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(DisplayName(a.Name), DisplayName(b.Name)),
 			strings.Compare(a.Module, b.Module), cmp.Compare(a.Address, b.Address))
 	})
 	for _, f := range funcs {
 		hf := htmlFunc{Count: f.Count, Name: DisplayName(f.Name)}
+		if r.timed() {
+			hf.Share, hf.PerCall, _ = timeCells(timeOf{f.Samples, f.TimeNS}, f.Count, r.totalSamples())
+			hf.Samples = f.Samples
+			// The sort keys of the time columns: the share sorts as
+			// the samples, the time per call in ns ("" when not called,
+			// after every number).
+			if f.Count > 0 && f.Samples > 0 {
+				hf.PerCallNS = strconv.FormatUint(f.TimeNS/f.Count, 10)
+			}
+		}
 		if f.File != "" {
 			hf.Location = r.display(f.File)
 			if f.Line > 0 {
@@ -294,6 +311,7 @@ type htmlPage struct {
 	CrashText string
 	Modules   bool
 	Funcs     bool
+	Timed     bool // p has sampled time: the function table's time columns
 	Arcs      bool // p has branches or calls: the arcs columns
 	Files     []htmlFile
 	Functions []htmlFunc
@@ -339,6 +357,10 @@ type htmlRow struct {
 type htmlFunc struct {
 	Count                  uint64
 	Name, Location, Module string
+	// Share and PerCall are the TIME and PER CALL cells of the terminal's
+	// function table (--time); PerCallNS is PER CALL's sort key.
+	Share, PerCall, PerCallNS string
+	Samples                   uint64
 }
 
 var htmlTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
@@ -386,9 +408,9 @@ p.summary { font-family: monospace; }
 </table>
 {{if .Funcs}}<h2>functions</h2>
 <table id="functions">
-<thead><tr><th data-key="count" data-num="1">count</th><th data-key="function">function</th><th data-key="location">location</th>{{if .Modules}}<th data-key="module">module</th>{{end}}</tr></thead>
+<thead><tr><th data-key="count" data-num="1">count</th>{{if .Timed}}<th data-key="time" data-num="1">time</th><th data-key="percall" data-num="1">per call</th><th data-key="samples" data-num="1">samples</th>{{end}}<th data-key="function">function</th><th data-key="location">location</th>{{if .Modules}}<th data-key="module">module</th>{{end}}</tr></thead>
 <tbody>
-{{range .Functions}}<tr><td class="num{{if not .Count}} neverfn{{end}}">{{.Count}}</td><td class="name">{{.Name}}</td><td class="name">{{.Location}}</td>{{if $.Modules}}<td class="name">{{.Module}}</td>{{end}}</tr>
+{{range .Functions}}<tr><td class="num{{if not .Count}} neverfn{{end}}">{{.Count}}</td>{{if $.Timed}}<td class="num" data-v="{{.Samples}}">{{.Share}}</td><td class="num" data-v="{{.PerCallNS}}">{{.PerCall}}</td><td class="num">{{.Samples}}</td>{{end}}<td class="name">{{.Name}}</td><td class="name">{{.Location}}</td>{{if $.Modules}}<td class="name">{{.Module}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>
 {{end}}{{range .Files}}<section class="file" id="{{.ID}}">
@@ -409,8 +431,11 @@ p.summary { font-family: monospace; }
 		var body = table.tBodies[0];
 		var rows = Array.prototype.slice.call(body.rows);
 		rows.sort(function (a, b) {
-			var x = a.cells[col].textContent, y = b.cells[col].textContent;
-			var c = num ? Number(x) - Number(y) : (x < y ? -1 : x > y ? 1 : 0);
+			// A cell's data-v is its sort key when its text is not a
+			// plain number ("75.0%", "3.41ms"); an empty key sorts low.
+			var key = function (td) { return td.dataset.v !== undefined ? td.dataset.v : td.textContent; };
+			var x = key(a.cells[col]), y = key(b.cells[col]);
+			var c = num ? (x === "" ? -1 : Number(x)) - (y === "" ? -1 : Number(y)) : (x < y ? -1 : x > y ? 1 : 0);
 			return desc ? -c : c;
 		});
 		rows.forEach(function (r) { body.appendChild(r); });

@@ -117,3 +117,47 @@ func TestWriteHTMLBranches(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteHTMLTime: with sampled time the function table has the
+// terminal table's TIME, PER CALL and SAMPLES cells (with their sort keys)
+// and is sorted by time; without time it has none of them.
+func TestWriteHTMLTime(t *testing.T) {
+	p := blocksProfile()
+	p.Time = &profile.Time{Rate: 997, Samples: 400, TimeNS: 400_000_000}
+	p.Functions = append(p.Functions, profile.Function{Name: "hot", Count: 2, File: "/src/count.c", Line: 3, Address: 0x1200, Samples: 300, TimeNS: 300_000_000})
+	p.Functions[0].Samples, p.Functions[0].TimeNS = 10, 10_000_000
+	var buf bytes.Buffer
+	if err := WriteHTML(&buf, p, Options{ReadFile: blocksReadFile, Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	got := buf.String()
+	table := got[strings.Index(got, `<table id="functions">`):]
+	table = table[:strings.Index(table, "</table>")]
+	want := `<thead><tr><th data-key="count" data-num="1">count</th><th data-key="time" data-num="1">time</th><th data-key="percall" data-num="1">per call</th><th data-key="samples" data-num="1">samples</th><th data-key="function">function</th><th data-key="location">location</th></tr></thead>
+<tbody>
+<tr><td class="num">2</td><td class="num" data-v="300">75.0%</td><td class="num" data-v="150000000">150ms</td><td class="num">300</td><td class="name">hot</td><td class="name">count.c:3</td></tr>
+<tr><td class="num">1</td><td class="num" data-v="10">~2.5%</td><td class="num" data-v="10000000">~10.0ms</td><td class="num">10</td><td class="name">count</td><td class="name">count.c:3</td></tr>
+<tr><td class="num neverfn">0</td><td class="num" data-v="0">-</td><td class="num" data-v=""></td><td class="num">0</td><td class="name">unused</td><td class="name">count.c:3</td></tr>
+</tbody>
+`
+	if !strings.HasSuffix(table, want) {
+		t.Errorf("function table:\n%s\nwant it to end with:\n%s", table, want)
+	}
+	// --sort count keeps the count order: count (1 call) after hot (2) is
+	// the same here, so sort a profile where they differ.
+	p.Functions[2].Count = 0
+	buf.Reset()
+	if err := WriteHTML(&buf, p, Options{ReadFile: blocksReadFile, Cwd: "/src", Sort: KeyCount}); err != nil {
+		t.Fatal(err)
+	}
+	if i, j := strings.Index(buf.String(), `<td class="name">count</td>`), strings.Index(buf.String(), `<td class="name">hot</td>`); i < 0 || j < i {
+		t.Errorf("--sort count: count at %d, hot at %d; want count (1 call) first", i, j)
+	}
+	buf.Reset()
+	if err := WriteHTML(&buf, blocksProfile(), Options{ReadFile: blocksReadFile, Cwd: "/src"}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), `data-key="time"`) || strings.Contains(buf.String(), "data-v=") {
+		t.Errorf("time columns in a page without time:\n%s", buf.String())
+	}
+}

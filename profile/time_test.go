@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -78,6 +79,55 @@ func TestValidateSamples(t *testing.T) {
 		var fe *FormatError
 		if err := q.Validate(); !errors.As(err, &fe) {
 			t.Errorf("%s: Validate = %v, want a *FormatError", name, err)
+		}
+	}
+}
+
+// TestBlockTime: a block's samples and time_ns survive a save and a load,
+// a merge sums them by block, and a block without them (a version 2 file,
+// or a block never sampled) has none and writes none.
+func TestBlockTime(t *testing.T) {
+	a := blocksProfile()
+	a.Time = &Time{Rate: 997, Samples: 40, TimeNS: 40_120_360}
+	a.Blocks[1].Samples, a.Blocks[1].TimeNS = 30, 30_090_270 // the loop head, 0x10
+	var buf bytes.Buffer
+	if err := a.Encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"count": 10,
+      "entries": 1,
+      "samples": 30,
+      "time_ns": 30090270`) || strings.Count(buf.String(), `"time_ns"`) != 2 {
+		t.Errorf("saved blocks lack the loop head's time, or a block without samples has some:\n%s", buf.String())
+	}
+	q, err := Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := func(p *Profile) Block {
+		for _, b := range p.Blocks {
+			if b.Address == 0x10 {
+				return b
+			}
+		}
+		t.Fatalf("no block 0x10 in %+v", p.Blocks)
+		return Block{}
+	}
+	if b := loop(q); b.Samples != 30 || b.TimeNS != 30_090_270 {
+		t.Errorf("loaded block %+v; want 30 samples, 30090270 ns", b)
+	}
+	plain := blocksProfile() // no time, as a file of version 2
+	plain.Version = 2
+	m, err := Merge(false, a, q, plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := loop(m); b.Samples != 60 || b.TimeNS != 2*30_090_270 || b.Count != 30 {
+		t.Errorf("merged block %+v; want count 30, 60 samples, %d ns", b, 2*30_090_270)
+	}
+	for _, b := range m.Blocks {
+		if b.Address == 0x20 && (b.Samples != 0 || b.TimeNS != 0) {
+			t.Errorf("merged block 0x20 %+v; want no time", b)
 		}
 	}
 }

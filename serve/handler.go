@@ -105,7 +105,7 @@ type endpoint struct {
 var endpoints = []endpoint{
 	{"/debug/pprof/counts", "pprof protobuf of the counts (calls, line_entries); ?seconds=N: the counts added during the next N seconds", (*Handler).servePprof, true},
 	{"/profile.json", "the saved-profile JSON of the moment (exit.running while the target runs)", (*Handler).serveJSON, true},
-	{"/metrics", "Prometheus text exposition: calls of the most called functions, sites, hits, target state, patchprof's CPU and memory", (*Handler).serveMetrics, true},
+	{"/metrics", "Prometheus text exposition: calls (and with --time CPU time) of the most called functions, sites, hits, target state, patchprof's CPU and memory", (*Handler).serveMetrics, true},
 	{"/healthz", "ok while patchprof serves", (*Handler).serveHealth, false},
 }
 

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/patchprof/patchprof/profile"
@@ -46,6 +47,9 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 	for _, f := range called {
 		m.sample("patchprof_function_calls_total", f.Count, "module", p.ModuleName(f.Module), "function", f.Name)
 	}
+	if p.HasTime() {
+		writeTimeMetrics(m, p, called)
+	}
 	m.family("patchprof_functions_omitted", "gauge",
 		"Profiled functions left out of patchprof_function_calls_total to keep its cardinality bounded (--metrics-top).")
 	m.sample("patchprof_functions_omitted", uint64(omitted))
@@ -78,6 +82,27 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 	m.sample("go_goroutines", uint64(runtime.NumGoroutine()))
 }
 
+// writeTimeMetrics writes the sampled CPU time of a --time run: for each
+// function of called (the ones patchprof_function_calls_total lists, so
+// that every series of calls has its time beside it and rate(time) /
+// rate(calls) is the time per call), the time of its own code, and the
+// target's whole sampled time, in seconds (Prometheus' base unit). Both
+// are counters: samples only accumulate. A function not sampled yet is
+// at 0, as its calls are.
+func writeTimeMetrics(m *expo, p *profile.Profile, called []profile.Function) {
+	m.family("patchprof_function_cpu_seconds_total", "counter",
+		"User CPU time sampled in a profiled function's own code (not its callees) since profiling began (--time), for the functions of patchprof_function_calls_total.")
+	for _, f := range called {
+		m.sampleFloat("patchprof_function_cpu_seconds_total", nanosToSeconds(f.TimeNS), "module", p.ModuleName(f.Module), "function", f.Name)
+	}
+	m.family("patchprof_target_cpu_seconds_total", "counter",
+		"User CPU time sampled in all the target's threads since profiling began (--time), inside the profiled code or not.")
+	m.sampleFloat("patchprof_target_cpu_seconds_total", nanosToSeconds(p.Time.TimeNS))
+}
+
+// nanosToSeconds converts the profile's nanoseconds to seconds.
+func nanosToSeconds(ns uint64) float64 { return float64(ns) / 1e9 }
+
 // expo writes the text exposition format.
 type expo struct{ w io.Writer }
 
@@ -87,6 +112,16 @@ func (e *expo) family(name, typ, help string) {
 
 // sample writes one sample; labels are name, value pairs.
 func (e *expo) sample(name string, v uint64, labels ...string) {
+	e.write(name, strconv.FormatUint(v, 10), labels)
+}
+
+// sampleFloat writes one sample of a float value, in the shortest form
+// that reads back as the same float64.
+func (e *expo) sampleFloat(name string, v float64, labels ...string) {
+	e.write(name, strconv.FormatFloat(v, 'g', -1, 64), labels)
+}
+
+func (e *expo) write(name, value string, labels []string) {
 	var b strings.Builder
 	b.WriteString(name)
 	if len(labels) > 0 {
@@ -99,7 +134,7 @@ func (e *expo) sample(name string, v uint64, labels ...string) {
 		}
 		b.WriteByte('}')
 	}
-	fmt.Fprintf(&b, " %d\n", v)
+	b.WriteString(" " + value + "\n")
 	io.WriteString(e.w, b.String())
 }
 

@@ -96,3 +96,52 @@ func TestMetricsEndpoint(t *testing.T) {
 		t.Errorf("after Finish:\n%s", w.Body)
 	}
 }
+
+// TestMetricsTime checks the CPU time families of a --time profile
+// exactly: seconds of each listed function's own code beside its calls
+// (the same functions, in the same order), and the target's whole time;
+// a profile without time has neither family.
+func TestMetricsTime(t *testing.T) {
+	p := &profile.Profile{
+		Executable: "/srv/app",
+		Mode:       profile.ModeFuncs,
+		Time:       &profile.Time{Rate: 997, Samples: 3000, TimeNS: 3_009_027_000},
+		Functions: []profile.Function{
+			{Name: "main", Count: 1, Address: 0x10},
+			{Name: "thrice", Count: 200, Address: 0x20, Samples: 2070, TimeNS: 2_076_228_630},
+			{Name: "once", Count: 200, Address: 0x30, Samples: 694, TimeNS: 696_088_246},
+			{Name: "cold", Count: 0, Address: 0x40, Samples: 5, TimeNS: 5_015_045},
+		},
+	}
+	var b bytes.Buffer
+	writeMetrics(&b, p, metricsOptions{engine: "jump", top: 3, running: true})
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "cpu_seconds") && strings.Contains(l, "patchprof_") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		"# HELP patchprof_function_cpu_seconds_total User CPU time sampled in a profiled function's own code (not its callees) since profiling began (--time), for the functions of patchprof_function_calls_total.",
+		"# TYPE patchprof_function_cpu_seconds_total counter",
+		`patchprof_function_cpu_seconds_total{module="/srv/app",function="once"} 0.696088246`,
+		`patchprof_function_cpu_seconds_total{module="/srv/app",function="thrice"} 2.07622863`,
+		`patchprof_function_cpu_seconds_total{module="/srv/app",function="main"} 0`,
+		"# HELP patchprof_target_cpu_seconds_total User CPU time sampled in all the target's threads since profiling began (--time), inside the profiled code or not.",
+		"# TYPE patchprof_target_cpu_seconds_total counter",
+		"patchprof_target_cpu_seconds_total 3.009027",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("metrics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The time follows the calls of the same functions.
+	if i, j := strings.Index(b.String(), "patchprof_function_calls_total{"), strings.Index(b.String(), "patchprof_function_cpu_seconds_total{"); i < 0 || j < i {
+		t.Errorf("calls at %d, time at %d; want the time after the calls:\n%s", i, j, b.String())
+	}
+	p.Time = nil
+	b.Reset()
+	writeMetrics(&b, p, metricsOptions{engine: "jump", top: 3})
+	if strings.Contains(b.String(), "cpu_seconds_total{") || strings.Contains(b.String(), "patchprof_target_cpu") {
+		t.Errorf("time families without --time:\n%s", b.String())
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/profiler"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -50,11 +51,14 @@ func (b *blockFlags) apply(lines, funcs *bool) error {
 }
 
 // writeDisasm writes the annotated disassembly of the block-counted
-// functions matching --disasm, in every counted module, to w.
-func (b *blockFlags) writeDisasm(w io.Writer, mods []profiler.Module, opt output.Options) error {
+// functions matching --disasm, in every counted module, to w. The counts
+// come from the plans' tables; the blocks' sampled time (--time) from p,
+// the run's profile, where the samples were resolved to blocks.
+func (b *blockFlags) writeDisasm(w io.Writer, mods []profiler.Module, p *profile.Profile, opt output.Options) error {
 	if b.re == nil {
 		return nil
 	}
+	tm := blockTimes(p)
 	var fns []output.DisasmFunc
 	for _, m := range mods {
 		for _, fg := range m.Plan.Graphs {
@@ -62,7 +66,7 @@ func (b *blockFlags) writeDisasm(w io.Writer, mods []profiler.Module, opt output
 			if !b.re.MatchString(f.Name) && !slices.ContainsFunc(f.Aliases, b.re.MatchString) {
 				continue
 			}
-			fns = append(fns, disasmOf(m, fg))
+			fns = append(fns, disasmOf(m, fg, tm))
 		}
 	}
 	if len(fns) == 0 {
@@ -71,12 +75,41 @@ func (b *blockFlags) writeDisasm(w io.Writer, mods []profiler.Module, opt output
 	return output.WriteDisasm(w, fns, opt)
 }
 
-// disasmOf decodes one block-counted function of m for WriteDisasm.
-func disasmOf(m profiler.Module, fg breakpoint.FuncGraph) output.DisasmFunc {
+// A blockTime is the sampled time of a block and the run's total samples,
+// by module and block start; nil for a run without time.
+type blockTime struct {
+	total  uint64
+	blocks map[blockKey]profile.Block
+}
+
+type blockKey struct {
+	module string
+	addr   uint64
+}
+
+// blockTimes indexes the blocks of p for their sampled time; nil when p
+// has none.
+func blockTimes(p *profile.Profile) *blockTime {
+	if p == nil || !p.HasTime() {
+		return nil
+	}
+	bt := &blockTime{total: p.Time.Samples, blocks: make(map[blockKey]profile.Block, len(p.Blocks))}
+	for _, b := range p.Blocks {
+		bt.blocks[blockKey{b.Module, uint64(b.Address)}] = b
+	}
+	return bt
+}
+
+// disasmOf decodes one block-counted function of m for WriteDisasm, with
+// its blocks' sampled time from tm (nil without --time).
+func disasmOf(m profiler.Module, fg breakpoint.FuncGraph, tm *blockTime) output.DisasmFunc {
 	t := m.Plan.Table
 	g := fg.Graph
 	f := m.Plan.Funcs[fg.Func]
 	df := output.DisasmFunc{Name: f.Name, Module: m.Name}
+	if tm != nil {
+		df.TotalSamples = tm.total
+	}
 	if i, ok := t.Index(f.Site); ok && f.Planted {
 		df.Calls = t.Hits[i]
 	}
@@ -109,6 +142,10 @@ func disasmOf(m profiler.Module, fg breakpoint.FuncGraph) output.DisasmFunc {
 				in.Block = true
 				if i, ok := t.Index(pc); ok {
 					in.Count = t.Hits[i]
+				}
+				if tm != nil {
+					pb := tm.blocks[blockKey{m.Name, pc}]
+					in.Samples, in.TimeNS = pb.Samples, pb.TimeNS
 				}
 			}
 			if pc == bl.Last {
