@@ -4,8 +4,8 @@
  * spinner without disturbing the sleeper. Exits 0 when every call returned
  * as it does natively, 3 otherwise. The spinner says it has begun before
  * the main thread sleeps: the first hit of its entry, which the in-process
- * engine patches holding every thread (README's known issue, which ends a
- * sleeping epoll_wait with EINTR), is then over.
+ * engine patches holding every thread, is then over, and only the sampler
+ * stops threads (an EINTR of the patching's is restarted too: eintr.c).
  * Build: gcc -g -O1 -pthread -o asleep asleep.c */
 #include <errno.h>
 #include <pthread.h>
