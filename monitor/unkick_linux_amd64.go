@@ -32,12 +32,21 @@ import (
 //
 // Preconditions: on the tracer thread; t is in the call's syscall-exit-stop.
 func (m *mon) unkick(t *thread, nr, rval uint64) {
-	if int64(rval) != -int64(unix.EINTR) || signalWaiting(t) {
+	// rt_sigreturn "returns" the rax of the context it restores, an
+	// interrupted call's EINTR among them; a restarted call
+	// (restart_syscall) that returns EINTR had its restart taken away.
+	if int64(rval) != -int64(unix.EINTR) || nr == sysRtSigreturn || nr == sysRestartSyscall || signalWaiting(t) {
 		return
 	}
 	var regs unix.PtraceRegs
 	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
 		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
+		return
+	}
+	// Only a call made by a syscall instruction just before the PC is
+	// run again (not int 0x80, not one whose bytes are not there).
+	var insn [2]byte
+	if n, _ := t.mm.mem.ReadMemory(regs.Rip-2, insn[:]); n != 2 || insn != [2]byte{0x0f, 0x05} {
 		return
 	}
 	regs.Rax = nr
