@@ -2,7 +2,9 @@
 // one run on one machine (issue 13, "Benchmarks"): per workload, the native
 // program, a `gcc --coverage` build (`go build -cover` for Go), callgrind,
 // uftrace where installed (on a `-pg` build), and patchprof under each
-// engine (classic, xol, jump). The configurations run round-robin, N times
+// engine (classic, xol, jump), and the in-process engine with --time
+// (jump+time: what sampling costs beside counting). The configurations run
+// round-robin, N times
 // each, so that drift of the machine spreads over all of them; the table
 // gives each one's median wall time, its ratio to the native median and its
 // cost per hit over native.

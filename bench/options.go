@@ -19,14 +19,17 @@ const (
 	cfgClassic   = "classic"
 	cfgXOL       = "xol"
 	cfgJump      = "jump"
+	// cfgJumpTime is the in-process engine with --time: what sampling
+	// costs beside counting.
+	cfgJumpTime = "jump+time"
 )
 
 // allConfigs lists every configuration in table order.
-var allConfigs = []string{cfgNative, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump}
+var allConfigs = []string{cfgNative, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpTime}
 
 // isEngine reports whether a configuration is a patchprof engine.
 func isEngine(cfg string) bool {
-	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump
+	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump || cfg == cfgJumpTime
 }
 
 // Options are the command's settings, from its flags.

@@ -152,6 +152,8 @@ func (b *bench) label(t *Target, cfg string) string {
 		return "uftrace record (-pg build)"
 	case cfgNative:
 		return "native"
+	case cfgJumpTime:
+		return "patchprof --engine jump --time"
 	}
 	return "patchprof --engine " + cfg
 }
@@ -211,7 +213,11 @@ func (b *bench) commandLine(wr *workloadRun, cfg, dir string) (name string, args
 	case cfgUftrace:
 		return "uftrace", append([]string{"record", "-d", filepath.Join(dir, "uftrace.data"), t.Pg}, w.Args...), nil
 	}
-	args = append([]string{"--engine", cfg}, w.Mode...)
+	if cfg == cfgJumpTime {
+		args = append([]string{"--engine", cfgJump, "--time"}, w.Mode...)
+	} else {
+		args = append([]string{"--engine", cfg}, w.Mode...)
+	}
 	args = append(args, b.opts.PatchprofFlags...)
 	args = append(args, "-o", filepath.Join(dir, "report.txt"), "--save", filepath.Join(dir, "profile.json"), "--", t.Plain)
 	return b.patchprof, append(args, w.Args...), nil
