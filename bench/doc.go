@@ -4,8 +4,8 @@
 // uftrace where installed (on a `-pg` build), and patchprof under each
 // engine (classic, xol, jump), and the in-process engine with --time
 // (jump+time: what sampling costs beside counting). The configurations run
-// round-robin, N times
-// each, so that drift of the machine spreads over all of them; the table
+// round-robin, N times each, so that drift of the machine spreads over all
+// of them; the table
 // gives each one's median wall time, its ratio to the native median and its
 // cost per hit over native.
 //
