@@ -154,10 +154,16 @@ func branchSuffix(idx map[branchKey][]profile.Branch, file string, line int) str
 }
 
 // blockSummary is what the function table prints after a function's
-// location when its blocks were counted: "  blocks 12/13, 20 edges".
+// location when its blocks were counted: "  blocks 12/13, 20 edges". The
+// edges are said only when there are some: --lines counts blocks and keeps
+// no edges (--blocks does), and "0 edges" read as a function without
+// branches.
 func blockSummary(f profile.Function) string {
 	if f.Blocks == 0 {
 		return ""
+	}
+	if f.Edges == 0 {
+		return fmt.Sprintf("  blocks %d/%d", f.BlocksExecuted, f.Blocks)
 	}
 	return fmt.Sprintf("  blocks %d/%d, %d edges", f.BlocksExecuted, f.Blocks, f.Edges)
 }
