@@ -44,11 +44,18 @@ type timedFunc struct {
 // loadTimed reads a saved profile.
 func loadTimed(t *testing.T, path string) *timedProfile {
 	t.Helper()
+	return loadJSON[timedProfile](t, path)
+}
+
+// loadJSON reads the JSON file at path into a new T: a saved profile seen
+// through the fields a test reads.
+func loadJSON[T any](t *testing.T, path string) *T {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p timedProfile
+	var p T
 	if err := json.Unmarshal(b, &p); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

@@ -3,7 +3,6 @@
 package integration
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -44,15 +43,7 @@ type timedBlock struct {
 
 func loadBlockTimes(t *testing.T, path string) *blockTimes {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p blockTimes
-	if err := json.Unmarshal(b, &p); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	return &p
+	return loadJSON[blockTimes](t, path)
 }
 
 // loopOf returns the block of function name that ran most: in costs.c the
