@@ -4,7 +4,9 @@ package monitor
 
 import (
 	"fmt"
+	"os"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -60,14 +62,25 @@ func (m *mon) unkick(t *thread, nr, rval uint64) {
 // pending for it or its process (proc(5): SigPnd, ShdPnd, SigBlk): then
 // its EINTR may be the program's own, and stays.
 func signalWaiting(t *thread) bool {
-	path := "/proc/" + strconv.Itoa(t.tgid) + "/task/" + strconv.Itoa(t.tid) + "/status"
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(t.tgid) + "/task/" + strconv.Itoa(t.tid) + "/status")
+	if err != nil {
+		return true // cannot tell: leave the result alone
+	}
+	return pendingUnblocked(string(b))
+}
+
+// pendingUnblocked reads a status file's SigPnd, ShdPnd and SigBlk and
+// reports whether a pending signal is not blocked; true when a field is
+// missing or unreadable (cannot tell).
+func pendingUnblocked(status string) bool {
 	var m [3]uint64
-	for k, key := range []string{"SigPnd", "ShdPnd", "SigBlk"} {
-		v, ok := statusField(path, key)
-		if !ok {
-			return true // cannot tell: leave the result alone
+	for k, key := range []string{"SigPnd:", "ShdPnd:", "SigBlk:"} {
+		i := strings.Index(status, "\n"+key)
+		if i < 0 {
+			return true
 		}
-		x, err := strconv.ParseUint(v, 16, 64)
+		v, _, _ := strings.Cut(status[i+1+len(key):], "\n")
+		x, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
 		if err != nil {
 			return true
 		}
