@@ -205,7 +205,8 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	// Measure again the blocks whose counts are left unknown (or that
 	// touch an edge left unknown), until everything follows; a function
 	// was derivable with every block measured, so this ends.
-	dp, unknown := planDeriveLeft(g, derived)
+	fs := newFlowSystem(g) // one system, solved again for each choice
+	dp, unknown := fs.solve(derived)
 	for unknown != nil {
 		freed := false
 		free := func(b int) {
@@ -227,7 +228,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		if !freed {
 			clear(derived)
 		}
-		dp, unknown = planDeriveLeft(g, derived)
+		dp, unknown = fs.solve(derived)
 	}
 	// Freeing both ends of an unknown edge may free more than needed:
 	// each freed candidate is tried again, one at a time.
@@ -236,7 +237,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 			continue
 		}
 		derived[b] = true
-		if d, left := planDeriveLeft(g, derived); left == nil {
+		if d, left := fs.solve(derived); left == nil {
 			dp = d
 		} else {
 			derived[b] = false
