@@ -81,6 +81,8 @@ type modelFunc struct {
 	finallies []finally
 	// labels are the blocks of GCC's goto labels (planlines_gotolabels.go).
 	labels []labelBlock
+	// cases are the empty cases of its switches (planlines_emptycases.go).
+	cases []caseGroup
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -204,6 +206,7 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
+			p.addEmptyCases(m, g, &mf, rs, fi, keepFile, source)
 			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
 			addFinallies(m, g, &mf, rs, mem, source)
@@ -431,15 +434,18 @@ func listLast(keys []LineRef, ls []int32) {
 // that last entry.
 //
 // unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
-// known only for the lines derived from blocks.
-func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted []bool) {
+// known only for the lines derived from blocks. unknown is true for a line
+// whose count the run cannot tell (an empty case that shares its jump-table
+// entries with other values, when they ran): it has no count.
+func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
 	t := p.Table
 	out := make([]uint64, len(p.Lines))
 	copy(out, t.LineEntries)
 	unexecuted = make([]bool, len(p.Lines))
+	unknown = make([]bool, len(p.Lines))
 	m := p.model
 	if m == nil || len(m.funcs) == 0 {
-		return out, unexecuted
+		return out, unexecuted, unknown
 	}
 	funcs := make([]linecount.Func, 0, len(m.funcs))
 	for _, mf := range m.funcs {
@@ -452,7 +458,30 @@ func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted []bool) {
 			unexecuted[i] = unexecuted[i] || r.Unexecuted[k]
 		}
 	}
-	return out, unexecuted
+	for _, mf := range m.funcs {
+		for _, cg := range mf.cases {
+			if cg.exact || p.groupCount(mf, cg) == 0 {
+				continue
+			}
+			for _, k := range cg.keys {
+				if i := m.report[k]; i >= 0 {
+					unknown[i] = true
+				}
+			}
+		}
+	}
+	return out, unexecuted, unknown
+}
+
+// groupCount returns how often control went along the jump-table arcs to
+// where a group of empty cases points.
+func (p *Plan) groupCount(mf modelFunc, cg caseGroup) uint64 {
+	fg := p.Graphs[mf.graph]
+	var c uint64
+	for _, k := range cg.edges {
+		c += p.Table.EdgeCounts[int(fg.FirstEdge)+k]
+	}
+	return c
 }
 
 // flowOf turns one modelled function's counts into linecount's terms.
@@ -550,6 +579,16 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	}
 	for i, lb := range mf.labels {
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), lb.lines...), Count: labCount[i]})
+	}
+	// The empty cases no block carries: a block of their own, entered
+	// from the dispatch as often as its arcs to where they point ran.
+	for _, cg := range mf.cases {
+		if len(cg.extra) == 0 {
+			continue
+		}
+		c := p.groupCount(mf, cg)
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(cg.dispatch), To: int32(len(f.Blocks)), Count: c})
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), cg.extra...), Count: c})
 	}
 	if fault != nil && *fault >= g.Addr && *fault < g.End {
 		cutAt(&f, g, mf, *fault)

@@ -126,6 +126,18 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
 			coded[r.ref.Line] = true
 		}
 	}
+	// The function's lines with comments and literals blanked, read once.
+	texts := make([]string, 0, min(hi, len(src))-lo+1)
+	comment := false
+	for k := lo; k <= hi && k <= len(src); k++ {
+		texts = append(texts, strings.TrimSpace(codeText(src[k-1], &comment)))
+	}
+	text := func(k int) string {
+		if k < lo || k-lo >= len(texts) {
+			return ""
+		}
+		return texts[k-lo]
+	}
 	depth := 0 // preprocessor conditionals open in the function
 	for l := lo + 1; l < hi && l <= len(src); l++ {
 		switch kind, _ := directive(strings.TrimSpace(src[l-1])); kind {
@@ -141,7 +153,7 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
 			}
 			continue
 		}
-		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded)) {
+		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded) && !idleAssign(text, l, lo, hi, coded)) {
 			continue
 		}
 		// The row of the nearest line below with code.
@@ -157,4 +169,58 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
 		rs = slices.Insert(rs, next, fnRow{addr: rs[next].addr, ref: LineRef{File: file, Line: l}})
 	}
 	return rs
+}
+
+// assignLine matches a line that is one whole assignment to a variable or
+// a member or element of one (x = ..., p->f |= ..., a[i] += ...): no
+// declaration (a type before the name), no second statement, no brace.
+var assignLine = regexp.MustCompile(`^[A-Za-z_]\w*((\.|->)\s*[A-Za-z_]\w*|\[[^\]\[]*\])*\s*(<<|>>|[-+*/%&|^])?=[^=][^;{}]*;$`)
+
+// fillerLine matches a call statement alone on its line (a macro that
+// expands to nothing when it has no row: SQLite's debug hooks).
+var fillerLine = regexp.MustCompile(`^[A-Za-z_]\w*\s*\([^;{}]*\)\s*;$`)
+
+// nextStatement matches the start of a line that begins a statement no
+// codeless assignment right above it can share a block with: a label, a
+// loop's header, a closing brace, an else.
+var notStraight = regexp.MustCompile(`^(\}|case\b|default\b|else\b|while\b|for\b|do\b|switch\b|[A-Za-z_]\w*\s*:[^:])`)
+
+// idleAssign reports whether line l (no code) is an assignment GCC keeps
+// as a statement but -O0 compiles to nothing: one a macro makes a
+// self-assignment (`flags |= O_RDONLY` with O_RDONLY 0, `n = ROUND8P(n)`
+// with ROUND8P(x) (x)). It must sit in straight-line code: the nearest
+// code above it ends a statement or opens a block (not a switch's), or
+// a block closes above it; the nearest code below is a plain statement;
+// only blank lines, comments and row-less call statements lie between. Its statement is then in the block of the next
+// statement, where addCodeless puts it. A declaration (`static int x =
+// 0;`) never matches. text(k) is line k with comments and literals
+// blanked, trimmed; "" outside [lo, hi].
+func idleAssign(text func(int) string, l, lo, hi int, coded map[int]bool) bool {
+	if !assignLine.MatchString(text(l)) {
+		return false
+	}
+	above := false
+	for k := l - 1; k >= lo; k-- {
+		t := text(k)
+		if coded[k] || t == "}" {
+			above = strings.HasSuffix(t, ";") || t == "}" || strings.HasSuffix(t, "{") && !switchLine.MatchString(t)
+			break
+		}
+		if t != "" && !fillerLine.MatchString(t) {
+			return false
+		}
+	}
+	if !above {
+		return false
+	}
+	for k := l + 1; k <= hi; k++ {
+		t := text(k)
+		if coded[k] {
+			return !notStraight.MatchString(t)
+		}
+		if t != "" && !fillerLine.MatchString(t) {
+			return false // a directive, a label, a brace, another statement
+		}
+	}
+	return false
 }

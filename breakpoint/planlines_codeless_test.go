@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/patchprof/patchprof/lineinfo"
@@ -114,6 +115,106 @@ func TestElseAfterJump(t *testing.T) {
 		end := len(tc.src) - 1 // the closing brace before the jump
 		if got := elseAfterJump(tc.src, end); got != tc.want {
 			t.Errorf("elseAfterJump(%q) = %v, want %v", tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestIdleAssign accepts an assignment with no row only in straight-line
+// code, between a statement (or a block's opening or closing brace) above
+// and a plain statement below, with only blank lines, comments and
+// row-less call statements between.
+func TestIdleAssign(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		src  []string // line 2 is the candidate; lines marked "@" have rows
+		want bool
+	}{
+		{"straight", []string{"@x = f();", "flags |= O_RDONLY;", "@y = 1;"}, true},
+		{"then block", []string{"@if( p==0 ){", "n = ROUND8P(n);", "@if( n > 3 ){"}, true},
+		{"after a block", []string{"}", "r |= NONE;", "@return r;"}, true},
+		{"fillers", []string{"@rc = g();", "rc = JOIN(p, rc);", "", "DEBUG(\"x\");", "/* note */", "@h();"}, true},
+		{"member", []string{"@x = 1;", "p->a[i].f = p->a[i].f;", "@y = 1;"}, true},
+		{"declaration", []string{"@x = 1;", "static int y = 0;", "@z = 1;"}, false},
+		{"comparison", []string{"@x = 1;", "y == 0;", "@z = 1;"}, false},
+		{"directive between", []string{"@x = 1;", "y = y;", "#endif", "@z = 1;"}, false},
+		{"label below", []string{"@x = 1;", "y = y;", "@out: z = 1;"}, false},
+		{"loop below", []string{"@x = 1;", "y = y;", "@while( x ){"}, false},
+		{"case below", []string{"@x = 1;", "y = y;", "@case 3:"}, false},
+		{"switch above", []string{"@switch( x ){", "y = y;", "@z = 1;"}, false},
+		{"two lines", []string{"@x = 1;", "y =", "@  y;"}, false},
+		{"in a comment", []string{"@x = 1; /*", "y = y;", "*/ z = 1;"}, false},
+	} {
+		coded := map[int]bool{}
+		src := make([]string, len(tc.src))
+		for k, l := range tc.src {
+			if strings.HasPrefix(l, "@") {
+				coded[k+1] = true
+				l = l[1:]
+			}
+			src[k] = l
+		}
+		comment := false
+		texts := make([]string, len(src))
+		for k := range src {
+			texts[k] = strings.TrimSpace(codeText(src[k], &comment))
+		}
+		text := func(k int) string {
+			if k < 1 || k > len(texts) {
+				return ""
+			}
+			return texts[k-1]
+		}
+		if got := idleAssign(text, 2, 1, len(src), coded); got != tc.want {
+			t.Errorf("%s: idleAssign(%q) = %v, want %v", tc.name, tc.src, got, tc.want)
+		}
+	}
+}
+
+// TestSwitchCases reads a switch's top-level labels: an empty case (no
+// row to its break, or only the break's row at a nop the table points
+// at), a case with code, a case inside #ifdef (no label of the switch's
+// top level), and the closing brace.
+func TestSwitchCases(t *testing.T) {
+	src := []string{
+		"switch( op ){", // 1
+		"  case 0:",     // 2
+		"    r = 1;",    // 3 @
+		"    break;",    // 4 @
+		"  case 1: {",   // 5
+		"#ifdef X",      // 6
+		"    r = 2;",    // 7
+		"#endif",        // 8
+		"    break;",    // 9
+		"  }",           // 10
+		"  case 2: {",   // 11
+		"    break;",    // 12 @ at a nop
+		"  }",           // 13
+		"  case 3:",     // 14
+		"    if( r ){",  // 15
+		"      break;",  // 16
+		"    }",         // 17
+		"  default:",    // 18
+		"    r = -1;",   // 19 @
+		"}",             // 20
+	}
+	coded := map[int]bool{3: true, 4: true, 12: true, 19: true}
+	cases, end := switchCases(src, 1, coded, map[int]bool{12: true})
+	if end != 20 {
+		t.Fatalf("closing brace at %d, want 20", end)
+	}
+	want := []switchCase{
+		{label: 2, end: 5, brk: 4, coded: true},
+		{label: 5, end: 11, brk: 9},
+		{label: 11, end: 14, brk: 12},
+		{label: 14, end: 18, brk: 16, coded: true},
+		{label: 18, end: 20, isDefault: true, coded: true},
+	}
+	if len(cases) != len(want) {
+		t.Fatalf("cases = %+v, want %+v", cases, want)
+	}
+	for k := range want {
+		if cases[k] != want[k] {
+			t.Errorf("case %d = %+v, want %+v", k, cases[k], want[k])
 		}
 	}
 }

@@ -45,6 +45,13 @@ var shapes = []shape{
 	{src: "lambdas.cpp", markers: map[string]int64{"SQUARE_AREA": 6}},
 	{src: "exceptions.cpp", markers: map[string]int64{"DEEP_THROW": 5, "MAIN_CATCH": 5, "LOCAL_CATCH": 6}},
 	{src: "statics.cpp", markers: map[string]int64{"MAIN_NEXT": 100}},
+	{src: "codeless.c", markers: map[string]int64{
+		"SAME_IF": 2, "NONE_STRAIGHT": 2, "JOIN_AFTER_CALL": 5,
+		"TWO_EMPTY_A": 0, "TWO_EMPTY_A_BREAK": 0, "TWO_EMPTY_B": 0, "TWO_EMPTY_B_BREAK": 0,
+		"ONE_EMPTY": 3, "ONE_EMPTY_BREAK": 3, "BRACED_EMPTY": 2, "BRACED_EMPTY_BREAK": 2,
+		"NO_DEFAULT_EMPTY": 0, "NO_DEFAULT_EMPTY_BREAK": 0,
+		"NEVER_EMPTY": 0, "NEVER_EMPTY_BREAK": 0, "NEVER_NONE": 0,
+	}},
 }
 
 // A gcovException is a line where patchprof may differ from gcov, with the
@@ -413,7 +420,17 @@ func TestShapesGcovFunctions(t *testing.T) {
 var gcovTextDiffs = map[string]map[int]string{
 	"loops.c":     {75: "`if (++i < n) goto again;` jumps back: listed as a loop's bottom test, gcov lists its goto arc first"},
 	"multiline.c": {27: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it"},
+	"codeless.c": {
+		43: jumpTableSwitch, 82: jumpTableSwitch, 112: jumpTableSwitch, 143: jumpTableSwitch, 172: jumpTableSwitch,
+	},
 }
+
+// jumpTableSwitch is why a switch's branch lines differ from gcov's when
+// GCC dispatches it through a jump table: gcov lists one arc per case,
+// patchprof the bounds check before the table (the table's arcs are no
+// branch of a conditional jump, and the arcs of cases with no code are
+// shared).
+const jumpTableSwitch = "a switch through a jump table: gcov lists one arc per case, patchprof the bounds check before the table"
 
 // gcovGroups splits .gcov text (after its 4 header lines) into groups, one
 // per source line: the function lines before its row, the row, and the
@@ -501,5 +518,51 @@ func TestGcovTextMatchesGcov(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEmptyCasesUnknown runs testdata/shapes/codeless.c with an argument,
+// which sends values through the empty cases that share their jump-table
+// entries with another empty case or with the values no case names: the
+// binary cannot tell which entries are the case's, so those lines must
+// have no count (gcov, which counts the case's own block, gives 1 and 2),
+// a note must say why, and every other line must still equal gcov's.
+func TestEmptyCasesUnknown(t *testing.T) {
+	needs(t)
+	mustHaveGcov(t)
+	t.Parallel()
+	const src = "shapes/codeless.c"
+	path := filepath.Join(testdataDir, src)
+	exe := buildCFrom(t, path, "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--lines", exe, "x"}})
+	wantExitCode(t, res, p, 0)
+	want := gcovCounts(t, gcovRun{src: src, args: []string{"x"}})
+	got := linesOf(p, "codeless.c")
+	untold := map[int]bool{}
+	for _, m := range []string{"TWO_EMPTY_A", "TWO_EMPTY_A_BREAK", "TWO_EMPTY_B", "TWO_EMPTY_B_BREAK", "NO_DEFAULT_EMPTY", "NO_DEFAULT_EMPTY_BREAK"} {
+		l := markerLineIn(t, path, m)
+		untold[l] = true
+		if want[l] == 0 {
+			t.Errorf("the oracle disagrees with the corpus: gcov counts %s:%d (%s) 0, the argument runs it", src, l, m)
+		}
+		if c, ok := got[l]; ok {
+			t.Errorf("%s:%d (%s): count %d, want none (gcov: %d; its entries are shared)", src, l, m, c, want[l])
+		}
+	}
+	diffs, _ := lineDiffs(want, got)
+	for _, df := range diffs {
+		if !untold[df.line] {
+			t.Errorf("%s:%d: gcov %s, patchprof %s", src, df.line, df.want, df.got)
+		}
+	}
+	note := false
+	for _, n := range p.Notes {
+		note = note || strings.Contains(n, "6 lines of cases with no code")
+	}
+	if !note {
+		t.Errorf("no note says why 6 lines have no count; notes: %q", p.Notes)
+	}
+	for m, n := range map[string]int64{"ONE_EMPTY": 3, "BRACED_EMPTY": 2} {
+		wantLine(t, p, "codeless.c", markerLineIn(t, path, m), n)
 	}
 }

@@ -59,14 +59,27 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 	// follow from their block counts (a no-op for the other engines).
 	t.DeriveFlow(at)
 	if mode != profile.ModeFuncs {
-		counts, unexecuted := plan.LineCounts(at)
+		counts, unexecuted, unknown := plan.LineCounts(at)
+		untold := 0
 		for i, c := range counts {
+			if unknown[i] {
+				untold++
+				continue // no count the run can tell: no line, as for a line without code
+			}
 			l := plan.Lines[i]
 			fn := ""
 			if k := plan.LineFuncs[i]; k >= 0 && int(k) < len(plan.Funcs) {
 				fn = plan.Funcs[k].Name
 			}
 			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, UnexecutedBlock: unexecuted[i], Module: name})
+		}
+		if untold > 0 {
+			in := ""
+			if name != "" {
+				in = " in " + name
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("%d lines%s of cases with no code (a label and its break) have no count: "+
+				"their jump-table entries are shared with other values that ran, and the binary does not say which are theirs", untold, in))
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {

@@ -1,0 +1,225 @@
+package breakpoint
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/patchprof/patchprof/cfg"
+)
+
+// Cases whose statements all compile to nothing (asserts, a body inside
+// #ifdef, a macro that expands to nothing): gcov counts their label and
+// their break, as GCC's graph keeps both in a block of their own, but
+// -O0 points their jump-table entries at the switch's end (or at a lone
+// nop there), where every other empty case and, without a default, every
+// value no case names goes too. Which entries are one case's needs the
+// value of its constant, often a macro the binary does not keep, so the
+// line model counts such cases as a group: the jump-table arcs into those
+// places. When they never ran, that is 0 for every label of the group,
+// exactly; when the group is one case and a default with code takes the
+// values no case names, it is the case's count; otherwise the count is
+// unknown and the lines are left without one rather than given a count
+// that may be wrong (LineCounts' unknown).
+
+// A caseGroup is the empty cases of one switch.
+type caseGroup struct {
+	dispatch int     // the block holding the switch's indirect jump
+	edges    []int   // its jump-table arcs to where the empty cases go
+	keys     []int32 // the labels' and breaks' lines (model keys)
+	extra    []int32 // those no block of the graph carries
+	exact    bool    // the arcs carry the group's only case and no other value
+}
+
+// A switchCase is one label at the top level of a switch's body and the
+// lines of its statements, up to the next label.
+type switchCase struct {
+	label, end int // label line; first line after its statements
+	isDefault  bool
+	brk        int  // the line of its break at the top of its statements, 0 for none
+	coded      bool // some line of it has a row (other than a break at a nop)
+}
+
+// addEmptyCases finds, for each switch dispatched through a jump table in
+// the function, its empty cases (no row from their label to their break,
+// or only a break's row at a lone nop the table points at) and records
+// them as a caseGroup.
+func (p *Plan) addEmptyCases(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+	if len(rs) == 0 {
+		return
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	if !ok {
+		return
+	}
+	coded := map[int]bool{}
+	for _, r := range rs {
+		if r.ref.File == file {
+			coded[r.ref.Line] = true
+		}
+	}
+	jt := map[int][]int{} // dispatch block -> its jump-table edges
+	for k, e := range g.Edges {
+		if e.Kind == cfg.JumpTable && e.From >= 0 && e.To >= 0 {
+			jt[e.From] = append(jt[e.From], k)
+		}
+	}
+	ds := make([]int, 0, len(jt))
+	for d := range jt {
+		ds = append(ds, d)
+	}
+	slices.Sort(ds) // the model's lines in a fixed order
+	for _, d := range ds {
+		edges := jt[d]
+		sw := 0
+		for _, x := range mf.blocks[d] {
+			if ref := m.keys[x.line]; ref.File == file && ref.Line <= len(src) && switchLine.MatchString(strings.TrimSpace(src[ref.Line-1])) {
+				sw = ref.Line
+			}
+		}
+		if sw == 0 {
+			continue
+		}
+		// A nop the table points at: its break row is no code of a case.
+		nop := map[int]bool{}
+		for _, k := range edges {
+			if bl := g.Blocks[g.Edges[k].To]; bl.Insts == 1 {
+				for _, x := range mf.blocks[g.Edges[k].To] {
+					if ref := m.keys[x.line]; ref.File == file {
+						nop[ref.Line] = true
+					}
+				}
+			}
+		}
+		cases, close := switchCases(src, sw, coded, nop)
+		if close == 0 {
+			continue
+		}
+		var grp caseGroup
+		grp.dispatch = d
+		defaultCoded := false
+		var lines []int // the empty cases' labels and breaks
+		inGroup := map[int]bool{}
+		for _, c := range cases {
+			switch {
+			case c.isDefault:
+				defaultCoded = defaultCoded || c.coded
+			case !c.coded && c.brk > 0:
+				lines = append(lines, c.label, c.brk)
+				inGroup[c.label], inGroup[c.brk] = true, true
+			}
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		// Where the empty cases go: a target whose first line is one of
+		// theirs, or lies outside the switch's body (its end).
+		for _, k := range edges {
+			ls := mf.blocks[g.Edges[k].To]
+			if len(ls) == 0 {
+				grp.edges = append(grp.edges, k)
+				continue
+			}
+			ref := m.keys[ls[0].line]
+			if ref.File != file || ref.Line <= sw || ref.Line >= close || inGroup[ref.Line] {
+				grp.edges = append(grp.edges, k)
+			}
+		}
+		if len(grp.edges) == 0 {
+			continue
+		}
+		for _, l := range lines {
+			grp.keys = append(grp.keys, p.modelKey(m, LineRef{File: file, Line: l}, fi, keepFile))
+		}
+		carried := map[int32]bool{}
+		for _, ls := range mf.blocks {
+			for _, x := range ls {
+				carried[x.line] = true
+			}
+		}
+		for _, k := range grp.keys {
+			if !carried[k] {
+				grp.extra = append(grp.extra, k)
+			}
+		}
+		grp.exact = len(lines) == 2 && defaultCoded
+		mf.cases = append(mf.cases, grp)
+	}
+}
+
+// switchCases reads the body of the switch on line sw: the labels at its
+// top level, each with its statements, and the line of its closing brace
+// (0 when not found within the file). A break's row on a nop line (nop)
+// does not make its case coded.
+func switchCases(src []string, sw int, coded, nop map[int]bool) ([]switchCase, int) {
+	comment := false
+	depth, pp := 0, 0 // braces open since the switch; conditionals open since it
+	opened := false
+	var cases []switchCase
+	for l := sw; l <= len(src); l++ {
+		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		atDepth, atPP := depth, pp
+		if kind, _ := directive(t); kind != ppNone {
+			switch kind {
+			case ppIf:
+				pp++
+			case ppEndif:
+				pp--
+			}
+			if n := len(cases); n > 0 && atPP == 0 && kind != ppEndif && kind != ppIf {
+				cases[n-1].coded = true // an #else at the case's level: unknown which branch
+			}
+			continue
+		}
+		for _, ch := range t {
+			switch ch {
+			case '{':
+				depth++
+				opened = true
+			case '}':
+				depth--
+			}
+		}
+		if !opened {
+			continue
+		}
+		if depth <= 0 {
+			if n := len(cases); n > 0 {
+				cases[n-1].end = l
+			}
+			return cases, l
+		}
+		if l == sw {
+			continue
+		}
+		if atDepth == 1 && atPP == 0 && isCaseLabel(t) {
+			if n := len(cases); n > 0 {
+				cases[n-1].end = l
+			}
+			cases = append(cases, switchCase{label: l, isDefault: strings.HasPrefix(t, "default"), coded: coded[l]})
+			continue
+		}
+		n := len(cases)
+		if n == 0 {
+			continue
+		}
+		c := &cases[n-1]
+		if t == "break;" && atPP == 0 && atDepth <= 2 && c.brk == 0 {
+			c.brk = l
+			c.coded = c.coded || coded[l] && !nop[l]
+			continue
+		}
+		switch {
+		case coded[l] || atPP < 0:
+			c.coded = true
+		case c.brk > 0 && t != "" && t != "}":
+			c.coded = true // a statement after the break
+		case c.brk == 0 && atPP == 0 && strings.ContainsAny(t, "{}"):
+			// A block before the break (outside a conditional, which
+			// with no row was compiled out): the break may not be the
+			// case's.
+			c.coded = true
+		}
+	}
+	return nil, 0
+}
