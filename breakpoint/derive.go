@@ -41,6 +41,7 @@ type derivePlan struct {
 	steps    []deriveStep
 	arrivals []bool // per block: arrivals from outside are a variable
 	derived  []bool // per block: its count is derived, not measured
+	measured []bool // per edge: counted in the target (edgecount.go), nil for none
 	members  [][]int32
 }
 
@@ -72,6 +73,7 @@ func planDeriveLeft(g *cfg.Graph, derived []bool) (*derivePlan, []int) {
 // solved for as many choices of derived blocks as the planner tries.
 type flowSystem struct {
 	nb, ne   int
+	measured []bool    // per edge: counted in the target, not derived (nil: none)
 	arrivals []bool    // per block: arrivals from outside are a variable
 	members  [][]int32 // per equation, its variables
 	where    [][]int32 // per variable, the equations it is in
@@ -119,6 +121,9 @@ func (fs *flowSystem) solvable(derived []bool) bool {
 func (fs *flowSystem) solve(derived []bool) (*derivePlan, []int) {
 	dp := &derivePlan{arrivals: make([]bool, fs.nb), derived: make([]bool, fs.nb), members: fs.members}
 	copy(dp.arrivals, fs.arrivals)
+	if fs.measured != nil {
+		dp.measured = append([]bool(nil), fs.measured...)
+	}
 	if derived != nil {
 		copy(dp.derived, derived)
 	}
@@ -144,7 +149,7 @@ func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
 		known[ne+nb+b] = derived == nil || !derived[b]
 	}
 	for k := 0; k < ne; k++ {
-		known[k] = false
+		known[k] = fs.measured != nil && fs.measured[k]
 	}
 	var ready []int32
 	for eq, ms := range fs.members {
@@ -191,8 +196,9 @@ func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
 }
 
 // derive replays dp on the counts of the measured blocks (c; the derived
-// blocks' entries are overwritten with their derived counts), giving every
-// edge count and the arrivals of every block. fault, if not nil, is the
+// blocks' entries are overwritten with their derived counts) and of the
+// measured edges (their entries of edges), giving every edge count and the
+// arrivals of every block. fault, if not nil, is the
 // link-time address of the instruction that ended the run in the middle of
 // its block: that block's last entry left along no edge. It reports
 // whether the counts were consistent (no variable came out negative, which
@@ -204,6 +210,11 @@ func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, fault *uint64, edges, arr
 	for b := range g.Blocks {
 		if !dp.derived[b] {
 			v[ne+nb+b] = int64(c[b])
+		}
+	}
+	for k, m := range dp.measured {
+		if m {
+			v[k] = int64(edges[k])
 		}
 	}
 	coef := func(u int32) int64 {

@@ -47,7 +47,8 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		}
 		site[b] = i
 		derived[b] = t.jump.derived[i]
-		if derived[b] || hosts[i] || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
+		_, arc := t.jump.arcOf[i]
+		if derived[b] || hosts[i] || arc || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
 			t.JumpLen(i) == 0 || bl.Start < fg.Entry || bl.Start >= fg.Tail {
 			continue
 		}
@@ -80,7 +81,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		}
 		return depth[a] > depth[b]
 	})
-	fs := newFlowSystem(g)
+	fs := t.flowOf(gi, g)
 	for _, b := range cand {
 		derived[b] = true
 		if !fs.solvable(derived) {

@@ -39,6 +39,9 @@ type JumpSite struct {
 	// counter update may change them.
 	FlagsDead bool
 	Reason    string
+	// Edge, if set, has the trampoline count one arc of the conditional
+	// jump that ends the displaced instructions (edgecount.go).
+	Edge *EdgeCount
 }
 
 // JumpOptions describe the code around the sites.

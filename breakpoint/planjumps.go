@@ -39,6 +39,23 @@ type jumpInfo struct {
 	derive  []*derivePlan // per graph (Table.Graphs): nil when not derivable
 	host    map[int]int   // short site -> the site of the block before it
 	hostLen map[int]uint8 // a host's jump length before it took a short site
+	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
+	// sites' indexes into it, measured per graph its counted edges (nil
+	// for none), arcServed per arc whether its site took its patch.
+	arcs      []arcCounter
+	arcOf     map[int]int
+	measured  [][]bool
+	arcServed []bool
+	arcsLost  int // functions DeriveFlow left underived for an uncounted arc
+}
+
+// flowOf returns graph gi's flow system, with the edges it counts.
+func (t *Table) flowOf(gi int, g *cfg.Graph) *flowSystem {
+	fs := newFlowSystem(g)
+	if t.jump != nil && t.jump.measured != nil {
+		fs.measured = t.jump.measured[gi]
+	}
+	return fs
 }
 
 // MaxHostLen bounds a host block (see ShortSite): its landing must be within
@@ -118,12 +135,17 @@ func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSit
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
-	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs))}
+	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs)),
+		arcOf: map[int]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
+	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
 	for gi, fg := range p.Graphs {
 		graphOf[fg.Func] = fg.Graph
 		if dp, ok := planDerive(fg.Graph, nil); ok {
 			t.jump.derive[gi] = dp
+		} else if arcs, dp := p.planArcs(sym, gi, fg); dp != nil {
+			t.jump.derive[gi] = dp
+			arcsOf[gi] = arcs
 		}
 	}
 	derivable := map[int32]bool{}
@@ -135,6 +157,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	for i := range t.addr {
 		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
 	}
+	p.keepArcs(arcsOf, reasons)
 	// Short sites first: a block they make count in the target need not
 	// be derived, and may let a neighbour be. Then the sites that cannot
 	// take a jump are derived where they can be, and then the patchable
@@ -205,7 +228,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	// Measure again the blocks whose counts are left unknown (or that
 	// touch an edge left unknown), until everything follows; a function
 	// was derivable with every block measured, so this ends.
-	fs := newFlowSystem(g) // one system, solved again for each choice
+	fs := t.flowOf(gi, g) // one system, solved again for each choice
 	dp, unknown := fs.solve(derived)
 	for unknown != nil {
 		freed := false
@@ -340,6 +363,7 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 		return 0
 	}
 	bad := 0
+	t.jump.arcsLost = 0
 	for gi, fg := range t.blk.funcs {
 		dp := t.jump.derive[gi]
 		if dp == nil {
@@ -354,6 +378,11 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 		}
 		edges := t.EdgeCounts[fg.FirstEdge : int(fg.FirstEdge)+len(g.Edges)]
 		arr := t.BlockArrivals[fg.FirstBlock : int(fg.FirstBlock)+len(g.Blocks)]
+		if !t.arcsIn(gi, c, edges) {
+			bad++ // an arc went uncounted: the cursor's counts stand
+			t.jump.arcsLost++
+			continue
+		}
 		if !dp.derive(g, c, fault, edges, arr) {
 			bad++
 		}
@@ -392,6 +421,9 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 	}
 	if _, taken := t.jump.host[h]; taken || t.jump.derived[h] {
 		return false
+	}
+	if _, arc := t.jump.arcOf[h]; arc {
+		return false // its whole block is displaced to count an arc
 	}
 	f := sym.Funcs[fn]
 	end := f.Addr + f.Size

@@ -107,6 +107,9 @@ type Table struct {
 	// EdgeCounts counts, per table-wide edge index, how often control went
 	// along the edge (see SetBlocks); nil without blocks.
 	EdgeCounts []uint64
+	// ArcHits counts, per arc the in-process engine counts in the target
+	// (ArcOf), how often control went along it.
+	ArcHits []uint64
 	// BlockArrivals counts, per table-wide block index, the arrivals at the
 	// block along none of its edges: for a function's first block, its
 	// entries; for any other, arrivals the cursor could not attribute.

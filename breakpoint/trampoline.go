@@ -89,6 +89,11 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 		if d.Len != n {
 			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: ReasonDisagree}
 		}
+		if k == len(js.Insns)-1 && js.Edge != nil {
+			if d, err = countArc(d, *js.Edge); err != nil {
+				return nil, err
+			}
+		}
 		body := d.Code
 		if k < len(js.Insns)-1 {
 			// Not the last: it must run on into the next displaced

@@ -52,6 +52,8 @@ var shapes = []shape{
 		"NO_DEFAULT_EMPTY": 0, "NO_DEFAULT_EMPTY_BREAK": 0,
 		"NEVER_EMPTY": 0, "NEVER_EMPTY_BREAK": 0, "NEVER_NONE": 0,
 	}},
+	// i % 9 over i < 40: 4 x (0+...+8) + 0+1+2+3; 4 of the 40 calls have n = 0.
+	{src: "arcs.c", markers: map[string]int64{"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150}},
 }
 
 // A gcovException is a line where patchprof may differ from gcov, with the

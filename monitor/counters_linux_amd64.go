@@ -71,7 +71,7 @@ func (c *counterMem) reserve(n int) (uint64, bool) {
 func (m *mon) slabSizeFor() uint64 {
 	var n uint64
 	for _, img := range m.imgs {
-		n += uint64(img.Table.Len())
+		n += uint64(img.Table.Len() + img.Table.ArcCounters())
 	}
 	s := max(uint64(minSlab), 16*n)
 	return (s + pageSize - 1) &^ (pageSize - 1)
@@ -261,6 +261,16 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 		}
 		mp.tab.Hits[i] += sum - j.seen[i]
 		j.seen[i] = sum
+	}
+	n := mp.tab.Len()
+	for k := 0; k < mp.tab.ArcCounters() && n+k < len(j.seen); k++ {
+		var sum uint64
+		off := j.ctrOff + 8*uint64(n+k)
+		for s := 0; s < c.ever; s++ {
+			sum += loadCounter(c.mem, uint64(s)*c.slabSize+off)
+		}
+		mp.tab.ArcHits[k] += sum - j.seen[n+k]
+		j.seen[n+k] = sum
 	}
 }
 

@@ -207,11 +207,13 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		}
 	}
 	if !j.counted {
-		off, ok := mm.ctr.reserve(mp.tab.Len())
+		// The sites' counters, then the arcs' (breakpoint.EdgeCount).
+		n := mp.tab.Len() + mp.tab.ArcCounters()
+		off, ok := mm.ctr.reserve(n)
 		if !ok {
 			return nil, breakpoint.JumpNoRoom
 		}
-		j.ctrOff, j.counted, j.seen = off, true, make([]uint64, mp.tab.Len())
+		j.ctrOff, j.counted, j.seen = off, true, make([]uint64, n)
 		m.live.addRange(mm.ctr, off, mp.tab.Len())
 	}
 	addr := mp.tab.RuntimeAddr(i)
@@ -228,6 +230,10 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	js, ok := mp.tab.JumpSiteOf(i, code[:n])
 	if !ok {
 		return nil, breakpoint.JumpRelocation
+	}
+	arc, taken, counts := mp.tab.ArcOf(i)
+	if counts {
+		js.Edge = &breakpoint.EdgeCount{Counter: uint32(j.ctrOff + 8*uint64(mp.tab.Len()+arc)), Taken: taken}
 	}
 	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, uint32(j.ctrOff+8*uint64(i)))
 	if err != nil {
@@ -300,6 +306,9 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		}
 	}
 	j.tramp[i], j.state[i] = tr, jumpDone
+	if counts {
+		mp.tab.ArcServed(arc)
+	}
 	return tr, ""
 }
 

@@ -58,6 +58,10 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 	// Under the in-process engine, the edges of the functions it serves
 	// follow from their block counts (a no-op for the other engines).
 	t.DeriveFlow(at)
+	if n := t.ArcsLost(); n > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("%d functions%s have inexact edge and line counts: an arc they need could not be counted "+
+			"in the target (its site kept a breakpoint); run with --engine xol for exact counts", n, inModule(name)))
+	}
 	if mode != profile.ModeFuncs {
 		counts, unexecuted, unknown := plan.LineCounts(at)
 		untold := 0
@@ -74,12 +78,8 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, UnexecutedBlock: unexecuted[i], Module: name})
 		}
 		if untold > 0 {
-			in := ""
-			if name != "" {
-				in = " in " + name
-			}
 			p.Notes = append(p.Notes, fmt.Sprintf("%d lines%s of cases with no code (a label and its break) have no count: "+
-				"their jump-table entries are shared with other values that ran, and the binary does not say which are theirs", untold, in))
+				"their jump-table entries are shared with other values that ran, and the binary does not say which are theirs", untold, inModule(name)))
 		}
 		reasons := map[string]int{}
 		for _, d := range plan.Dropped {
@@ -221,4 +221,12 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 		}
 	}
 	return x, faultSite{m: wm, addr: where}
+}
+
+// inModule is " in NAME" for a module's note, "" for the program's.
+func inModule(name string) string {
+	if name == "" {
+		return ""
+	}
+	return " in " + name
 }

@@ -1,0 +1,191 @@
+package breakpoint
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/patchprof/patchprof/cfg"
+)
+
+// rotatedLoop is a loop entered by one test and closed by another (GCC's
+// `if (n > 0) do ... while (--n > 0)`): two conditional jumps to the same
+// two blocks, so one arc does not follow from the block counts.
+var rotatedLoop = []byte{
+	0x85, 0xff, // 0x1000 test %edi,%edi      A
+	0x7e, 0x07, // 0x1002 jle 0x100b
+	0x48, 0xff, 0xc0, // 0x1004 inc %rax     B
+	0xff, 0xcf, // 0x1007 dec %edi
+	0x75, 0xf9, // 0x1009 jne 0x1004
+	0xc3, // 0x100b ret                       X
+}
+
+// TestMeasuredArcDerives: the rotated loop's edges do not follow from its
+// block counts, and do once the back edge is counted; the derived counts
+// are the run's.
+func TestMeasuredArcDerives(t *testing.T) {
+	g, err := cfg.Build(cfg.Options{Name: "rotated", Addr: 0x1000, Code: rotatedLoop, SplitCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := planDerive(g, nil); ok {
+		t.Fatal("the rotated loop derives without a counted arc")
+	}
+	back := -1
+	for k, e := range g.Edges {
+		if e.Target == 0x1004 && e.Kind == cfg.Taken {
+			back = k
+		}
+	}
+	if back < 0 {
+		t.Fatalf("no back edge in %+v", g.Edges)
+	}
+	fs := newFlowSystem(g)
+	fs.measured = make([]bool, len(g.Edges))
+	fs.measured[back] = true
+	dp, left := fs.solve(nil)
+	if left != nil {
+		t.Fatalf("still unknown with the back edge counted: %v", left)
+	}
+	// 10 calls, 3 with n <= 0; the loop runs 25 times in all.
+	c := []uint64{10, 25, 10}
+	edges := make([]uint64, len(g.Edges))
+	edges[back] = 18
+	arr := make([]uint64, len(g.Blocks))
+	if !dp.derive(g, c, nil, edges, arr) {
+		t.Fatal("inconsistent")
+	}
+	want := map[[2]uint64]uint64{{0x1000, 0x100b}: 3, {0x1000, 0x1004}: 7, {0x1004, 0x1004}: 18, {0x1004, 0x100b}: 7}
+	for k, e := range g.Edges {
+		if w := want[[2]uint64{g.Blocks[e.From].Start, e.Target}]; edges[k] != w {
+			t.Errorf("edge %#x->%#x = %d, want %d", g.Blocks[e.From].Start, e.Target, edges[k], w)
+		}
+	}
+	if arr[0] != 10 {
+		t.Errorf("entries %d, want 10", arr[0])
+	}
+}
+
+// TestTrampolineCountsArc: a trampoline that displaces a whole block
+// ending in a conditional jump counts one of its arcs, on the taken side
+// or on the fall-through, and maps every point of it back.
+func TestTrampolineCountsArc(t *testing.T) {
+	const at = 0x7000
+	code := rotatedLoop[4:11] // block B
+	js := JumpSite{Len: 7, Insns: []int{3, 2, 2}, FlagsDead: true}
+	for _, taken := range []bool{false, true} {
+		js.Edge = &EdgeCount{Counter: 0x48, Taken: taken}
+		tr, err := BuildTrampoline(code, 0x1004, at, js, 0x40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := tr.Code
+		// addq $1,%gs:0x40; inc; dec; then the jcc.
+		j := counterLen + 3 + 2
+		if c[j] != 0x0F || c[j+1] != 0x85 {
+			t.Fatalf("taken=%v: no jne rel32 at %d: % x", taken, j, c)
+		}
+		jccTo := uint64(at+j+6) + uint64(int64(int32(binary.LittleEndian.Uint32(c[j+2:]))))
+		ctr := j + 6 // the arc's counter: after the jcc, or after the jmp back
+		dest := uint64(0x100b)
+		if taken {
+			ctr = j + 6 + JumpLen
+			dest = 0x1004
+			if jccTo != at+uint64(ctr) {
+				t.Errorf("jcc goes to %#x, want the counting stub %#x", jccTo, at+ctr)
+			}
+		} else if jccTo != 0x1004 {
+			t.Errorf("jcc goes to %#x, want 0x1004", jccTo)
+		}
+		if c[ctr] != 0x65 || binary.LittleEndian.Uint32(c[ctr+5:]) != 0x48 {
+			t.Errorf("taken=%v: no arc counter at %d: % x", taken, ctr, c)
+		}
+		jmp := ctr + counterLen
+		jmpTo := uint64(at+jmp+5) + uint64(int64(int32(binary.LittleEndian.Uint32(c[jmp+1:]))))
+		if c[jmp] != 0xE9 || jmpTo != dest {
+			t.Errorf("taken=%v: after the counter: % x to %#x, want a jmp to %#x", taken, c[jmp:jmp+5], jmpTo, dest)
+		}
+		if _, p := tr.Where(at + uint64(ctr)); p != Inside {
+			t.Errorf("taken=%v: the arc counter maps to point %d, want Inside (not yet counted)", taken, p)
+		}
+		if o, p := tr.Where(at + uint64(jmp)); p != InDisplaced || o != dest {
+			t.Errorf("taken=%v: the jmp after the counter maps to %#x (%d), want %#x", taken, o, p, dest)
+		}
+		if o, p := tr.Where(at + uint64(j)); p != InDisplaced || o != 0x1009 {
+			t.Errorf("taken=%v: the jcc maps to %#x (%d), want 0x1009", taken, o, p)
+		}
+	}
+}
+
+// rotatedTable is a table of the rotated loop's blocks, planned as
+// PlanJumps plans it once the back edge is counted: arc counter 0 at
+// block B's site.
+func rotatedTable(t *testing.T) (*Table, int) {
+	t.Helper()
+	g, err := cfg.Build(cfg.Options{Name: "rotated", Addr: 0x1000, Code: rotatedLoop, SplitCalls: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []SiteSpec
+	for k, b := range g.Blocks {
+		specs = append(specs, SiteSpec{Addr: b.Start, Kind: KindBlock, Entry: k == 0, Block: int32(k)})
+	}
+	tab := NewTable(specs, 0)
+	if err := tab.SetBlocks([]FuncGraph{{Graph: g, Entry: g.Addr, Tail: g.End}}); err != nil {
+		t.Fatal(err)
+	}
+	back := -1
+	for k, e := range g.Edges {
+		if e.Target == 0x1004 && e.Kind == cfg.Taken {
+			back = k
+		}
+	}
+	site, _ := tab.Index(0x1004)
+	tab.jump = &jumpInfo{length: make([]uint8, tab.Len()), derived: make([]bool, tab.Len()), arcOf: map[int]int{}}
+	p := &Plan{Table: tab, Graphs: tab.Graphs()}
+	dp := map[int][]arcCounter{0: {{site: site, graph: 0, edge: back, taken: true, length: 7}}}
+	tab.jump.derive = []*derivePlan{nil}
+	tab.jump.measured = make([][]bool, 1)
+	fs := newFlowSystem(g)
+	fs.measured = make([]bool, len(g.Edges))
+	fs.measured[back] = true
+	tab.jump.derive[0], _ = fs.solve(nil)
+	p.keepArcs(dp, make([]string, tab.Len()))
+	return tab, back
+}
+
+// TestDeriveFlowArcs: DeriveFlow reads the counted arc and derives the
+// others; an arc whose site never took its patch, in a block that ran,
+// leaves the function underived and says so (ArcsLost).
+func TestDeriveFlowArcs(t *testing.T) {
+	tab, back := rotatedTable(t)
+	for i, c := range []uint64{10, 25, 10} {
+		tab.Hits[i] = c
+	}
+	tab.ArcHits[0] = 18
+	tab.ArcServed(0)
+	if bad := tab.DeriveFlow(nil); bad != 0 || tab.ArcsLost() != 0 {
+		t.Fatalf("DeriveFlow: %d inconsistent, %d lost", bad, tab.ArcsLost())
+	}
+	edges, arr := counts(tab, 0)
+	if edges[back] != 18 || arr[0] != 10 {
+		t.Errorf("edges %v arrivals %v: want the back edge 18, 10 entries", edges, arr)
+	}
+	var sum uint64
+	for _, e := range edges {
+		sum += e
+	}
+	if sum != 3+7+18+7 {
+		t.Errorf("edges %v, want 3, 7, 18 and 7", edges)
+	}
+
+	tab, _ = rotatedTable(t)
+	tab.Hits[1] = 25 // B ran, and its arc was never counted in the target
+	if bad := tab.DeriveFlow(nil); bad != 1 || tab.ArcsLost() != 1 {
+		t.Errorf("an uncounted arc: %d inconsistent, %d lost; want 1 and 1", bad, tab.ArcsLost())
+	}
+	tab, _ = rotatedTable(t)
+	tab.Hits[0] = 4 // only A ran: the arc's block never did, its count is 0
+	if bad := tab.DeriveFlow(nil); bad != 0 || tab.ArcsLost() != 0 {
+		t.Errorf("an arc whose block never ran: %d inconsistent, %d lost; want none", bad, tab.ArcsLost())
+	}
+}

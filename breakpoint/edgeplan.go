@@ -1,0 +1,208 @@
+package breakpoint
+
+import (
+	"slices"
+
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// An arcCounter is one arc counted in the target (edgecount.go): the edge
+// of graph graph, out of the block whose site is site, which displaces
+// the whole block (length bytes) into its trampoline.
+type arcCounter struct {
+	site, graph, edge int
+	taken             bool
+	length            uint8
+}
+
+// maxArcs bounds the arcs counted per function: each is a whole block in a
+// trampoline; a function that needs more keeps its breakpoints.
+const maxArcs = 8
+
+// planArcs makes graph gi, whose edges do not all follow from its block
+// counts, derivable by counting arcs: while some edges stay unknown, one
+// of them that a trampoline can count is counted. It returns the arcs and
+// the plan, or nil when some edge could not be.
+func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *derivePlan) {
+	g := fg.Graph
+	if fg.Func < 0 || int(fg.Func) >= len(sym.Funcs) {
+		return nil, nil
+	}
+	f := sym.Funcs[fg.Func]
+	fcode, ok := sym.Code(f.Addr, int(f.Size))
+	if !ok {
+		return nil, nil
+	}
+	fs := newFlowSystem(g)
+	fs.measured = make([]bool, len(g.Edges))
+	var arcs []arcCounter
+	used := map[int]bool{}
+	for len(arcs) <= maxArcs {
+		dp, unknown := fs.solve(nil)
+		if unknown == nil {
+			return arcs, dp
+		}
+		found := false
+		for _, v := range unknown {
+			if v >= len(g.Edges) {
+				continue
+			}
+			if ac, ok := p.arcSite(g, fg, fcode, f.Addr, v); ok && !used[ac.site] {
+				ac.graph = gi
+				arcs = append(arcs, ac)
+				used[ac.site] = true
+				fs.measured[v] = true
+				found = true
+				break
+			}
+		}
+		if !found {
+			return nil, nil
+		}
+	}
+	return nil, nil
+}
+
+// arcSite reports whether edge k of g can be counted by the trampoline of
+// the block it leaves: a conditional jump's arc, from a block site (not
+// the function's entry) that can displace its whole block, with the flags
+// dead where the block starts and where the arc goes (the counter update
+// writes them).
+func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k int) (arcCounter, bool) {
+	t := p.Table
+	e := g.Edges[k]
+	if e.From < 0 || e.To < 0 || (e.Kind != cfg.Fallthrough && e.Kind != cfg.Taken) {
+		return arcCounter{}, false
+	}
+	bl := g.Blocks[e.From]
+	if bl.Term != cfg.TermCond || bl.Start < fg.Entry || bl.Start >= fg.Tail || bl.Start < faddr {
+		return arcCounter{}, false
+	}
+	i, ok := t.Index(bl.Start)
+	n := bl.End - bl.Start
+	if !ok || t.Kind(i)&KindBlock == 0 || t.IsEntry(i) || t.IsNotify(i) || t.IsRep(i) || n < JumpLen || n > MaxHostLen {
+		return arcCounter{}, false
+	}
+	if i+1 < len(t.addr) && t.addr[i+1] < bl.End {
+		return arcCounter{}, false
+	}
+	off := bl.Start - faddr
+	if off+n > uint64(len(fcode)) {
+		return arcCounter{}, false
+	}
+	js, ok := planRun(fcode[off:off+n], bl.Start, int(n), func(a uint64) bool { return isLeader(g, a) })
+	if !ok || js.Len != int(n) {
+		return arcCounter{}, false
+	}
+	last := off + n - uint64(js.Insns[len(js.Insns)-1])
+	if d, err := Relocate(fcode[last:], faddr+last, faddr+last); err != nil || d.Form != FormCond {
+		return arcCounter{}, false
+	}
+	dest := bl.End
+	if e.Kind == cfg.Taken {
+		dest = e.Target
+	}
+	if !flagsDeadFrom(fcode, faddr, bl.Start, 3) || !flagsDeadFrom(fcode, faddr, dest, 3) {
+		return arcCounter{}, false
+	}
+	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n)}, true
+}
+
+// ArcCounters returns how many arcs the in-process engine counts in the
+// target (their counters follow the sites' in a slab).
+func (t *Table) ArcCounters() int {
+	if t.jump == nil {
+		return 0
+	}
+	return len(t.jump.arcs)
+}
+
+// ArcOf returns the arc counter site i's trampoline updates (an index for
+// ArcHits, and whether it counts the taken side), or false for none.
+func (t *Table) ArcOf(i int) (k int, taken bool, ok bool) {
+	if t.jump == nil {
+		return 0, false, false
+	}
+	k, ok = t.jump.arcOf[i]
+	if !ok {
+		return 0, false, false
+	}
+	return k, t.jump.arcs[k].taken, true
+}
+
+// ArcServed records that arc counter k counts in the target: its site
+// took its patch. An arc whose site kept its breakpoint was never
+// counted, and its function's edges no longer follow (DeriveFlow).
+func (t *Table) ArcServed(k int) { t.jump.arcServed[k] = true }
+
+// keepArcs commits the arcs planned per graph once every site's jump is
+// decided (reasons): an arc's site displaces its whole block. A graph one
+// of whose arc sites cannot take a jump is not derivable after all: its
+// block and line sites keep their breakpoints.
+func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
+	t := p.Table
+	gis := make([]int, 0, len(arcsOf))
+	for gi := range arcsOf {
+		gis = append(gis, gi)
+	}
+	slices.Sort(gis)
+	for _, gi := range gis {
+		arcs := arcsOf[gi]
+		ok := true
+		for _, ac := range arcs {
+			ok = ok && reasons[ac.site] == ""
+		}
+		fn := p.Graphs[gi].Func
+		if !ok {
+			t.jump.derive[gi] = nil
+			for i := range t.addr {
+				if t.fn[i] == fn && t.Kind(i)&(KindLine|KindBlock) != 0 {
+					reasons[i], t.jump.length[i] = JumpUnderived, 0
+				}
+			}
+			continue
+		}
+		measured := make([]bool, len(p.Graphs[gi].Graph.Edges))
+		for _, ac := range arcs {
+			measured[ac.edge] = true
+			t.jump.length[ac.site] = ac.length
+			t.jump.arcOf[ac.site] = len(t.jump.arcs)
+			t.jump.arcs = append(t.jump.arcs, ac)
+		}
+		t.jump.measured[gi] = measured
+	}
+	t.ArcHits = make([]uint64, len(t.jump.arcs))
+	t.jump.arcServed = make([]bool, len(t.jump.arcs))
+}
+
+// arcsIn puts the counted arcs of graph gi into edges (the graph's edge
+// counts), and reports false when one of them was not counted in the
+// target though its block ran (its site kept a breakpoint).
+func (t *Table) arcsIn(gi int, c []uint64, edges []uint64) bool {
+	if gi >= len(t.jump.measured) || t.jump.measured[gi] == nil {
+		return true
+	}
+	g := t.blk.funcs[gi].Graph
+	for k, ac := range t.jump.arcs {
+		if ac.graph != gi {
+			continue
+		}
+		if !t.jump.arcServed[k] && c[g.Edges[ac.edge].From] > 0 {
+			return false
+		}
+		edges[ac.edge] = t.ArcHits[k]
+	}
+	return true
+}
+
+// ArcsLost returns how many functions the last DeriveFlow could not derive
+// because an arc they need was not counted (its site kept a breakpoint and
+// its block ran): their edges, and the lines derived from them, are the
+// cursor's partial counts.
+func (t *Table) ArcsLost() int {
+	if t.jump == nil {
+		return 0
+	}
+	return t.jump.arcsLost
+}
