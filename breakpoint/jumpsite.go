@@ -209,8 +209,18 @@ func flagEffect(inst x86asm.Inst) (reads, writes int, ok bool) {
 		return 0, 0, true
 	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR,
 		x86asm.TEST, x86asm.NEG, x86asm.IMUL, x86asm.MUL, x86asm.UCOMISD,
-		x86asm.UCOMISS, x86asm.COMISD, x86asm.COMISS:
+		x86asm.UCOMISS, x86asm.COMISD, x86asm.COMISS,
+		// Atomic read-modify-writes set the flags as ADD and CMP do (Go's
+		// atomic.Add is a LOCK XADD, its CompareAndSwap a LOCK CMPXCHG);
+		// the others below leave some undefined, which is written too
+		// (Intel SDM vol. 2: XADD, CMPXCHG, BSF, BSR, POPCNT, LZCNT,
+		// TZCNT, DIV, IDIV).
+		x86asm.XADD, x86asm.CMPXCHG, x86asm.BSF, x86asm.BSR, x86asm.POPCNT,
+		x86asm.LZCNT, x86asm.TZCNT, x86asm.DIV, x86asm.IDIV:
 		return 0, flagsAll, true
+	case x86asm.BT, x86asm.BTS, x86asm.BTR, x86asm.BTC:
+		// CF is the bit; OF, SF, AF and PF are undefined; ZF is unaffected.
+		return 0, flagsAll &^ flagZF, true
 	case x86asm.INC, x86asm.DEC:
 		return 0, flagsAll &^ flagCF, true
 	case x86asm.SHL, x86asm.SHR, x86asm.SAR:

@@ -30,6 +30,12 @@ func TestPlanJump(t *testing.T) {
 		// costs.c's loop at -O1: mulsd, addsd, then sub writes the flags jne reads.
 		{name: "sse loop body", hex: "f20f59c2 f20f58c1 4883e801 75f2 c3", insns: []int{4, 4}, flagsDead: true},
 		{name: "int3", hex: "cc 48897df8", reason: JumpUndecodable},
+		// Go's atomic.Add in a leaf: leaq, leaq, movl, leaq, lock xaddq, ret.
+		{name: "go lock xadd", hex: "488d0440 488d4001 b901000000 488d15247d1000 f0480fc10a c3", insns: []int{4, 4}, flagsDead: true},
+		// lock cmpxchg writes the flags jne reads.
+		{name: "lock cmpxchg", hex: "488d0440 488d4001 f0480fb10a 75f0 c3", insns: []int{4, 4}, flagsDead: true},
+		// bt writes CF, not ZF: je still reads the flags from before.
+		{name: "bt keeps ZF", hex: "488d0440 488d4001 480fa3c8 74f0 c3", insns: []int{4, 4}, flagsDead: false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, err := hex.DecodeString(strings.ReplaceAll(c.hex, " ", ""))
