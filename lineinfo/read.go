@@ -17,18 +17,19 @@ import (
 func Read(path string) (t *Table, err error) {
 	err = withELF(path, "ELF section headers", func(f *elf.File) error {
 		noLines := fmt.Errorf("no DWARF line information in %s: rebuild with -g, or use --funcs: %w", path, ErrNoLineInfo)
-		debugLine, err := sectionData(f, "line")
+		ds := newDebugSections(f)
+		debugLine, err := ds.get("line")
 		if err != nil {
 			return err
 		}
 		if debugLine == nil {
 			return noLines
 		}
-		debugLineStr, err := sectionData(f, "line_str")
+		debugLineStr, err := ds.get("line_str")
 		if err != nil {
 			return err
 		}
-		t, err = parseLineSection(debugLine, debugLineStr, compDirs(f, path))
+		t, err = parseLineSection(debugLine, debugLineStr, compDirs(ds, path))
 		if err != nil {
 			return err
 		}
@@ -103,11 +104,11 @@ func sectionData(f *elf.File, name string) ([]byte, error) {
 // first use: only DWARF 2-4 line tables with relative paths need it. A
 // corrupt or missing .debug_info yields "" (paths stay relative) rather
 // than an error, since the line table itself may be fine.
-func compDirs(f *elf.File, path string) func(uint64) string {
+func compDirs(ds *debugSections, path string) func(uint64) string {
 	var dirs map[uint64]string
 	return func(off uint64) string {
 		if dirs == nil {
-			dirs = readCompDirs(f, path)
+			dirs = readCompDirs(ds, path)
 		}
 		return dirs[off]
 	}
@@ -115,7 +116,7 @@ func compDirs(f *elf.File, path string) func(uint64) string {
 
 // readCompDirs reads the comp dirs of f's units; the DWARF it parses for
 // them is left for Subprograms on path (dwarfcache.go).
-func readCompDirs(f *elf.File, path string) (dirs map[uint64]string) {
+func readCompDirs(ds *debugSections, path string) (dirs map[uint64]string) {
 	dirs = make(map[uint64]string)
 	defer func() {
 		if recover() != nil {
@@ -123,11 +124,11 @@ func readCompDirs(f *elf.File, path string) (dirs map[uint64]string) {
 			return
 		}
 	}()
-	info, err := sectionData(f, "info")
+	info, err := ds.get("info")
 	if err != nil || info == nil {
 		return dirs
 	}
-	d, err := f.DWARF()
+	d, err := ds.dwarf()
 	if err != nil {
 		return dirs
 	}

@@ -65,7 +65,7 @@ func Subprograms(path string) (subs []Subprogram, err error) {
 		d := take(path)
 		if d == nil {
 			var err error
-			if d, err = f.DWARF(); err != nil {
+			if d, err = newDebugSections(f).dwarf(); err != nil {
 				return &DecodeError{Section: ".debug_info", Msg: err.Error()}
 			}
 		}
