@@ -206,7 +206,9 @@ func (p *Plan) modelLines(m *lineModel, sym *symtab.File, lt *lineinfo.Table, fi
 	if source != nil {
 		p.addCaseLabels(m, g, &mf, rs, lt, fi, keepFile, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
-			p.addEmptyCases(m, g, &mf, rs, fi, keepFile, source)
+			if sub.GCCO0 {
+				p.addEmptyCases(m, g, &mf, rs, fi, keepFile, source)
+			}
 			p.addMergedJumps(m, g, &mf, rs, codeNops(code, f.Addr), fi, keepFile, source)
 			p.addLatches(m, g, &mf, rs, fi, keepFile, source)
 			addFinallies(m, g, &mf, rs, mem, source)
@@ -287,7 +289,7 @@ func funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo
 			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
 		if source != nil {
-			rs = addCodeless(rs, source)
+			rs = addCodeless(rs, source, sub.GCCO0)
 		}
 		var src []string
 		if source != nil && len(rs) > 0 {

@@ -108,8 +108,10 @@ func afterAbove(rs []fnRow, file string, l int) int {
 // addCodeless gives the codeless statements written between a function's
 // rows (in its first row's file) a row of their own at the address of the
 // next statement below them, which is where GCC's statement order puts
-// them.
-func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
+// them. o0 says the function is GCC -O0 code, where an assignment with no
+// row is one that compiles to nothing (idleAssign): an optimizer drops
+// and moves statements.
+func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fnRow {
 	if len(rs) == 0 {
 		return rs
 	}
@@ -153,7 +155,7 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool)) []fnRow {
 			}
 			continue
 		}
-		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded) && !idleAssign(text, l, lo, hi, coded)) {
+		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
 			continue
 		}
 		// The row of the nearest line below with code.

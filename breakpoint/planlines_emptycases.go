@@ -19,7 +19,9 @@ import (
 // exactly; when the group is one case and a default with code takes the
 // values no case names, it is the case's count; otherwise the count is
 // unknown and the lines are left without one rather than given a count
-// that may be wrong (LineCounts' unknown).
+// that may be wrong (LineCounts' unknown). Only in GCC -O0 code: an
+// optimizer merges the code of identical cases (cross-jumping), which
+// leaves a case with code but no row.
 
 // A caseGroup is the empty cases of one switch.
 type caseGroup struct {

@@ -70,3 +70,21 @@ func BenchmarkSortIfNot(b *testing.B) {
 		})
 	}
 }
+
+// TestGCCO0 reads the optimization level from DW_AT_producer.
+func TestGCCO0(t *testing.T) {
+	for p, want := range map[string]bool{
+		"GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O0": true,
+		"GNU C17 12.2.0 -mtune=generic -march=x86-64 -g":     true,
+		"GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O2": false,
+		"GNU C++17 12.2.0 -g -O2 -O0":                        true,
+		"GNU C17 12.2.0 -g -Os":                              false,
+		"GNU C17 12.2.0 -g -O":                               false,
+		"clang version 15.0.7":                               false,
+		"Go cmd/compile go1.26":                              false,
+	} {
+		if got := gccO0(p); got != want {
+			t.Errorf("gccO0(%q) = %v, want %v", p, got, want)
+		}
+	}
+}

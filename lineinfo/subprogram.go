@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"path/filepath"
 	"sort"
+	"strings"
 )
 
 // A Subprogram is what DWARF says about one function's source, beyond its
@@ -32,6 +33,27 @@ type Subprogram struct {
 	Lang int
 	// Locals are its local variables in its stack frame.
 	Locals []Local
+	// GCCO0 is true when its unit's DW_AT_producer is GCC's with no
+	// optimization flag, or -O0 last: the code the line model's
+	// source-reading rules describe (-O0 keeps every statement in place
+	// and merges no code of two statements).
+	GCCO0 bool
+}
+
+// gccO0 reports whether a DW_AT_producer is GCC's (GCC records its
+// command-line flags there by default, -grecord-gcc-switches) compiling
+// at -O0: no -O flag, or -O0 the last one.
+func gccO0(producer string) bool {
+	if !strings.HasPrefix(producer, "GNU ") {
+		return false
+	}
+	o0 := true
+	for _, f := range strings.Fields(producer) {
+		if strings.HasPrefix(f, "-O") {
+			o0 = f == "-O0"
+		}
+	}
+	return o0
 }
 
 // A Label is a source label at a code address.
@@ -105,6 +127,7 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 	r := d.Reader()
 	var files []*dwarf.LineFile
 	lang := 0
+	o0 := false
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -118,6 +141,8 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			if v, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
 				lang = int(v)
 			}
+			producer, _ := e.Val(dwarf.AttrProducer).(string)
+			o0 = gccO0(producer)
 			if lr, err := d.LineReader(e); err == nil && lr != nil {
 				files = lr.Files()
 			}
@@ -156,7 +181,7 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			continue
 		}
 		defs = append(defs, pending{
-			sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, Lang: lang},
+			sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, Lang: lang, GCCO0: o0},
 			ref: dc.ref, has: dc.line != 0,
 		})
 	}
