@@ -56,6 +56,15 @@ func readLocals(d *dwarf.Data, subs []Subprogram) error {
 		if n := len(stack); n > 0 {
 			in = stack[n-1].sub
 		}
+		if e.Tag == dwarf.TagCompileUnit {
+			// Only C and C++ functions' locals are read (the line
+			// model's); a Go program's runtime units are most of its
+			// DWARF, and walking them was a tenth of its start.
+			if lang, _ := e.Val(dwarf.AttrLanguage).(int64); !IsC(int(lang)) {
+				r.SkipChildren()
+				continue
+			}
+		}
 		switch e.Tag {
 		case dwarf.TagStructType, dwarf.TagUnionType, dwarf.TagArrayType, dwarf.TagTypedef,
 			dwarf.TagConstType, dwarf.TagVolatileType, dwarf.TagBaseType, dwarf.TagPointerType, dwarf.TagEnumerationType:
