@@ -2,6 +2,7 @@ package breakpoint
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -41,6 +42,24 @@ func TestLabelsAtMatchesRegexp(t *testing.T) {
 		re := regexp.MustCompile(`(^|[;{}]\s*)` + regexp.QuoteMeta("out") + `\s*:([^:]|$)`)
 		if got, want := labelsAt(line, "out"), re.MatchString(line); got != want {
 			t.Errorf("labelsAt(%q, out) = %v, the expression says %v", line, got, want)
+		}
+	}
+}
+
+// TestFindExitJump: the hand-written matcher agrees with exitJump on
+// jump statements in every position, and on lines that only look like one.
+func TestFindExitJump(t *testing.T) {
+	for _, line := range []string{
+		"break;", "continue;", "return x;", "return;", "goto out;", "goto  out2 ;",
+		"if (x) break;", "if (x) { continue; }", "else return 1;", "} else goto fail;",
+		"x = 1; return x;", "breakpoint();", "returns = 0;", "xreturn;", "goto;", "goto ;",
+		"elsereturn;", "else\treturn;", "my_else return;", "a; b; goto done;", "(void)0; break",
+		"if(a)return", "for(;;)continue;", "", "return", "goto x", "s = \"break\";", "x) goto\tz;",
+		"else  break;", "lse break;", "a);  return", "if (a) return b; else break;", "_else return;",
+	} {
+		want := exitJump.FindStringSubmatch(line)
+		if got := findExitJump(line); !slices.Equal(got, want) {
+			t.Errorf("findExitJump(%q) = %q, exitJump gives %q", line, got, want)
 		}
 	}
 }
