@@ -587,4 +587,3 @@ func findExitJump(t string) []string {
 	}
 	return nil
 }
-
