@@ -198,7 +198,7 @@ var notStraight = regexp.MustCompile(`^(\}|case\b|default\b|else\b|while\b|for\b
 // 0;`) never matches. text(k) is line k with comments and literals
 // blanked, trimmed; "" outside [lo, hi].
 func idleAssign(text func(int) string, l, lo, hi int, coded map[int]bool) bool {
-	if !assignLine.MatchString(text(l)) {
+	if t := text(l); !strings.HasSuffix(t, ";") || !strings.Contains(t, "=") || !assignLine.MatchString(t) {
 		return false
 	}
 	above := false

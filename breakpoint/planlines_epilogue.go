@@ -154,7 +154,7 @@ func voidReturns(rs []fnRow, code []byte, base, start uint64, closing LineRef, s
 			}
 		}
 		// A return with no code may be compiled out.
-		if returnStmt.MatchString(strings.TrimSpace(b.String())) && (rowed[l] || depth == 0) {
+		if t := b.String(); strings.Contains(t, "return") && returnStmt.MatchString(strings.TrimSpace(t)) && (rowed[l] || depth == 0) {
 			return true
 		}
 	}

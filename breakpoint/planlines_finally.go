@@ -96,7 +96,7 @@ func scopes(src []string, lo, hi int) []scope {
 	prev := ""
 	for l := lo; l <= hi && l <= len(src); l++ {
 		text := codeText(src[l-1], &comment)
-		if t := strings.TrimSpace(text); len(stack) > 0 && declLine.MatchString(t) && !notType.MatchString(t) {
+		if t := strings.TrimSpace(text); len(stack) > 0 && mayDeclare(t) && declLine.MatchString(t) && !notType.MatchString(t) {
 			s := &all[stack[len(stack)-1]]
 			if i := strings.IndexAny(t, "=;,["); i > 0 {
 				// The first declarator, then any after a comma.

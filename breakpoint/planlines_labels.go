@@ -294,6 +294,9 @@ var directiveRE = regexp.MustCompile(`^#\s*([a-z]+)\b(.*)$`)
 // kin, its condition as written (spaces collapsed, comments kept: the
 // same condition is written the same way across an amalgamation).
 func directive(text string) (kind int, cond string) {
+	if !strings.HasPrefix(text, "#") {
+		return ppNone, "" // most lines: no call of the expression
+	}
 	sm := directiveRE.FindStringSubmatch(text)
 	if sm == nil {
 		return ppNone, ""

@@ -154,7 +154,7 @@ func declaresFrom(src []string, brace, col int) bool {
 		}
 		if l > brace && depth == 1 && !comment {
 			t := strings.TrimSpace(line)
-			if declLine.MatchString(t) && !notType.MatchString(t) {
+			if mayDeclare(t) && declLine.MatchString(t) && !notType.MatchString(t) {
 				return true
 			}
 		}
@@ -247,4 +247,10 @@ func declOnLoopHead(m *lineModel, g *cfg.Graph, mf *modelFunc, entry uint64, dec
 		mf.blocks[b0] = nil
 		mf.blocks[h] = append([]lineAt{{line: decl, addr: g.Blocks[h].Start}}, ls...)
 	}
+}
+
+// mayDeclare is what declLine needs of a line, checked without running it:
+// a name first, and one of the characters that end its declarator.
+func mayDeclare(t string) bool {
+	return t != "" && (t[0] == '_' || t[0] >= 'a' && t[0] <= 'z' || t[0] >= 'A' && t[0] <= 'Z') && strings.ContainsAny(t, "=;,[")
 }
