@@ -16,9 +16,11 @@ import (
 // when the plan marked it (Table.JumpLen), the monitor writes a trampoline
 // for it (breakpoint.BuildTrampoline) and replaces the site's first bytes
 // with a jmp there: from then on the site counts in the target, in the
-// thread's counter slab (counters_linux_amd64.go), without a stop. Only
-// sites that are hit are patched, and a site whose patch cannot be made
-// (no room, a thread inside its bytes) stays with the out-of-line engine.
+// thread's counter slab (counters_linux_amd64.go), without a stop. The
+// other sites of the site's function are patched with it; the sites of a
+// function that never runs are never patched, and a site whose patch
+// cannot be made (no room, a thread inside its bytes) stays with the
+// out-of-line engine.
 // The counts are folded into the table's Hits whenever the monitor reports
 // (snapshots, the end of a process, the end of the run).
 
@@ -131,9 +133,14 @@ func (m *mon) hitJumped(t *thread, tr *breakpoint.Trampoline) {
 	m.resume(t, 0)
 }
 
-// tryJump patches site i of mp at its first hit by t and sends t to the
-// trampoline. It reports false when the site stays with the out-of-line
-// engine (the reason is counted in Result.JumpRefused).
+// tryJump patches site i of mp at its first hit by t, and with it the
+// other sites of its function, and sends t to the trampoline. It reports
+// false when the site stays with the out-of-line engine (the reason is
+// counted in Result.JumpRefused).
+//
+// A function's sites are patched together: each first hit is a trap (tens
+// of microseconds across CPUs), and most sites of a function that runs at
+// all run too (on SQLite, 7,400 first hits in about 800 functions).
 //
 // Preconditions: on the tracer thread; t is stopped just after the int3.
 func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
@@ -146,20 +153,58 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 	}
 	m.stopOthers(mm, t)
 	tr, reason := m.jumpSite(t, mp, i)
+	if tr != nil {
+		m.res.JumpSites++
+		m.jumpFunction(t, mp, i)
+	}
 	m.resumeOthers(mm, t)
 	if tr == nil {
-		if mp.jmp != nil {
-			mp.jmp.state[i] = jumpRefused
-		}
-		if m.res.JumpRefused == nil {
-			m.res.JumpRefused = map[string]int{}
-		}
-		m.res.JumpRefused[reason]++
+		m.refuseJump(mp, i, reason)
 		return false
 	}
-	m.res.JumpSites++
 	m.hitJumped(t, tr)
 	return true
+}
+
+// jumpFunction patches the other sites of site i's function that have not
+// been tried, as tryJump does; a site that cannot take its patch stays an
+// int3, for the out-of-line engine.
+//
+// Preconditions: as for jumpSite.
+func (m *mon) jumpFunction(t *thread, mp *mapping, i int) {
+	tab := mp.tab
+	fn := tab.Func(i)
+	if fn < 0 || t.mm.noJump {
+		return
+	}
+	lo, hi := i, i+1
+	for lo > 0 && tab.Func(lo-1) == fn {
+		lo--
+	}
+	for hi < tab.Len() && tab.Func(hi) == fn {
+		hi++
+	}
+	for k := lo; k < hi && !t.mm.noJump; k++ {
+		if k == i || mp.jmp.state[k] != jumpUntried || tab.JumpLen(k) == 0 || tab.Derived(k) || tab.IsNotify(k) {
+			continue
+		}
+		if tr, reason := m.jumpSite(t, mp, k); tr != nil {
+			m.res.JumpSites++
+		} else {
+			m.refuseJump(mp, k, reason)
+		}
+	}
+}
+
+// refuseJump records that site i of mp keeps its breakpoint, and why.
+func (m *mon) refuseJump(mp *mapping, i int, reason string) {
+	if mp.jmp != nil {
+		mp.jmp.state[i] = jumpRefused
+	}
+	if m.res.JumpRefused == nil {
+		m.res.JumpRefused = map[string]int{}
+	}
+	m.res.JumpRefused[reason]++
 }
 
 // jumpSite does tryJump's work with every other thread of the space

@@ -30,7 +30,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	for r, n := range res.JumpRefused {
 		reasons["at run time: "+r] += n
 	}
-	notes := []string{fmt.Sprintf("in-process engine: %d sites can count in the target, %d were run and patched (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
+	notes := []string{fmt.Sprintf("in-process engine: %d sites can count in the target, %d were patched, each with its function at its first hit (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
 	if len(reasons) > 0 {
 		keys := make([]string, 0, len(reasons))
 		for r := range reasons {
