@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"maps"
 	"slices"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -142,12 +143,7 @@ func (t *Table) ArcServed(k int) { t.jump.arcServed[k] = true }
 // block and line sites keep their breakpoints.
 func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
 	t := p.Table
-	gis := make([]int, 0, len(arcsOf))
-	for gi := range arcsOf {
-		gis = append(gis, gi)
-	}
-	slices.Sort(gis)
-	for _, gi := range gis {
+	for _, gi := range slices.Sorted(maps.Keys(arcsOf)) {
 		arcs := arcsOf[gi]
 		ok := true
 		for _, ac := range arcs {

@@ -631,3 +631,15 @@ func cutAt(f *linecount.Func, g *cfg.Graph, mf modelFunc, pc uint64) {
 	}
 	f.Arcs = append(f.Arcs, linecount.Arc{From: int32(b), To: n, Count: c - 1})
 }
+
+// funcSource returns the file of a function's first row (rs) and its
+// lines, which the line model's source-reading passes read: false when the
+// function has no rows or its source cannot be read.
+func funcSource(rs []fnRow, source func(string) ([]string, bool)) (string, []string, bool) {
+	if len(rs) == 0 {
+		return "", nil, false
+	}
+	file := rs[0].ref.File
+	src, ok := source(file)
+	return file, src, ok
+}

@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,11 +47,7 @@ type switchCase struct {
 // or only a break's row at a lone nop the table points at) and records
 // them as a caseGroup.
 func (p *Plan) addEmptyCases(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
-	if len(rs) == 0 {
-		return
-	}
-	file := rs[0].ref.File
-	src, ok := source(file)
+	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
 	}
@@ -66,12 +63,7 @@ func (p *Plan) addEmptyCases(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnR
 			jt[e.From] = append(jt[e.From], k)
 		}
 	}
-	ds := make([]int, 0, len(jt))
-	for d := range jt {
-		ds = append(ds, d)
-	}
-	slices.Sort(ds) // the model's lines in a fixed order
-	for _, d := range ds {
+	for _, d := range slices.Sorted(maps.Keys(jt)) { // the model's lines in a fixed order
 		edges := jt[d]
 		sw := 0
 		for _, x := range mf.blocks[d] {

@@ -407,11 +407,7 @@ func destOf(all []scope, si, l int, m []string, at func(int) string) string {
 // addFinallies gives the function's blocks the copies of clobbers its
 // scopes' exits run through (see finally).
 func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, source func(string) ([]string, bool)) {
-	if len(rs) == 0 {
-		return
-	}
-	file := rs[0].ref.File
-	src, ok := source(file)
+	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
 	}

@@ -150,11 +150,7 @@ var foldable = regexp.MustCompile(`^(break|continue)\s*;\s*(/\*.*\*/|//.*)?$`)
 // declares variables (a BIND_EXPR); other enclosing statements are not
 // modelled, so such a continue is left out.
 func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
-	if len(rs) == 0 {
-		return
-	}
-	file := rs[0].ref.File
-	src, ok := source(file)
+	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
 	}

@@ -45,11 +45,7 @@ type latch struct {
 // (file, lines lo to hi) and gives each a latch; a jmp back to the head
 // that has the latch's line is no longer a line of its block.
 func (p *Plan) addLatches(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
-	if len(rs) == 0 {
-		return
-	}
-	file := rs[0].ref.File
-	src, ok := source(file)
+	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
 	}
