@@ -1,0 +1,214 @@
+package breakpoint
+
+import (
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/linecount"
+)
+
+// The line model's counts: the blocks and arcs of each modelled function,
+// with the blocks of GCC's that have no code (latches, copies of clobbers,
+// goto labels, empty cases), turned into linecount's terms after the run.
+
+// LineCounts returns the count of every line of p.Lines: derived from
+// block and arc counts for the functions counted by blocks, the entries
+// the cursor counted (Table.LineEntries) for the others. A non-nil fault
+// is the link-time address of the instruction that faulted, ending the
+// run in the middle of its block: the lines after it get no credit for
+// that last entry.
+//
+// unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
+// known only for the lines derived from blocks. unknown is true for a line
+// whose count the run cannot tell (an empty case that shares its jump-table
+// entries with other values, when they ran): it has no count.
+func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
+	t := p.Table
+	out := make([]uint64, len(p.Lines))
+	copy(out, t.LineEntries)
+	unexecuted = make([]bool, len(p.Lines))
+	unknown = make([]bool, len(p.Lines))
+	m := p.model
+	if m == nil || len(m.funcs) == 0 {
+		return out, unexecuted, unknown
+	}
+	funcs := make([]linecount.Func, 0, len(m.funcs))
+	for _, mf := range m.funcs {
+		funcs = append(funcs, p.flowOf(mf, fault))
+	}
+	r := linecount.Lines(funcs, len(m.keys))
+	for k, c := range r.Counts {
+		if i := m.report[k]; i >= 0 {
+			out[i] += c
+			unexecuted[i] = unexecuted[i] || r.Unexecuted[k]
+		}
+	}
+	for _, mf := range m.funcs {
+		for _, cg := range mf.cases {
+			if cg.exact || p.groupCount(mf, cg) == 0 {
+				continue
+			}
+			for _, k := range cg.keys {
+				if i := m.report[k]; i >= 0 {
+					unknown[i] = true
+				}
+			}
+		}
+	}
+	return out, unexecuted, unknown
+}
+
+// groupCount returns how often control went along the jump-table arcs to
+// where a group of empty cases points.
+func (p *Plan) groupCount(mf modelFunc, cg caseGroup) uint64 {
+	fg := p.Graphs[mf.graph]
+	var c uint64
+	for _, k := range cg.edges {
+		c += p.Table.EdgeCounts[int(fg.FirstEdge)+k]
+	}
+	return c
+}
+
+// flowOf turns one modelled function's counts into linecount's terms.
+func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
+	t := p.Table
+	fg := p.Graphs[mf.graph]
+	g := fg.Graph
+	f := linecount.Func{Blocks: make([]linecount.Block, len(g.Blocks))}
+	counts := make([]uint64, len(g.Blocks))
+	for b, bl := range g.Blocks {
+		if i, ok := t.Index(bl.Start); ok {
+			counts[b] = t.Hits[i]
+		}
+		ls := make([]int32, 0, len(mf.blocks[b]))
+		if !mf.skip[b] {
+			for _, x := range mf.blocks[b] {
+				ls = append(ls, x.line)
+			}
+		}
+		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b], Exceptional: bl.Landing}
+		if a := t.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: linecount.Outside, To: int32(b), Count: a})
+		}
+	}
+	// An arc into a loop-closing jmp goes on to the jmp's target.
+	through := func(to int) int {
+		for hops := 0; to >= 0 && mf.skip[to] && hops < len(g.Blocks); hops++ {
+			to = g.Succs(to)[0].To
+		}
+		return to
+	}
+	// An arc back to a latched loop's head (from the head or a block
+	// after it) runs through the latch.
+	latchOf := make(map[int]int32, len(mf.latches))
+	latched := make([]uint64, len(mf.latches))
+	for i, l := range mf.latches {
+		latchOf[l.head] = int32(len(g.Blocks) + i)
+	}
+	// An arc out of a jump's block leaving a scope with clobbers runs
+	// through its destination's copy of them.
+	finOf := make(map[int]int)
+	for i, fin := range mf.finallies {
+		for _, b := range fin.froms {
+			finOf[b] = i
+		}
+	}
+	finCount := make([]uint64, len(mf.finallies))
+	// An arc to a goto label's destination from above it or from a goto
+	// naming it runs through the label's block.
+	labOf := make(map[int]int32)
+	labBase := len(g.Blocks) + len(mf.latches) + len(mf.finallies)
+	for i, lb := range mf.labels {
+		for _, k := range lb.edges {
+			labOf[k] = int32(labBase + i)
+		}
+	}
+	labCount := make([]uint64, len(mf.labels))
+	for k, e := range g.Edges {
+		if e.To < 0 || mf.skip[e.From] {
+			continue
+		}
+		to := int32(through(e.To))
+		if to < 0 {
+			continue
+		}
+		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		if lb, ok := labOf[k]; ok {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: lb, To: to, Count: c})
+			labCount[int(lb)-labBase] += c
+			to = lb
+		}
+		if i, ok := finOf[e.From]; ok {
+			fb := int32(len(g.Blocks) + len(mf.latches) + i)
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: fb, Count: c}, linecount.Arc{From: fb, To: to, Count: c})
+			finCount[i] += c
+			continue
+		}
+		if _, ok := labOf[k]; ok {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
+			continue
+		}
+		if l, ok := latchOf[int(to)]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
+			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
+			latched[int(l)-len(g.Blocks)] += c
+			continue
+		}
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
+	}
+	for i, l := range mf.latches {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(len(g.Blocks) + i), To: int32(l.head), Count: latched[i]})
+	}
+	for i, fin := range mf.finallies {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
+	}
+	for i, lb := range mf.labels {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), lb.lines...), Count: labCount[i]})
+	}
+	// The empty cases no block carries: a block of their own, entered
+	// from the dispatch as often as its arcs to where they point ran.
+	for _, cg := range mf.cases {
+		if len(cg.extra) == 0 {
+			continue
+		}
+		c := p.groupCount(mf, cg)
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(cg.dispatch), To: int32(len(f.Blocks)), Count: c})
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), cg.extra...), Count: c})
+	}
+	if fault != nil && *fault >= g.Addr && *fault < g.End {
+		cutAt(&f, g, mf, *fault)
+	}
+	for k := range f.Blocks {
+		listLast(p.model.keys, f.Blocks[k].Lines)
+	}
+	return f
+}
+
+// cutAt splits the block holding the faulting instruction at pc in two:
+// the lines up to the instruction keep the block's count, the lines after
+// it lose the entry that never got there.
+func cutAt(f *linecount.Func, g *cfg.Graph, mf modelFunc, pc uint64) {
+	b, ok := g.BlockAt(pc)
+	if !ok || mf.skip[b] || f.Blocks[b].Count == 0 {
+		return
+	}
+	var before, after []int32
+	for _, x := range mf.blocks[b] {
+		if x.addr <= pc {
+			before = append(before, x.line)
+		} else {
+			after = append(after, x.line)
+		}
+	}
+	if len(after) == 0 {
+		return
+	}
+	n := int32(len(f.Blocks))
+	c := f.Blocks[b].Count
+	f.Blocks[b].Lines = before
+	f.Blocks = append(f.Blocks, linecount.Block{Lines: after, Count: c - 1})
+	for k := range f.Arcs {
+		if f.Arcs[k].From == int32(b) {
+			f.Arcs[k].From = n
+		}
+	}
+	f.Arcs = append(f.Arcs, linecount.Arc{From: int32(b), To: n, Count: c - 1})
+}
