@@ -46,7 +46,17 @@ type jumpInfo struct {
 	arcOf     map[int]int
 	measured  [][]bool
 	arcServed []bool
-	arcsLost  int // functions DeriveFlow left underived for an uncounted arc
+	arcsLost  int      // functions DeriveFlow left underived for an uncounted arc
+	reasons   []string // per site: why it keeps its breakpoint, "" when it does not
+}
+
+// KeptReason returns why site i keeps its breakpoint under the in-process
+// engine, "" when it takes a jump or is derived (never planted).
+func (t *Table) KeptReason(i int) string {
+	if t.jump == nil || t.jump.derived[i] || i >= len(t.jump.reasons) {
+		return ""
+	}
+	return t.jump.reasons[i]
 }
 
 // flowOf returns graph gi's flow system, with the edges it counts.
@@ -187,6 +197,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 			jp.Short -= unshort
 		}
 	}
+	t.jump.reasons = reasons
 	for i, r := range reasons {
 		switch {
 		case t.jump.derived[i]:

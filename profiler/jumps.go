@@ -17,6 +17,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	}
 	planned, derived := 0, 0
 	reasons := map[string]int{}
+	traps := map[string]uint64{} // the hits of the sites kept for each reason
 	for _, m := range append([]*module{p.root}, p.sel.mods...) {
 		if !m.counted {
 			continue
@@ -25,6 +26,15 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 		derived += m.jumps.Derived
 		for r, n := range m.jumps.Reasons {
 			reasons[r] += n
+		}
+		if m.plan == nil {
+			continue
+		}
+		t := m.plan.Table
+		for i := 0; i < t.Len(); i++ {
+			if r := t.KeptReason(i); r != "" {
+				traps[r] += t.Hits[i]
+			}
 		}
 	}
 	for r, n := range res.JumpRefused {
@@ -47,7 +57,11 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 			if k > 0 {
 				b.WriteString("; ")
 			}
-			fmt.Fprintf(&b, "%d: %s", reasons[r], r)
+			if n, ok := traps[r]; ok {
+				fmt.Fprintf(&b, "%d (%d traps): %s", reasons[r], n, r)
+			} else {
+				fmt.Fprintf(&b, "%d: %s", reasons[r], r)
+			}
 		}
 		notes = append(notes, "in-process engine: sites that keep a breakpoint, by reason: "+b.String())
 	}
