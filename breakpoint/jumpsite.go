@@ -205,7 +205,16 @@ func flagEffect(inst x86asm.Inst) (reads, writes int, ok bool) {
 		x86asm.MINSD, x86asm.MAXSD, x86asm.ADDSS, x86asm.SUBSS, x86asm.MULSS,
 		x86asm.DIVSS, x86asm.SQRTSS, x86asm.MINSS, x86asm.MAXSS, x86asm.ADDPD,
 		x86asm.SUBPD, x86asm.MULPD, x86asm.ADDPS, x86asm.SUBPS, x86asm.MULPS,
-		x86asm.XORPD, x86asm.XORPS, x86asm.ANDPD, x86asm.ANDPS, x86asm.UNPCKLPD:
+		x86asm.XORPD, x86asm.XORPS, x86asm.ANDPD, x86asm.ANDPS, x86asm.UNPCKLPD,
+		// x87 arithmetic sets the FPU's own condition codes, not RFLAGS
+		// (Intel SDM vol. 2: "EFLAGS: none" for FLD ... FDIVRP; only
+		// FCOMI and FUCOMI write them, and stay unknown); BSWAP none.
+		x86asm.FLD, x86asm.FILD, x86asm.FST, x86asm.FSTP, x86asm.FIST, x86asm.FISTP,
+		x86asm.FISTTP, x86asm.FXCH, x86asm.FLDZ, x86asm.FLD1, x86asm.FADD, x86asm.FADDP,
+		x86asm.FIADD, x86asm.FSUB, x86asm.FSUBP, x86asm.FSUBR, x86asm.FSUBRP, x86asm.FISUB,
+		x86asm.FMUL, x86asm.FMULP, x86asm.FIMUL, x86asm.FDIV, x86asm.FDIVP, x86asm.FDIVR,
+		x86asm.FDIVRP, x86asm.FIDIV, x86asm.FCHS, x86asm.FABS, x86asm.FNSTCW, x86asm.FLDCW,
+		x86asm.BSWAP:
 		return 0, 0, true
 	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR,
 		x86asm.TEST, x86asm.NEG, x86asm.IMUL, x86asm.MUL, x86asm.UCOMISD,

@@ -34,6 +34,8 @@ func TestPlanJump(t *testing.T) {
 		{name: "go lock xadd", hex: "488d0440 488d4001 b901000000 488d15247d1000 f0480fc10a c3", insns: []int{4, 4}, flagsDead: true},
 		// lock cmpxchg writes the flags jne reads.
 		{name: "lock cmpxchg", hex: "488d0440 488d4001 f0480fb10a 75f0 c3", insns: []int{4, 4}, flagsDead: true},
+		// fld and fstp leave RFLAGS: the cmp after them writes what jne reads.
+		{name: "x87", hex: "db6df0 db7de0 4839c8 75f0 c3", insns: []int{3, 3}, flagsDead: true},
 		// bt writes CF, not ZF: je still reads the flags from before.
 		{name: "bt keeps ZF", hex: "488d0440 488d4001 480fa3c8 74f0 c3", insns: []int{4, 4}, flagsDead: false},
 	} {
