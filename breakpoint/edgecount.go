@@ -3,6 +3,8 @@ package breakpoint
 import (
 	"encoding/binary"
 	"fmt"
+
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // Some functions' edges do not all follow from their block counts: two
@@ -20,6 +22,10 @@ import (
 type EdgeCount struct {
 	Counter uint32 // offset of the arc's counter in a thread's slab
 	Taken   bool   // the arc to the jump's target; else the fall-through
+	// Table, for a jump through a register (a jump table's dispatch), is
+	// the runtime address of the arc's target: the trampoline counts the
+	// jumps that go there.
+	Table uint64
 }
 
 // countArc rewrites d, a relocated conditional jump (FormCond: jcc rel32
@@ -79,6 +85,68 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 		}
 		nd.resume = []resumePoint{{0, d.Addr}, {uint8(back), next}}
 	}
+	nd.Code = c
+	return nd, nil
+}
+
+// countArcs rewrites d to count the arcs ecs: one arc of a conditional
+// jump (countArc), or arcs of a jump table's dispatch (countTableArcs).
+func countArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
+	if ecs[0].Table != 0 {
+		return countTableArcs(d, ecs)
+	}
+	if len(ecs) != 1 {
+		return nil, &RelocateError{Addr: d.Addr, Reason: "more than one arc of a conditional jump to count"}
+	}
+	return countArc(d, ecs[0])
+}
+
+// countTableArcs rewrites d, a copied jmp through a 64-bit register (a
+// jump table's dispatch, FormTransfer), to count the jumps to each arc's
+// target (ec.Table):
+//
+//	cmp T1(%rip), %reg; jne 1f; addq $1, %gs:C1; 1:
+//	...
+//	jmp *%reg; T1: .quad TARGET1 ...
+//
+// The cmps write the flags, which must be dead at every target of the
+// table. A thread at a cmp, a jne or the jmp is at the original jmp (the
+// flags it finds there are dead, and the arcs it has passed were counted
+// or not its own); one at a counter update has chosen its arc and not been
+// counted (no equivalent).
+func countTableArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
+	inst, err := decode(d.Code)
+	reg, isReg := inst.Args[0].(x86asm.Reg)
+	if err != nil || d.Form != FormTransfer || inst.Op != x86asm.JMP || !isReg || reg < x86asm.RAX || reg > x86asm.R15 || inst.Len != len(d.Code) {
+		return nil, &RelocateError{Addr: d.Addr, Reason: "the arcs to count are not a jump through a register's"}
+	}
+	n := byte(reg - x86asm.RAX)
+	const cmpLen, jneLen = 7, 2
+	const step = cmpLen + jneLen + counterLen
+	jmpAt := step * len(ecs)
+	quads := jmpAt + len(d.Code)
+	if quads+8*len(ecs) > 255 {
+		return nil, &RelocateError{Addr: d.Addr, Reason: "too many arcs to count"}
+	}
+	c := make([]byte, 0, quads+8*len(ecs))
+	nd := &Displaced{Addr: d.Addr, Slot: d.Slot, Len: d.Len, Form: FormTransfer}
+	for k, ec := range ecs {
+		at := len(c)
+		// REX.W (and R for r8-r15), CMP r64, r/m64 (3B /r), ModRM 00
+		// reg 101: RIP-relative (Intel SDM vol. 2, CMP; 2.2.1.6).
+		c = append(c, 0x48|(n>>3)<<2, 0x3B, (n&7)<<3|5)
+		c = binary.LittleEndian.AppendUint32(c, uint32(quads+8*k-(at+cmpLen)))
+		c = append(c, 0x75, counterLen) // jne over the counter
+		c = append(c, 0x65, 0x48, 0x83, 0x04, 0x25)
+		c = binary.LittleEndian.AppendUint32(c, ec.Counter)
+		c = append(c, 0x01)
+		nd.resume = append(nd.resume, resumePoint{uint8(at), d.Addr}, resumePoint{uint8(at + cmpLen), d.Addr})
+	}
+	c = append(c, d.Code...)
+	for _, ec := range ecs {
+		c = binary.LittleEndian.AppendUint64(c, ec.Table)
+	}
+	nd.resume = append(nd.resume, resumePoint{uint8(jmpAt), d.Addr})
 	nd.Code = c
 	return nd, nil
 }

@@ -73,7 +73,7 @@ func TestTrampolineCountsArc(t *testing.T) {
 	code := rotatedLoop[4:11] // block B
 	js := JumpSite{Len: 7, Insns: []int{3, 2, 2}, FlagsDead: true}
 	for _, taken := range []bool{false, true} {
-		js.Edge = &EdgeCount{Counter: 0x48, Taken: taken}
+		js.Edges = []EdgeCount{{Counter: 0x48, Taken: taken}}
 		tr, err := BuildTrampoline(code, 0x1004, at, js, 0x40)
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +140,7 @@ func rotatedTable(t *testing.T) (*Table, int) {
 		}
 	}
 	site, _ := tab.Index(0x1004)
-	tab.jump = &jumpInfo{length: make([]uint8, tab.Len()), derived: make([]bool, tab.Len()), arcOf: map[int]int{}}
+	tab.jump = &jumpInfo{length: make([]uint8, tab.Len()), derived: make([]bool, tab.Len()), arcOf: map[int][]int{}}
 	p := &Plan{Table: tab, Graphs: tab.Graphs()}
 	dp := map[int][]arcCounter{0: {{site: site, graph: 0, edge: back, taken: true, length: 7}}}
 	tab.jump.derive = []*derivePlan{nil}
@@ -187,5 +187,53 @@ func TestDeriveFlowArcs(t *testing.T) {
 	tab.Hits[0] = 4 // only A ran: the arc's block never did, its count is 0
 	if bad := tab.DeriveFlow(nil); bad != 0 || tab.ArcsLost() != 0 {
 		t.Errorf("an arc whose block never ran: %d inconsistent, %d lost; want none", bad, tab.ArcsLost())
+	}
+}
+
+// TestTrampolineCountsTableArcs: the dispatch of a jump table, displaced
+// whole, counts the jumps to two of its targets: a cmp of the register
+// with each target (a quad after the code), a jne over its counter, then
+// the jmp; every point but a counter update maps back to the jmp.
+func TestTrampolineCountsTableArcs(t *testing.T) {
+	const at, addr = 0x9000, 0x2000
+	code := []byte{
+		0x48, 0x8d, 0x15, 0x10, 0x00, 0x00, 0x00, // lea 0x10(%rip),%rdx
+		0x48, 0x01, 0xd0, // add %rdx,%rax
+		0x41, 0xff, 0xe0, // jmp *%r8
+	}
+	js := JumpSite{Len: len(code), Insns: []int{7, 3, 3}, FlagsDead: true,
+		Edges: []EdgeCount{{Counter: 0x100, Table: 0x7fff00001234}, {Counter: 0x108, Table: 0x7fff00005678}}}
+	tr, err := BuildTrampoline(code, addr, at, js, 0x40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := tr.Code
+	base := counterLen + 7 + 3
+	quads := base + 2*19 + 3
+	for k, want := range []uint64{0x7fff00001234, 0x7fff00005678} {
+		cmp := base + 19*k
+		// cmp disp32(%rip),%r8: REX.WR 3B, ModRM 00 000 101.
+		if c[cmp] != 0x4C || c[cmp+1] != 0x3B || c[cmp+2] != 0x05 {
+			t.Fatalf("arc %d: no cmp of r8 at %d: % x", k, cmp, c)
+		}
+		q := cmp + 7 + int(int32(binary.LittleEndian.Uint32(c[cmp+3:])))
+		if q != quads+8*k || binary.LittleEndian.Uint64(c[q:]) != want {
+			t.Errorf("arc %d: the cmp reads offset %d, want the quad %#x at %d", k, q, want, quads+8*k)
+		}
+		if c[cmp+7] != 0x75 || c[cmp+8] != counterLen || c[cmp+9] != 0x65 {
+			t.Errorf("arc %d: no jne over a counter: % x", k, c[cmp+7:cmp+19])
+		}
+		if o, p := tr.Where(at + uint64(cmp)); p != InDisplaced || o != addr+10 {
+			t.Errorf("arc %d: its cmp maps to %#x (%d), want the jmp at %#x", k, o, p, addr+10)
+		}
+		if _, p := tr.Where(at + uint64(cmp+9)); p != Inside {
+			t.Errorf("arc %d: its counter maps to point %d, want Inside", k, p)
+		}
+	}
+	if got := c[quads-3 : quads]; got[0] != 0x41 || got[1] != 0xff || got[2] != 0xe0 {
+		t.Errorf("no jmp *%%r8 before the quads: % x", got)
+	}
+	if len(c) != quads+16 {
+		t.Errorf("code is %d bytes, want %d", len(c), quads+16)
 	}
 }

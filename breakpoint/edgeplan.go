@@ -15,11 +15,16 @@ type arcCounter struct {
 	site, graph, edge int
 	taken             bool
 	length            uint8
+	table             uint64 // for a jump table's arc, its target's link-time address
 }
 
 // maxArcs bounds the arcs counted per function: each is a whole block in a
 // trampoline; a function that needs more keeps its breakpoints.
 const maxArcs = 8
+
+// maxTableArcs bounds the arcs one jump table's dispatch counts: each is 19
+// bytes of its trampoline, and 8 of its data.
+const maxTableArcs = 4
 
 // planArcs makes graph gi, whose edges do not all follow from its block
 // counts, derivable by counting arcs: while some edges stay unknown, one
@@ -38,7 +43,7 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 	fs := newFlowSystem(g)
 	fs.measured = make([]bool, len(g.Edges))
 	var arcs []arcCounter
-	used := map[int]bool{}
+	used := map[int]int{} // per site, its arcs
 	for len(arcs) <= maxArcs {
 		dp, unknown := fs.solve(nil)
 		if unknown == nil {
@@ -49,10 +54,12 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 			if v >= len(g.Edges) {
 				continue
 			}
-			if ac, ok := p.arcSite(g, fg, fcode, f.Addr, v); ok && !used[ac.site] {
+			// A conditional jump's trampoline counts one arc; a jump
+			// table's, a few (countTableArcs).
+			if ac, ok := p.arcSite(g, fg, fcode, f.Addr, v); ok && (used[ac.site] == 0 || ac.table != 0 && used[ac.site] < maxTableArcs) {
 				ac.graph = gi
 				arcs = append(arcs, ac)
-				used[ac.site] = true
+				used[ac.site]++
 				fs.measured[v] = true
 				found = true
 				break
@@ -73,11 +80,13 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k int) (arcCounter, bool) {
 	t := p.Table
 	e := g.Edges[k]
-	if e.From < 0 || e.To < 0 || (e.Kind != cfg.Fallthrough && e.Kind != cfg.Taken) {
+	if e.From < 0 || e.To < 0 {
 		return arcCounter{}, false
 	}
 	bl := g.Blocks[e.From]
-	if bl.Term != cfg.TermCond || bl.Start < fg.Entry || bl.Start >= fg.Tail || bl.Start < faddr {
+	table := bl.Term == cfg.TermTable && e.Kind == cfg.JumpTable
+	cond := bl.Term == cfg.TermCond && (e.Kind == cfg.Fallthrough || e.Kind == cfg.Taken)
+	if !table && !cond || bl.Start < fg.Entry || bl.Start >= fg.Tail || bl.Start < faddr {
 		return arcCounter{}, false
 	}
 	i, ok := t.Index(bl.Start)
@@ -97,14 +106,29 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 		return arcCounter{}, false
 	}
 	last := off + n - uint64(js.Insns[len(js.Insns)-1])
-	if d, err := Relocate(fcode[last:], faddr+last, faddr+last); err != nil || d.Form != FormCond {
+	d, err := Relocate(fcode[last:], faddr+last, faddr+last)
+	if err != nil {
 		return arcCounter{}, false
+	}
+	if table {
+		// The cmp before the jump writes the flags on every dispatch:
+		// they must be dead at every target of the table. The check of
+		// the jump itself is countTableArc's, at run time.
+		if d.Form != FormTransfer || !flagsDeadFrom(fcode, faddr, bl.Start, 3) {
+			return arcCounter{}, false
+		}
+		for _, o := range g.Succs(e.From) {
+			if !flagsDeadFrom(fcode, faddr, o.Target, 3) {
+				return arcCounter{}, false
+			}
+		}
+		return arcCounter{site: i, edge: k, length: uint8(n), table: e.Target}, true
 	}
 	dest := bl.End
 	if e.Kind == cfg.Taken {
 		dest = e.Target
 	}
-	if !flagsDeadFrom(fcode, faddr, bl.Start, 3) || !flagsDeadFrom(fcode, faddr, dest, 3) {
+	if d.Form != FormCond || !flagsDeadFrom(fcode, faddr, bl.Start, 3) || !flagsDeadFrom(fcode, faddr, dest, 3) {
 		return arcCounter{}, false
 	}
 	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n)}, true
@@ -119,17 +143,22 @@ func (t *Table) ArcCounters() int {
 	return len(t.jump.arcs)
 }
 
-// ArcOf returns the arc counter site i's trampoline updates (an index for
-// ArcHits, and whether it counts the taken side), or false for none.
-func (t *Table) ArcOf(i int) (k int, taken bool, ok bool) {
+// ArcsOf returns the arc counters site i's trampoline updates (indexes
+// for ArcHits) and what each counts, with Counter left 0 and a jump
+// table's target at its runtime address; none for most sites.
+func (t *Table) ArcsOf(i int) (ks []int, ecs []EdgeCount) {
 	if t.jump == nil {
-		return 0, false, false
+		return nil, nil
 	}
-	k, ok = t.jump.arcOf[i]
-	if !ok {
-		return 0, false, false
+	for _, k := range t.jump.arcOf[i] {
+		ac := t.jump.arcs[k]
+		ec := EdgeCount{Taken: ac.taken}
+		if ac.table != 0 {
+			ec.Table = ac.table + t.bias
+		}
+		ks, ecs = append(ks, k), append(ecs, ec)
 	}
-	return k, t.jump.arcs[k].taken, true
+	return ks, ecs
 }
 
 // ArcServed records that arc counter k counts in the target: its site
@@ -163,7 +192,7 @@ func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
 		for _, ac := range arcs {
 			measured[ac.edge] = true
 			t.jump.length[ac.site] = ac.length
-			t.jump.arcOf[ac.site] = len(t.jump.arcs)
+			t.jump.arcOf[ac.site] = append(t.jump.arcOf[ac.site], len(t.jump.arcs))
 			t.jump.arcs = append(t.jump.arcs, ac)
 		}
 		t.jump.measured[gi] = measured

@@ -39,9 +39,10 @@ type JumpSite struct {
 	// counter update may change them.
 	FlagsDead bool
 	Reason    string
-	// Edge, if set, has the trampoline count one arc of the conditional
-	// jump that ends the displaced instructions (edgecount.go).
-	Edge *EdgeCount
+	// Edges, if any, have the trampoline count arcs of the jump that ends
+	// the displaced instructions (edgecount.go): one of a conditional
+	// jump, or any of a jump table's.
+	Edges []EdgeCount
 }
 
 // JumpOptions describe the code around the sites.

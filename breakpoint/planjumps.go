@@ -43,7 +43,7 @@ type jumpInfo struct {
 	// sites' indexes into it, measured per graph its counted edges (nil
 	// for none), arcServed per arc whether its site took its patch.
 	arcs      []arcCounter
-	arcOf     map[int]int
+	arcOf     map[int][]int
 	measured  [][]bool
 	arcServed []bool
 	arcsLost  int      // functions DeriveFlow left underived for an uncounted arc
@@ -146,7 +146,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
 	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs)),
-		arcOf: map[int]int{}, measured: make([][]bool, len(p.Graphs))}
+		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
 	for gi, fg := range p.Graphs {

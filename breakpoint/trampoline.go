@@ -89,8 +89,8 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 		if d.Len != n {
 			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: ReasonDisagree}
 		}
-		if k == len(js.Insns)-1 && js.Edge != nil {
-			if d, err = countArc(d, *js.Edge); err != nil {
+		if k == len(js.Insns)-1 && len(js.Edges) > 0 {
+			if d, err = countArcs(d, js.Edges); err != nil {
 				return nil, err
 			}
 		}

@@ -53,7 +53,12 @@ var shapes = []shape{
 		"NEVER_EMPTY": 0, "NEVER_EMPTY_BREAK": 0, "NEVER_NONE": 0,
 	}},
 	// i % 9 over i < 40: 4 x (0+...+8) + 0+1+2+3; 4 of the 40 calls have n = 0.
-	{src: "arcs.c", markers: map[string]int64{"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150}},
+	// op = i % 7, +1000 for odd i, over i < 70: 10 of each residue, the
+	// odd half of them in the second cluster.
+	{src: "arcs.c", markers: map[string]int64{
+		"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150,
+		"CLASSIFY_SWITCH": 70, "SHARED_ZERO": 10, "SHARED_TWO": 10, "ONLY_1004": 5, "CLASSIFY_DEFAULT": 10,
+	}},
 }
 
 // A gcovException is a line where patchprof may differ from gcov, with the
@@ -425,6 +430,8 @@ var gcovTextDiffs = map[string]map[int]string{
 	"codeless.c": {
 		43: jumpTableSwitch, 82: jumpTableSwitch, 112: jumpTableSwitch, 143: jumpTableSwitch, 172: jumpTableSwitch,
 	},
+	"arcs.c": {31: "a switch in two clusters: gcov lists one arc per case, patchprof the compares that choose a cluster " +
+		"and the bounds checks before its two jump tables; one of those compares never runs one way, so the line also has '*'"},
 }
 
 // jumpTableSwitch is why a switch's branch lines differ from gcov's when

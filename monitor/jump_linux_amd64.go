@@ -276,10 +276,11 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	if !ok {
 		return nil, breakpoint.JumpRelocation
 	}
-	arc, taken, counts := mp.tab.ArcOf(i)
-	if counts {
-		js.Edge = &breakpoint.EdgeCount{Counter: uint32(j.ctrOff + 8*uint64(mp.tab.Len()+arc)), Taken: taken}
+	arcs, ecs := mp.tab.ArcsOf(i)
+	for n, k := range arcs {
+		ecs[n].Counter = uint32(j.ctrOff + 8*uint64(mp.tab.Len()+k))
 	}
+	js.Edges = ecs
 	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, uint32(j.ctrOff+8*uint64(i)))
 	if err != nil {
 		return nil, breakpoint.JumpRelocation
@@ -351,8 +352,8 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		}
 	}
 	j.tramp[i], j.state[i] = tr, jumpDone
-	if counts {
-		mp.tab.ArcServed(arc)
+	for _, k := range arcs {
+		mp.tab.ArcServed(k)
 	}
 	return tr, ""
 }
