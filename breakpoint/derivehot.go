@@ -93,6 +93,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 			// The host plans its own jump again, and hosts no more.
 			t.jump.length[h] = t.jump.hostLen[h]
 			delete(t.jump.host, site[b])
+			delete(t.jump.hosting, h)
 			t.jump.length[site[b]] = 0
 			unshort++
 		}

@@ -37,7 +37,8 @@ type jumpInfo struct {
 	length  []uint8       // per site: bytes the jump displaces, 0 for none
 	derived []bool        // per site: never planted, its count derived
 	derive  []*derivePlan // per graph (Table.Graphs): nil when not derivable
-	host    map[int]int   // short site -> the site of the block before it
+	host    map[int]int   // short site -> the site of its host block
+	hosting map[int]int   // host -> its short site
 	hostLen map[int]uint8 // a host's jump length before it took a short site
 	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
 	// sites' indexes into it, measured per graph its counted edges (nil
@@ -68,12 +69,12 @@ func (t *Table) flowOf(gi int, g *cfg.Graph) *flowSystem {
 	return fs
 }
 
-// MaxHostLen bounds a host block (see ShortSite): its landing must be within
-// a jmp rel8 of the short site after it, and its code within a trampoline.
+// MaxHostLen bounds a host block (see ShortSite): its code must fit in a
+// trampoline.
 const MaxHostLen = 120
 
 // ShortSite reports whether site i takes a short patch: a jmp rel8 to a
-// landing in the dead bytes of host, the site of the block right before it,
+// landing in the dead bytes of host, the site of a block near it,
 // whose whole code runs in its own trampoline (JumpLen(host) is its length).
 // The landing is host's address + JumpLen.
 func (t *Table) ShortSite(i int) (host int, ok bool) {
@@ -174,6 +175,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	// ones whose counts follow from the others' (derivehot.go), which may
 	// take a short site back.
 	t.jump.host = map[int]int{}
+	t.jump.hosting = map[int]int{}
 	t.jump.hostLen = map[int]uint8{}
 	for i, r := range reasons {
 		if (r == JumpTransfer || r == JumpTarget) && p.planShort(sym, i, graphOf) {
@@ -408,10 +410,13 @@ func (t *Table) DeriveFlow(fault *uint64) int {
 
 // planShort plans block site i, too short for a jmp rel32 before a branch
 // or the next block (a return site's `leave; ret`, a lone `jmp`), as a short
-// site: a 2-byte jmp to a landing in the block that ends where it starts,
-// when that block is a jump site of JumpLen+5 to MaxHostLen bytes whose
-// whole code can run in its trampoline, leaving its bytes after the first
-// JumpLen dead. It reports whether it did.
+// site: a 2-byte jmp to a landing in a host block of its function, whose
+// whole code runs in its trampoline, leaving its bytes after the first
+// JumpLen dead: a jump site of JumpLen+5 to MaxHostLen bytes whose landing
+// (its address + JumpLen) is within a jmp rel8 of the site. The block that
+// ends where the site starts is tried first, then the others by distance
+// (on SQLite, a block of 2 to 4 bytes often follows another as short). It
+// reports whether it did.
 func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) bool {
 	t := p.Table
 	fn := t.fn[i]
@@ -421,31 +426,12 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 	}
 	addr := t.addr[i]
 	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
-	if k == 0 || k >= len(g.Blocks) || g.Blocks[k].Start != addr || g.Blocks[k-1].End != addr {
+	if k >= len(g.Blocks) || g.Blocks[k].Start != addr {
 		return false
-	}
-	hb := g.Blocks[k-1]
-	h, ok := t.Index(hb.Start)
-	n := int(addr - hb.Start)
-	if !ok || t.jump.length[h] == 0 || n < 2*JumpLen || n > MaxHostLen {
-		return false
-	}
-	if _, taken := t.jump.host[h]; taken || t.jump.derived[h] {
-		return false
-	}
-	if _, arc := t.jump.arcOf[h]; arc {
-		return false // its whole block is displaced to count an arc
 	}
 	f := sym.Funcs[fn]
 	end := f.Addr + f.Size
-	hcode, ok := sym.Code(hb.Start, n)
-	if !ok {
-		return false
-	}
 	leader := func(a uint64) bool { return isLeader(g, a) }
-	if _, ok := planRun(hcode, hb.Start, n, leader); !ok {
-		return false
-	}
 	code, ok := sym.Code(addr, int(min(end-addr, 16)))
 	if !ok {
 		return false
@@ -458,9 +444,64 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 	if !flagsDeadFrom(fcode, f.Addr, addr, 3) {
 		return false
 	}
-	t.jump.hostLen[h] = t.jump.length[h]
-	t.jump.length[h] = uint8(n)
-	t.jump.length[i] = uint8(js.Len)
-	t.jump.host[i] = h
-	return true
+	// Hosts by distance from the site, the block right before it first.
+	var hosts []int
+	for b, hb := range g.Blocks {
+		d := int64(hb.Start+JumpLen) - int64(addr+2)
+		if b != k && d >= -128 && d <= 127 {
+			hosts = append(hosts, b)
+		}
+	}
+	dist := func(b int) uint64 {
+		if g.Blocks[b].End == addr {
+			return 0
+		}
+		if g.Blocks[b].Start > addr {
+			return g.Blocks[b].Start - addr
+		}
+		return addr - g.Blocks[b].Start
+	}
+	sort.SliceStable(hosts, func(x, y int) bool { return dist(hosts[x]) < dist(hosts[y]) })
+	for _, b := range hosts {
+		if h, n, ok := p.hostOf(sym, g, b); ok {
+			t.jump.hostLen[h] = t.jump.length[h]
+			t.jump.length[h] = uint8(n)
+			t.jump.length[i] = uint8(js.Len)
+			t.jump.host[i] = h
+			t.jump.hosting[h] = i
+			return true
+		}
+	}
+	return false
+}
+
+// hostOf reports whether block b of g can host a short site's landing:
+// a planned jump site, hosting none yet, not derived, not counting an arc,
+// of 2*JumpLen to MaxHostLen bytes whose whole code can run in its
+// trampoline. It returns the host's site and length.
+func (p *Plan) hostOf(sym *symtab.File, g *cfg.Graph, b int) (h, n int, ok bool) {
+	t := p.Table
+	hb := g.Blocks[b]
+	h, ok = t.Index(hb.Start)
+	n = int(hb.End - hb.Start)
+	if !ok || t.jump.length[h] == 0 || n < 2*JumpLen || n > MaxHostLen || t.jump.derived[h] {
+		return 0, 0, false
+	}
+	if _, hosting := t.jump.hosting[h]; hosting {
+		return 0, 0, false
+	}
+	if _, arc := t.jump.arcOf[h]; arc {
+		return 0, 0, false // its whole block is displaced to count an arc
+	}
+	if _, short := t.jump.host[h]; short {
+		return 0, 0, false
+	}
+	hcode, ok := sym.Code(hb.Start, n)
+	if !ok {
+		return 0, 0, false
+	}
+	if _, ok := planRun(hcode, hb.Start, n, func(a uint64) bool { return isLeader(g, a) }); !ok {
+		return 0, 0, false
+	}
+	return h, n, true
 }
