@@ -47,8 +47,7 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 	target := slot + 6 + uint64(int64(int32(binary.LittleEndian.Uint32(d.Code[2:6]))))
 	next := d.Addr + uint64(d.Len)
 	cc := d.Code[1]
-	counter := []byte{0x65, 0x48, 0x83, 0x04, 0x25, 0, 0, 0, 0, 0x01}
-	binary.LittleEndian.PutUint32(counter[5:], ec.Counter)
+	counter := appendCounter(nil, ec.Counter)
 	var c []byte
 	jmp := func(op []byte, to uint64) error {
 		c = append(c, op...)
@@ -137,9 +136,7 @@ func countTableArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
 		c = append(c, 0x48|(n>>3)<<2, 0x3B, (n&7)<<3|5)
 		c = binary.LittleEndian.AppendUint32(c, uint32(quads+8*k-(at+cmpLen)))
 		c = append(c, 0x75, counterLen) // jne over the counter
-		c = append(c, 0x65, 0x48, 0x83, 0x04, 0x25)
-		c = binary.LittleEndian.AppendUint32(c, ec.Counter)
-		c = append(c, 0x01)
+		c = appendCounter(c, ec.Counter)
 		nd.resume = append(nd.resume, resumePoint{uint8(at), d.Addr}, resumePoint{uint8(at + cmpLen), d.Addr})
 	}
 	c = append(c, d.Code...)

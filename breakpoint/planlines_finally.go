@@ -529,8 +529,10 @@ func localsInMemory(locals []lineinfo.Local, code []byte) inMemory {
 
 // findExitJump is exitJump.FindStringSubmatch(t), hand-written: the
 // expression backtracks from every position of every line of a function
-// (a twentieth of a run on SQLite). It returns the match, the jump
-// ("break", "continue", "return" or "goto LABEL") and the label, or nil.
+// (a fifth of a run on SQLite); it differs only in taking a vertical
+// tab for a space, as the line model's other readers do. It returns the
+// match, the jump ("break", "continue", "return" or "goto LABEL") and the
+// label, or nil.
 func findExitJump(t string) []string {
 	for i := 0; i < len(t); i++ {
 		kw := ""

@@ -34,6 +34,13 @@ const TrampolineSize = 256
 // disp32 and the GS segment override).
 const counterLen = 10
 
+// appendCounter appends addq $1, %gs:off (counterLen bytes) to c.
+func appendCounter(c []byte, off uint32) []byte {
+	c = append(c, 0x65, 0x48, 0x83, 0x04, 0x25)
+	c = binary.LittleEndian.AppendUint32(c, off)
+	return append(c, 0x01)
+}
+
 // A Trampoline is the code that serves one jump site.
 type Trampoline struct {
 	Addr uint64 // runtime address of the site
@@ -75,9 +82,7 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 	}
 	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
 	c := make([]byte, 0, TrampolineSize)
-	c = append(c, 0x65, 0x48, 0x83, 0x04, 0x25)
-	c = binary.LittleEndian.AppendUint32(c, counter)
-	c = append(c, 0x01)
+	c = appendCounter(c, counter)
 	off := 0
 	for k, n := range js.Insns {
 		pc := addr + uint64(off)

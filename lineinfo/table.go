@@ -116,8 +116,7 @@ func sortIfNot[E any](s []E, cmp func(x, y E) int) {
 	buf := make([]E, len(s))
 	src, dst := s, buf
 	for len(runs) > 2 {
-		next := runs[:1:1]
-		next = append([]int(nil), next...)
+		next := []int{0}
 		for k := 0; k+1 < len(runs); k += 2 {
 			lo, mid := runs[k], runs[k+1]
 			hi := mid

@@ -250,27 +250,26 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 	if j == nil || !j.counted {
 		return
 	}
-	for i, tr := range j.tramp {
-		if tr == nil {
-			continue
-		}
+	// gained returns what counter k (a site's, then an arc's) gained in
+	// every slab since the last fold.
+	gained := func(k int) uint64 {
 		var sum uint64
-		off := j.ctrOff + 8*uint64(i)
-		for k := 0; k < c.ever; k++ {
-			sum += loadCounter(c.mem, uint64(k)*c.slabSize+off)
-		}
-		mp.tab.Hits[i] += sum - j.seen[i]
-		j.seen[i] = sum
-	}
-	n := mp.tab.Len()
-	for k := 0; k < mp.tab.ArcCounters() && n+k < len(j.seen); k++ {
-		var sum uint64
-		off := j.ctrOff + 8*uint64(n+k)
+		off := j.ctrOff + 8*uint64(k)
 		for s := 0; s < c.ever; s++ {
 			sum += loadCounter(c.mem, uint64(s)*c.slabSize+off)
 		}
-		mp.tab.ArcHits[k] += sum - j.seen[n+k]
-		j.seen[n+k] = sum
+		d := sum - j.seen[k]
+		j.seen[k] = sum
+		return d
+	}
+	for i, tr := range j.tramp {
+		if tr != nil {
+			mp.tab.Hits[i] += gained(i)
+		}
+	}
+	n := mp.tab.Len()
+	for k := 0; k < mp.tab.ArcCounters() && n+k < len(j.seen); k++ {
+		mp.tab.ArcHits[k] += gained(n + k)
 	}
 }
 
