@@ -78,6 +78,7 @@ type unitFiles struct {
 	off     uint64 // the unit's section offset
 	version uint16
 	dirs    []string // the unit's include directories
+	dir0    string   // DWARF 5: directory 0, the compilation directory
 	names   []string
 	idx     []uint32 // Table.Files index of names[i], noFile until used
 }
@@ -86,13 +87,16 @@ type unitFiles struct {
 // header h as checkHeader read it and dbl as delve's parser did.
 func (b *builder) unitFiles(h *header, dbl *line.DebugLineInfo, off uint64) *unitFiles {
 	f := &unitFiles{b: b, off: off, version: h.version, dirs: dbl.IncludeDirs}
+	if h.version >= 5 && len(dbl.IncludeDirs) > 0 {
+		f.dir0 = dbl.IncludeDirs[0]
+	}
 	f.names = make([]string, len(dbl.FileNames))
 	for i, fe := range dbl.FileNames {
 		name := fe.Path
 		if h.dirIndexNotLast && i < len(h.fileDirs) && !path.IsAbs(name) && h.fileDirs[i] < uint64(len(dbl.IncludeDirs)) {
 			name = path.Join(dbl.IncludeDirs[h.fileDirs[i]], name)
 		}
-		f.names[i] = b.absolute(name, off)
+		f.names[i] = b.absolute(name, off, f.dir0)
 	}
 	f.idx = make([]uint32, len(f.names))
 	for i := range f.idx {
@@ -122,6 +126,6 @@ func (f *unitFiles) define(name string, dir uint64) {
 	if !path.IsAbs(name) && dir < uint64(len(f.dirs)) {
 		name = path.Join(f.dirs[dir], name)
 	}
-	f.names = append(f.names, f.b.absolute(name, f.off))
+	f.names = append(f.names, f.b.absolute(name, f.off, f.dir0))
 	f.idx = append(f.idx, noFile)
 }

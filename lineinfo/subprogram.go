@@ -63,6 +63,9 @@ type Label struct {
 	Line int
 }
 
+// langGo is DW_LANG_Go.
+const langGo = 0x16
+
 // IsC reports whether lang is a C or C++ dialect, whose functions GCC's
 // gcov describes.
 func IsC(lang int) bool {
@@ -140,6 +143,14 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 			lang, files = 0, nil
 			if v, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
 				lang = int(v)
+			}
+			if lang == langGo {
+				// Nothing of a Go function's entry is read (Go marks
+				// none artificial, and the declarator, labels and
+				// locals are C's), and a Go program's runtime and
+				// standard library units are most of its DWARF.
+				r.SkipChildren()
+				continue
 			}
 			producer, _ := e.Val(dwarf.AttrProducer).(string)
 			o0 = gccO0(producer)

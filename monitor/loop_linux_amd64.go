@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
@@ -79,9 +80,13 @@ var (
 	ringMu  sync.Mutex
 )
 
+// debugStart is when the monitor started: each debug line carries the
+// microseconds since, to show where a run's time goes.
+var debugStart = time.Now()
+
 func dbg(format string, args ...any) {
 	ringMu.Lock()
-	ring[ringPos%len(ring)] = fmt.Sprintf(format, args...)
+	ring[ringPos%len(ring)] = fmt.Sprintf("%8d ", time.Since(debugStart).Microseconds()) + fmt.Sprintf(format, args...)
 	ringPos++
 	ringMu.Unlock()
 }

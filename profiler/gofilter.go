@@ -3,8 +3,10 @@ package profiler
 import (
 	"debug/elf"
 	"fmt"
+	"path"
 	"strings"
 
+	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/symtab"
 )
 
@@ -13,6 +15,18 @@ import (
 func isGo(sym *symtab.File) bool {
 	for _, f := range sym.Funcs {
 		if f.Name == "runtime.morestack" || f.Name == "runtime.morestack.abi0" {
+			return true
+		}
+	}
+	return false
+}
+
+// hasCSource reports whether a line table names a C or C++ source file:
+// in a Go program, cgo's or a linked C library's.
+func hasCSource(lt *lineinfo.Table) bool {
+	for _, f := range lt.Files {
+		switch strings.ToLower(path.Ext(f)) {
+		case ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx":
 			return true
 		}
 	}

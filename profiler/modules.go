@@ -66,7 +66,11 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 	if s.lines && lt != nil {
 		// Without .debug_info the rows alone are used: a C function's
 		// entry then counts on its opening brace, not its declarator.
-		popt.Subprograms, _ = lineinfo.Subprograms(sym.Path)
+		// A Go program without C reads nothing there (lineinfo skips Go
+		// units), and inflating its .debug_info was a sixth of its start.
+		if !popt.GoPrologue || hasCSource(lt) {
+			popt.Subprograms, _ = lineinfo.Subprograms(sym.Path)
+		}
 		popt.Source = s.source
 	}
 	return popt
