@@ -144,7 +144,9 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	for i, f := range sym.Funcs {
 		fi := FuncInfo{Name: f.Name, Aliases: f.Aliases, Addr: f.Addr}
 		if lt != nil {
-			if file, line, ok := lt.Lookup(f.Addr); ok {
+			// A Go runtime function has no file when its unit was
+			// left unread (SkipFunc tells it by its name).
+			if file, line, ok := lt.LookupRead(f.Addr); ok {
 				fi.File, fi.Line = file, line
 				// gcov, lcov and debuggers put a C function on its
 				// declarator line, not on the opening brace below it.

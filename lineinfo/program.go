@@ -66,9 +66,58 @@ func (b *builder) addFile(p string) uint32 {
 // parseLineSection reads every unit of a .debug_line section. debugLineStr
 // is .debug_line_str (may be nil); compDir, when not nil, returns the
 // compilation directory of the unit at a section offset, used to make
-// DWARF 2-4 paths absolute.
-func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) string) (*Table, error) {
+// DWARF 2-4 paths absolute. With deferGoStd, the units of a Go program's
+// GOROOT are left for Lookup to run when it needs them (gostd.go).
+func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) string, deferGoStd bool) (*Table, error) {
+	spans, err := splitUnits(debugLine)
+	if err != nil {
+		return nil, err
+	}
 	b := &builder{fileIdx: make(map[string]uint32), compDir: compDir}
+	if !deferGoStd {
+		for _, u := range spans {
+			if err := b.unit(u.data, debugLineStr, u.off); err != nil {
+				return nil, err
+			}
+		}
+		return b.table(), nil
+	}
+	// Every header first: which units are the Go root's is known once the
+	// runtime's proc.go is seen, wherever its unit is.
+	states := make([]*state, len(spans))
+	root := ""
+	for k, u := range spans {
+		s, err := b.prepare(u.data, debugLineStr, u.off)
+		if err != nil {
+			return nil, err
+		}
+		states[k] = s
+		if root == "" {
+			root = goRootOf(s.files.names)
+		}
+	}
+	var later []span
+	for k, u := range spans {
+		if root != "" && stdUnit(states[k].files.names, root) {
+			later = append(later, u)
+			continue
+		}
+		if err := states[k].runUnit(u.data); err != nil {
+			return nil, err
+		}
+	}
+	t := b.table()
+	t.goRoot = root
+	if len(later) > 0 {
+		t.deferred = &deferred{units: later, debugLineStr: debugLineStr}
+	}
+	return t, nil
+}
+
+// splitUnits cuts a .debug_line section into its units, checking each
+// unit_length against the section.
+func splitUnits(debugLine []byte) ([]span, error) {
+	var spans []span
 	for off := uint64(0); off < uint64(len(debugLine)); {
 		rest := debugLine[off:]
 		if len(rest) < 4 {
@@ -83,12 +132,10 @@ func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) strin
 		if ulen > uint64(len(rest))-4 {
 			return nil, &DecodeError{Section: ".debug_line", Offset: off, Msg: fmt.Sprintf("unit_length %d beyond the section", ulen)}
 		}
-		if err := b.unit(rest[:4+ulen], debugLineStr, off); err != nil {
-			return nil, err
-		}
+		spans = append(spans, span{off: off, data: rest[:4+ulen]})
 		off += 4 + ulen
 	}
-	return b.table(), nil
+	return spans, nil
 }
 
 // parseHeader runs delve's header parser over one unit, turning its panics
@@ -118,9 +165,19 @@ func parseHeader(unit, debugLineStr []byte, compDir string, off uint64) (dbl *li
 // unit parses one line table unit (unit_length included) at section
 // offset off and runs its line-number program.
 func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
+	s, err := b.prepare(unit, debugLineStr, off)
+	if err != nil {
+		return err
+	}
+	return s.runUnit(unit)
+}
+
+// prepare reads the header of the unit at section offset off: its state
+// machine, ready to run.
+func (b *builder) prepare(unit, debugLineStr []byte, off uint64) (*state, error) {
 	h, derr := checkHeader(unit, debugLineStr, off)
 	if derr != nil {
-		return derr
+		return nil, derr
 	}
 	compDir := ""
 	if b.compDir != nil && h.version < 5 {
@@ -128,11 +185,16 @@ func (b *builder) unit(unit, debugLineStr []byte, off uint64) error {
 	}
 	dbl, err := parseHeader(unit, debugLineStr, compDir, off)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s := &state{b: b, p: dbl.Prologue, files: b.unitFiles(h, dbl, off), off: off}
+	return &state{b: b, p: dbl.Prologue, files: b.unitFiles(h, dbl, off), off: off, start: h.programStart}, nil
+}
+
+// runUnit runs the line-number program of unit, the unit s was prepared
+// from.
+func (s *state) runUnit(unit []byte) error {
 	s.reset()
-	r := &reader{data: unit, off: h.programStart, base: off}
+	r := &reader{data: unit, off: s.start, base: s.off}
 	s.run(r)
 	if r.err != nil {
 		return r.err

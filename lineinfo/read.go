@@ -14,7 +14,10 @@ import (
 // .debug_line or it has no rows; a *DecodeError when a DWARF section is
 // corrupt; the os or debug/elf error (wrapped) when path cannot be opened
 // as ELF. Read never panics on a bad file.
-func Read(path string) (t *Table, err error) {
+func Read(path string) (t *Table, err error) { return ReadWith(path, ReadOptions{}) }
+
+// ReadWith is Read with options: see ReadOptions.
+func ReadWith(path string, opt ReadOptions) (t *Table, err error) {
 	err = withELF(path, "ELF section headers", func(f *elf.File) error {
 		noLines := fmt.Errorf("no DWARF line information in %s: rebuild with -g, or use --funcs: %w", path, ErrNoLineInfo)
 		ds := newDebugSections(f)
@@ -29,7 +32,7 @@ func Read(path string) (t *Table, err error) {
 		if err != nil {
 			return err
 		}
-		t, err = parseLineSection(debugLine, debugLineStr, compDirs(ds, path))
+		t, err = parseLineSection(debugLine, debugLineStr, compDirs(ds, path), opt.DeferGoStd)
 		if err != nil {
 			return err
 		}

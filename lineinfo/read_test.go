@@ -341,7 +341,7 @@ func TestReadCorrupt(t *testing.T) {
 	}
 	line := data[off : off+size]
 	for n := range len(line) {
-		if _, err := parseLineSection(line[:n], nil, nil); err == nil && n > 0 {
+		if _, err := parseLineSection(line[:n], nil, nil, false); err == nil && n > 0 {
 			t.Errorf("section cut to %d of %d bytes: no error", n, len(line))
 		}
 	}

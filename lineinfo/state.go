@@ -15,6 +15,7 @@ type state struct {
 	p     *line.DebugLinePrologue
 	files *unitFiles
 	off   uint64 // the unit's section offset, for errors
+	start int    // offset of the line-number program in the unit
 
 	addr    uint64
 	fileNo  uint64

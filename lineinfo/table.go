@@ -24,6 +24,9 @@ type Table struct {
 	// lookup holds every row (statement or not) and every sequence end,
 	// sorted by address, sequence ends first at equal addresses.
 	lookup []entry
+
+	goRoot   string    // "$GOROOT/src/", when read with DeferGoStd
+	deferred *deferred // the Go root's units, not yet run (gostd.go)
 }
 
 // A Row is one statement row of the line table: the instruction at Addr
@@ -66,15 +69,26 @@ func (b *builder) table() *Table {
 // debuggers. ok is false when no sequence covers addr or its row has no
 // source line.
 func (t *Table) Lookup(addr uint64) (file string, line int, ok bool) {
+	if file, line, ok = t.LookupRead(addr); ok {
+		return file, line, ok
+	}
+	if t.deferred != nil {
+		return t.deferred.lookup(addr)
+	}
+	return "", 0, false
+}
+
+// LookupRead is Lookup among the units read: it does not run the units
+// ReadOptions.DeferGoStd left out, which only the code a profile leaves
+// out (a Go program's runtime and standard library) is in.
+func (t *Table) LookupRead(addr uint64) (file string, line int, ok bool) {
 	i := sort.Search(len(t.lookup), func(i int) bool { return t.lookup[i].addr > addr }) - 1
-	if i < 0 {
-		return "", 0, false
+	if i >= 0 {
+		if e := t.lookup[i]; !e.end && e.file != noFile && e.line != 0 && int(e.file) < len(t.Files) {
+			return t.Files[e.file], int(e.line), true
+		}
 	}
-	e := t.lookup[i]
-	if e.end || e.file == noFile || e.line == 0 || int(e.file) >= len(t.Files) {
-		return "", 0, false
-	}
-	return t.Files[e.file], int(e.line), true
+	return "", 0, false
 }
 
 // goProcSuffix is a file every Go program's line table names.
@@ -84,6 +98,9 @@ const goProcSuffix = "/src/runtime/proc.go"
 // belongs to a Go program, recognised by its runtime/proc.go, and "" for
 // any other program.
 func (t *Table) GoRoot() string {
+	if t.goRoot != "" {
+		return t.goRoot
+	}
 	for _, f := range t.Files {
 		if strings.HasSuffix(f, goProcSuffix) {
 			return strings.TrimSuffix(f, "runtime/proc.go")

@@ -201,7 +201,7 @@ func TestStateMachine(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name+"/"+hd.name, func(t *testing.T) {
 				u := &unitBuilder{version: hd.u.version, md5: hd.u.md5}
-				tab, err := parseLineSection(tt.unit(u), nil, nil)
+				tab, err := parseLineSection(tt.unit(u), nil, nil, false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -253,7 +253,7 @@ func TestParseCorruptUnits(t *testing.T) {
 	}
 	for name, data := range bad {
 		t.Run(name, func(t *testing.T) {
-			_, err := parseLineSection(data, nil, nil)
+			_, err := parseLineSection(data, nil, nil, false)
 			var de *DecodeError
 			if !errors.As(err, &de) {
 				t.Fatalf("err = %v, want a *DecodeError", err)
@@ -261,8 +261,8 @@ func TestParseCorruptUnits(t *testing.T) {
 		})
 	}
 	for n := range len(good) {
-		parseLineSection(good[:n], nil, nil) // must not panic
-		parseLineSection(fixLen(bytes.Clone(good[:max(n, 4)])), nil, nil)
+		parseLineSection(good[:n], nil, nil, false) // must not panic
+		parseLineSection(fixLen(bytes.Clone(good[:max(n, 4)])), nil, nil, false)
 	}
 }
 
@@ -296,7 +296,7 @@ func FuzzParseLineSection(f *testing.F) {
 	f.Add([]byte{}, []byte{})
 	f.Add([]byte{4, 0, 0, 0, 5, 0, 8, 0}, []byte("/x\x00"))
 	f.Fuzz(func(t *testing.T, debugLine, debugLineStr []byte) {
-		tab, err := parseLineSection(debugLine, debugLineStr, func(uint64) string { return "/comp" })
+		tab, err := parseLineSection(debugLine, debugLineStr, func(uint64) string { return "/comp" }, false)
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) {

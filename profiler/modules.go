@@ -76,6 +76,14 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 	return popt
 }
 
+// readOptions say how much of a line table to read: a Go program's
+// runtime and standard library only as far as a crash or a time sample
+// needs, unless they are to be counted (--std, or a --file that may name
+// them).
+func (s *selection) readOptions() lineinfo.ReadOptions {
+	return lineinfo.ReadOptions{DeferGoStd: !s.std && s.fileFilter == nil}
+}
+
 // systemDirs hold the operating system's programs and libraries: the C
 // runtime, the shell, the dynamic linker. They are not profiled unless asked
 // for (--lib), and a system program given as the target is run as a launcher
@@ -134,7 +142,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	var lt *lineinfo.Table
 	if want {
 		// Read with --funcs too: it gives functions their file and line.
-		if t, err := lineinfo.Read(path); err == nil {
+		if t, err := lineinfo.ReadWith(path, s.readOptions()); err == nil {
 			lt = t
 		}
 	}

@@ -112,7 +112,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	// a launcher: nothing is counted in it, and the programs it starts are
 	// profiled.
 	launcher := false
-	lt, lerr := lineinfo.Read(t.Path)
+	lt, lerr := lineinfo.ReadWith(t.Path, sel.readOptions())
 	if lerr != nil {
 		lt = nil
 		if cfg.Lines && (!isSystem(t.Path) || cfg.NoFollow) {

@@ -1,0 +1,77 @@
+package lineinfo
+
+import (
+	"debug/elf"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestReadDeferGoStd reads a Go program's table with DeferGoStd against the
+// whole table: the program's own rows are the same, the runtime's are not
+// read until Lookup needs one, and then Lookup gives what the whole table
+// gives.
+func TestReadDeferGoStd(t *testing.T) {
+	exe, src := buildGo(t)
+	full, err := Read(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := ReadWith(exe, ReadOptions{DeferGoStd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.GoRoot() != full.GoRoot() || part.GoRoot() == "" {
+		t.Errorf("GoRoot() = %q with DeferGoStd, %q without", part.GoRoot(), full.GoRoot())
+	}
+	rowsOf := func(tab *Table, keep func(string) bool) []string {
+		var out []string
+		for _, r := range tab.Rows {
+			if f := tab.Files[r.File]; keep(f) {
+				out = append(out, fmt.Sprintf("%#x %s:%d", r.Addr, f, r.Line))
+			}
+		}
+		return out
+	}
+	inRoot := func(f string) bool { return strings.HasPrefix(f, full.GoRoot()) }
+	// Only the Go root's code inlined into the program's own is read.
+	if got, all := len(rowsOf(part, inRoot)), len(rowsOf(full, inRoot)); got*20 > all {
+		t.Errorf("DeferGoStd read %d of the Go root's %d rows", got, all)
+	}
+	mine := func(f string) bool { return f == src }
+	if got, want := rowsOf(part, mine), rowsOf(full, mine); !slices.Equal(got, want) || len(want) == 0 {
+		t.Errorf("rows of %s with DeferGoStd: %d, want %d", src, len(got), len(want))
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runtimeMain, mainMain uint64
+	for _, s := range syms {
+		switch s.Name {
+		case "runtime.main":
+			runtimeMain = s.Value
+		case "main.main":
+			mainMain = s.Value
+		}
+	}
+	if _, _, ok := part.LookupRead(runtimeMain); ok {
+		t.Errorf("LookupRead(runtime.main) found a line in a unit left unread")
+	}
+	for _, a := range []uint64{mainMain, runtimeMain, runtimeMain + 8} {
+		gf, gl, gok := part.Lookup(a)
+		wf, wl, wok := full.Lookup(a)
+		if gf != wf || gl != wl || gok != wok || !wok {
+			t.Errorf("Lookup(%#x) = %s:%d %v with DeferGoStd, %s:%d %v without", a, gf, gl, gok, wf, wl, wok)
+		}
+	}
+	if gf, _, _ := part.Lookup(runtimeMain); !strings.HasSuffix(gf, "/runtime/proc.go") {
+		t.Errorf("Lookup(runtime.main) = %s, want runtime/proc.go", gf)
+	}
+}
