@@ -3,6 +3,7 @@ package breakpoint
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -41,19 +42,59 @@ func decode(code []byte) (inst x86asm.Inst, err error) {
 	// the opcode even where there is no ModRM), so an instruction whose
 	// length or operation changes with what follows it, as it will in the
 	// slot, is not trusted.
+	if ambiguous(code[:inst.Len], inst) {
+		return inst, &RelocateError{Bytes: prefix(code, inst.Len), Reason: ReasonAmbiguous}
+	}
+	return inst, nil
+}
+
+// ambiguous reports whether raw, an instruction x86asm read as inst, decodes
+// to another operation or length when other bytes follow it. The verdict
+// depends on raw alone, and is kept: the same instructions are decoded by
+// the flow graph, the jump planning and again at patch time, and these
+// four decodes were four fifths of all decoding (a tenth of a SQLite run).
+func ambiguous(raw []byte, inst x86asm.Inst) bool {
+	key := string(raw)
+	verdicts.Lock()
+	v, ok := verdicts.m[key]
+	verdicts.Unlock()
+	if ok && v.op == inst.Op {
+		return v.ambiguous
+	}
+	amb := false
 	var buf [2 * 15]byte
 	for _, fill := range [...]byte{0x00, 0xFF, 0xE9, 0x05} {
-		n := copy(buf[:], code[:inst.Len])
+		n := copy(buf[:], raw)
 		for i := n; i < len(buf); i++ {
 			buf[i] = fill
 		}
 		again, err := x86asm.Decode(buf[:], 64)
 		if err != nil || again.Op != inst.Op || again.Len != inst.Len {
-			return inst, &RelocateError{Bytes: prefix(code, inst.Len), Reason: ReasonAmbiguous}
+			amb = true
+			break
 		}
 	}
-	return inst, nil
+	verdicts.Lock()
+	if len(verdicts.m) < maxVerdicts {
+		verdicts.m[key] = verdict{op: inst.Op, ambiguous: amb}
+	}
+	verdicts.Unlock()
+	return amb
 }
+
+// maxVerdicts bounds the verdicts kept: a large program has tens of
+// thousands of distinct instructions.
+const maxVerdicts = 1 << 20
+
+type verdict struct {
+	op        x86asm.Op
+	ambiguous bool
+}
+
+var verdicts = struct {
+	sync.Mutex
+	m map[string]verdict
+}{m: map[string]verdict{}}
 
 // prefix returns a copy of at most the first n bytes of b, for an error that
 // must not pin the caller's buffer.
