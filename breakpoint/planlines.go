@@ -63,6 +63,7 @@ type lineModel struct {
 	// funcNames are the program's function symbols, which a call in a
 	// compiled-out branch names (ppFile).
 	funcNames map[string]bool
+	exits     exitsMemo // the last function's exitsOf (planlines_finally.go)
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into

@@ -157,6 +157,37 @@ func scopes(src []string, lo, hi int) []scope {
 // its destination, the outer copy has none either, and it is left out of
 // the outer group.
 func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
+	multi, some := exitGroups(src, lo, hi, mem)
+	if single {
+		return some
+	}
+	return multi
+}
+
+// exitsOf is exitsOf for the function mf, kept for its second call: the
+// finallies and the folded jumps each ask, and scanning a function's
+// source for its scopes and jumps was a tenth of a SQLite run.
+func (m *lineModel) exitsOf(mf *modelFunc, src []string, lo, hi int, mem inMemory, single bool) [][]int {
+	e := &m.exits
+	if e.mf != mf || e.lo != lo || e.hi != hi {
+		e.multi, e.some = exitGroups(src, lo, hi, mem)
+		e.mf, e.lo, e.hi = mf, lo, hi
+	}
+	if single {
+		return e.some
+	}
+	return e.multi
+}
+
+// exitsMemo is lineModel.exitsOf's last answer.
+type exitsMemo struct {
+	mf          *modelFunc
+	lo, hi      int
+	multi, some [][]int
+}
+
+// exitGroups is exitsOf's groups, for single false (multi) and true (some).
+func exitGroups(src []string, lo, hi int, mem inMemory) (multi, some [][]int) {
 	all := scopes(src, lo, hi)
 	comment := false
 	text := make([]string, 0, hi-lo+1)
@@ -169,6 +200,16 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 		addrs[k] = addressed(t)
 	}
 	names := func(l int) []string { return addrs[l-lo] }
+	// Most functions have no such scope: then no line's jump is needed.
+	clobbers := make([]bool, len(all))
+	anyClobbers := false
+	for si, s := range all {
+		clobbers[si] = takesAddressIn(s, names) || mem.declares(s)
+		anyClobbers = anyClobbers || clobbers[si]
+	}
+	if !anyClobbers {
+		return nil, nil
+	}
 	// The jump statement of each line, matched once: the scopes of a long
 	// function nest deeply, and each scans its lines again.
 	jumps := make([][]string, len(text))
@@ -182,7 +223,7 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 	}
 	copies := make([]*exits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
-		if !takesAddressIn(s, names) && !mem.declares(s) {
+		if !clobbers[si] {
 			continue
 		}
 		e := &exits{dests: map[string][]int{}}
@@ -226,7 +267,6 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 		}
 		return false
 	}
-	var out [][]int
 	for si, e := range copies {
 		if e == nil {
 			continue
@@ -242,12 +282,15 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 					own = append(own, l)
 				}
 			}
-			if len(own) > 1 || single && len(own) > 0 {
-				out = append(out, own)
+			if len(own) > 1 {
+				multi = append(multi, own)
+			}
+			if len(own) > 0 {
+				some = append(some, own)
 			}
 		}
 	}
-	return out
+	return multi, some
 }
 
 // takesAddress reports whether scope s applies & to a name it declares.
@@ -421,7 +464,7 @@ func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inM
 		return
 	}
 	taken := map[int]bool{}
-	for _, jumps := range exitsOf(src, lo, hi, mem, false) {
+	for _, jumps := range m.exitsOf(mf, src, lo, hi, mem, false) {
 		first, ok := m.index[LineRef{File: file, Line: jumps[0]}]
 		if !ok {
 			continue

@@ -168,7 +168,7 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 	// The jumps leaving a scope with clobbers, each located by its copy.
 	copied := map[int]bool{}
 	if hi <= len(src) {
-		for _, jumps := range exitsOf(src, lo, hi, mem, true) {
+		for _, jumps := range m.exitsOf(mf, src, lo, hi, mem, true) {
 			for _, l := range jumps {
 				copied[l] = true
 			}
