@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 
@@ -565,7 +564,7 @@ func markRep(s *SiteSpec, code []byte) {
 // call operator or static invoker: its closure type is
 // "Ul <parameter types> E [<number>] _" (5.1.8, closure types), and the
 // member "cl" (operator()) or "_FUN".
-var lambdaBody = regexp.MustCompile(`Ul\w*?E\d*_(cl|4_FUN)`)
+var lambdaBody = lazyRE(`Ul\w*?E\d*_(cl|4_FUN)`)
 
 // isLambda reports whether the symbol name is a C++ lambda's body.
 func isLambda(name string) bool { return lambdaBody.MatchString(name) }

@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -11,14 +10,14 @@ import (
 
 // codeless matches a statement GCC keeps in its graph (so gcov counts
 // it) but emits no instruction for on x86-64: va_end (and emptyIf's).
-var codeless = regexp.MustCompile(`^(__builtin_)?va_end\s*\(.*\);`)
+var codeless = lazyRE(`^(__builtin_)?va_end\s*\(.*\);`)
 
 // ifOpen matches an if statement's line that opens its block.
-var ifOpen = regexp.MustCompile(`^if\s*\(.*\)\s*\{\s*$`)
+var ifOpen = lazyRE(`^if\s*\(.*\)\s*\{\s*$`)
 
 // ifOneLine matches an if statement whose block opens and closes on its
 // line.
-var ifOneLine = regexp.MustCompile(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
+var ifOneLine = lazyRE(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
 
 // emptyIf reports whether line l (no code) is an if whose block, closed
 // on its line or within a few lines with no else, has no code either (a macro that
@@ -50,7 +49,7 @@ func emptyIf(src []string, l int, coded map[int]bool) bool {
 
 // elseOpen matches the line that closes an if's block and opens its else
 // block.
-var elseOpen = regexp.MustCompile(`^\}\s*else\s*\{\s*$`)
+var elseOpen = lazyRE(`^\}\s*else\s*\{\s*$`)
 
 // emptyIfElse reports whether line l (no code) is an if whose block and
 // else block, closed within a few lines with no further else, both have no
@@ -176,16 +175,16 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fn
 // assignLine matches a line that is one whole assignment to a variable or
 // a member or element of one (x = ..., p->f |= ..., a[i] += ...): no
 // declaration (a type before the name), no second statement, no brace.
-var assignLine = regexp.MustCompile(`^[A-Za-z_]\w*((\.|->)\s*[A-Za-z_]\w*|\[[^\]\[]*\])*\s*(<<|>>|[-+*/%&|^])?=[^=][^;{}]*;$`)
+var assignLine = lazyRE(`^[A-Za-z_]\w*((\.|->)\s*[A-Za-z_]\w*|\[[^\]\[]*\])*\s*(<<|>>|[-+*/%&|^])?=[^=][^;{}]*;$`)
 
 // fillerLine matches a call statement alone on its line (a macro that
 // expands to nothing when it has no row: SQLite's debug hooks).
-var fillerLine = regexp.MustCompile(`^[A-Za-z_]\w*\s*\([^;{}]*\)\s*;$`)
+var fillerLine = lazyRE(`^[A-Za-z_]\w*\s*\([^;{}]*\)\s*;$`)
 
 // nextStatement matches the start of a line that begins a statement no
 // codeless assignment right above it can share a block with: a label, a
 // loop's header, a closing brace, an else.
-var notStraight = regexp.MustCompile(`^(\}|case\b|default\b|else\b|while\b|for\b|do\b|switch\b|[A-Za-z_]\w*\s*:[^:])`)
+var notStraight = lazyRE(`^(\}|case\b|default\b|else\b|while\b|for\b|do\b|switch\b|[A-Za-z_]\w*\s*:[^:])`)
 
 // idleAssign reports whether line l (no code) is an assignment GCC keeps
 // as a statement but -O0 compiles to nothing: one a macro makes a

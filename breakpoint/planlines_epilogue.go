@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 
@@ -98,7 +97,7 @@ func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
 }
 
 // returnStmt matches a `return;` statement.
-var returnStmt = regexp.MustCompile(`(^|[;{})]\s*)return\s*;`)
+var returnStmt = lazyRE(`(^|[;{})]\s*)return\s*;`)
 
 // voidReturns reports whether a void function has a return statement of
 // its own. With the source of the closing brace's file (src, nil when

@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -31,11 +30,11 @@ type finally struct {
 
 // exitJump matches a jump statement and captures its kind and, for a
 // goto, its label.
-var exitJump = regexp.MustCompile(`(?:^|[;{)]\s*|\belse\s+)(break|continue|return|goto\s+(\w+))\b`)
+var exitJump = lazyRE(`(?:^|[;{)]\s*|\belse\s+)(break|continue|return|goto\s+(\w+))\b`)
 
 // loopOrSwitch matches the statement whose body a brace opens when it is
 // a loop's or a switch's.
-var loopOrSwitch = regexp.MustCompile(`^(\}\s*)?(for|while|do|switch)\b`)
+var loopOrSwitch = lazyRE(`^(\}\s*)?(for|while|do|switch)\b`)
 
 // A scope is one brace-delimited block of a function's source.
 type scope struct {
@@ -85,7 +84,7 @@ func codeText(line string, comment *bool) string {
 }
 
 // declNames matches the names a declaration line declares.
-var declNames = regexp.MustCompile(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:[=;,]|$)`)
+var declNames = lazyRE(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:[=;,]|$)`)
 
 // scopes reads the brace-delimited blocks of source lines lo to hi, with
 // the names each declares at its top level.

@@ -31,7 +31,7 @@ type labelBlock struct {
 }
 
 // labelName captures the name of a goto label alone on its line.
-var labelName = regexp.MustCompile(`^([A-Za-z_]\w*)\s*:`)
+var labelName = lazyRE(`^([A-Za-z_]\w*)\s*:`)
 
 // addLabelBlocks takes each goto label of the function off the block its
 // address starts and makes it a labelBlock (see above). nops tells the
@@ -108,7 +108,7 @@ func jumpsWith(m *lineModel, k int32, re *regexp.Regexp, source func(string) ([]
 
 // headFirst matches a loop that starts with its body's label at -O0: no
 // init and no condition at its top.
-var headFirst = regexp.MustCompile(`^(for\s*\(\s*;\s*;|do\b|while\s*\(\s*1\s*\))`)
+var headFirst = lazyRE(`^(for\s*\(\s*;\s*;|do\b|while\s*\(\s*1\s*\))`)
 
 // ownLabelBlock reports whether the goto label at line label of src is a
 // block of GCC's of its own: the first statement after it (over lines
@@ -135,7 +135,7 @@ func ownLabelBlock(src []string, label int, rowed func(int) bool) bool {
 }
 
 // foldable matches a break or continue statement alone on its line.
-var foldable = regexp.MustCompile(`^(break|continue)\s*;\s*(/\*.*\*/|//.*)?$`)
+var foldable = lazyRE(`^(break|continue)\s*;\s*(/\*.*\*/|//.*)?$`)
 
 // addFoldedJumps finds each break or continue with no row written right
 // after an if whose then block leaves (returns, jumps), or each break
@@ -327,7 +327,7 @@ func onlyJumpIf(src []string, j int, firstAt map[int]uint64) (int, uint64) {
 }
 
 // elseIfOpen matches an else-if whose block opens on its line.
-var elseIfOpen = regexp.MustCompile(`^\}\s*else\s+if\s*\(.*\)\s*\{\s*$`)
+var elseIfOpen = lazyRE(`^\}\s*else\s+if\s*\(.*\)\s*\{\s*$`)
 
 // emptyElseIf reports whether line j is `} else if( cond ){` whose block,
 // closed within a few lines with no further else, has no code, and whose

@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 
@@ -13,16 +12,16 @@ import (
 // jumpStmt matches a statement that is only a jump: GCC makes it a goto
 // (a void function's `return;` one to its shared return), which ends the
 // block of the statements before it.
-var jumpStmt = regexp.MustCompile(`^(break|continue|return)\s*;|^goto\s+\w+\s*;`)
+var jumpStmt = lazyRE(`^(break|continue|return)\s*;|^goto\s+\w+\s*;`)
 
 // emptyStmt matches a source line that holds no statement GCC emits code
 // or a location for: a comment, or a macro call that expands to nothing
 // (assert under NDEBUG, SQLite's testcase).
-var emptyStmt = regexp.MustCompile(`^(/\*|\*|//|$)|^\w+\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
+var emptyStmt = lazyRE(`^(/\*|\*|//|$)|^\w+\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
 
 // leavesStmt matches a statement that leaves: code after it is dead, and
 // GCC has no location for a jump written there.
-var leavesStmt = regexp.MustCompile(`^(break|continue|return|goto)\b`)
+var leavesStmt = lazyRE(`^(break|continue|return|goto)\b`)
 
 // endsStmt reports whether a source line ends a statement that goes on to
 // the next one: it ends with a semicolon (a jmp inside an expression, a
@@ -117,7 +116,7 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 
 // elseOpens matches a line that ends an if's then block and opens its
 // else block.
-var elseOpens = regexp.MustCompile(`^\}\s*else\s*\{\s*(/\*.*\*/|//.*)?$`)
+var elseOpens = lazyRE(`^\}\s*else\s*\{\s*(/\*.*\*/|//.*)?$`)
 
 // elseAfterJump reports whether the closing brace at line end of src ends
 // an else block whose then block ends with a jump statement: the code
@@ -148,7 +147,7 @@ func elseAfterJump(src []string, end int) bool {
 
 // ifLine matches the line of an if statement, or of an else-if after the
 // closing brace of the branch before it.
-var ifLine = regexp.MustCompile(`^(\}\s*else\s+)?if\s*\(`)
+var ifLine = lazyRE(`^(\}\s*else\s+)?if\s*\(`)
 
 // markElseJumps drops the rows GCC gives the jump that ends an if's then
 // branch and goes past its else branches: the gimplifier's goto to the end
@@ -201,7 +200,7 @@ func markElseJumps(rs []fnRow, code []byte, base uint64, src []string) {
 }
 
 // closeBrace matches a line that only ends a block.
-var closeBrace = regexp.MustCompile(`^\}\s*(/\*.*\*/|//.*)?$`)
+var closeBrace = lazyRE(`^\}\s*(/\*.*\*/|//.*)?$`)
 
 // A nopAt reports whether the instruction at a link-time address is a
 // one-byte nop.

