@@ -47,6 +47,7 @@ type mon struct {
 	snap     atomic.Bool // a snapshot of the counts is asked for
 	term     *termWatch  // the target's use of patchprof's terminal, once seen
 	isamp    *isampler   // interrupt sampling (Options.Interrupt), when on
+	spin     int         // polls before a blocking wait (wait)
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until
@@ -130,11 +131,17 @@ func run(o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	pinned := false
 	if o.Pin && o.Attach == 0 {
 		// The tracer thread is discarded after the run: its mask goes with it.
-		if _, err := pinTogether(pid); err != nil && debug {
+		_, err := pinTogether(pid)
+		pinned = err == nil
+		if err != nil && debug {
 			dbg("pin: %v\n", err)
 		}
+	}
+	if !pinned && runtime.NumCPU() > 1 {
+		m.spin = spinPolls
 	}
 	m.root = pid
 	if err := m.plantRoot(pid, tids, pending); err != nil {
@@ -327,6 +334,22 @@ func (m *mon) next() (event, error) {
 
 func (m *mon) wait() (event, error) {
 	var ws unix.WaitStatus
+	// A thread just resumed from a stop of ours (a system call's entry or
+	// exit, a trap) mostly stops again within microseconds: polling for
+	// that while it runs on another CPU saves the wake-up of a blocked
+	// tracer. On the development VM a program writing a byte 20,000 times
+	// ran in 1.4 s instead of 1.9 (two stops a call, unpinned). Never with
+	// the target on the tracer's own CPU (--pin), where polling would only
+	// delay it.
+	for range m.spin {
+		tid, err := unix.Wait4(-1, &ws, unix.WALL|unix.WNOHANG, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || tid != 0 {
+			return event{tid: tid, ws: ws}, err
+		}
+	}
 	for {
 		tid, err := unix.Wait4(-1, &ws, unix.WALL, nil)
 		if err == unix.EINTR {
@@ -335,6 +358,10 @@ func (m *mon) wait() (event, error) {
 		return event{tid: tid, ws: ws}, err
 	}
 }
+
+// spinPolls is how many times wait polls before it blocks: each poll is a
+// system call of about a microsecond.
+const spinPolls = 40
 
 // waitFor waits for the next event of t, deferring the others.
 func (m *mon) waitFor(t *thread) (event, error) {
