@@ -17,6 +17,13 @@ func (p *Profile) Save(path string) (err error) {
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
+	return SaveEncoded(path, data)
+}
+
+// SaveEncoded writes data, a profile as Encode wrote it, to path as Save
+// does: for a caller that keeps the encoding (to set it aside if the save
+// fails) and need not encode a large profile twice.
+func SaveEncoded(path string, data []byte) (err error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("save %s: %w", path, err)

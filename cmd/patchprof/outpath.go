@@ -237,7 +237,7 @@ func saveProfile(p *profile.Profile, path string, stderr io.Writer) error {
 	if stdStream(path, stderr) != nil || (err == nil && !st.Mode().IsRegular()) {
 		return deliver("the profile", path, buf.Bytes(), stderr, "patchprof-profile-*.json")
 	}
-	if err := p.Save(path); err != nil {
+	if err := profile.SaveEncoded(path, buf.Bytes()); err != nil {
 		return setAside("the profile", path, cause(err), "patchprof-profile-*.json", buf.Bytes())
 	}
 	return nil
