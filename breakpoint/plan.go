@@ -65,6 +65,10 @@ type PlanOptions struct {
 	// Subprograms), sorted by LowPC: where gcov puts a C function's entry
 	// count and whether it returns a value. Nil is allowed.
 	Subprograms []lineinfo.Subprogram
+	// Jumps plans the in-process engine's jumps (Plan.Jumps, as PlanJumps
+	// would), beside the line model.
+	Jumps bool
+
 	// Source reads a source file's lines (nil, or ok false, when it
 	// cannot): gcov counts a `case` or `default` label as a statement
 	// of the block it starts, and DWARF gives such a label no address,
@@ -123,8 +127,44 @@ type Plan struct {
 	// recovered (with PlanOptions.Blocks).
 	BlockErrors []BlockError
 
+	// Jumps is the in-process engine's plan (PlanJumps), made with
+	// PlanOptions.Jumps.
+	Jumps JumpPlan
+
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
 	model     *lineModel        // lines derived from blocks (see planlines.go)
+}
+
+// pendingLines numbers the lines of sites at rows before the line model
+// has numbered its own: add gives a provisional number, resolve the final
+// ones (Plan.lineRef, called in add's order, as lineSpecs once called it).
+type pendingLines struct {
+	refs  []LineRef
+	funcs []int
+	index map[LineRef]int32
+}
+
+func (pl *pendingLines) add(ref LineRef, fi int) int32 {
+	if k, ok := pl.index[ref]; ok {
+		return k
+	}
+	if pl.index == nil {
+		pl.index = map[LineRef]int32{}
+	}
+	k := int32(len(pl.refs))
+	pl.index[ref] = k
+	pl.refs = append(pl.refs, ref)
+	pl.funcs = append(pl.funcs, fi)
+	return k
+}
+
+// resolve returns the final number of each provisional one.
+func (pl *pendingLines) resolve(p *Plan) []int32 {
+	final := make([]int32, len(pl.refs))
+	for k, ref := range pl.refs {
+		final[k] = p.lineRef(ref, pl.funcs[k])
+	}
+	return final
 }
 
 // NewPlan chooses the sites for one executable. lt may be nil when only
@@ -208,21 +248,20 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	}
 	modeled := make([]bool, len(sym.Funcs))
 	if model {
-		p.model = &lineModel{index: map[LineRef]int32{}}
-		for gi, fg := range p.Graphs {
-			fi := int(fg.Func)
-			modeled[fi] = true
-			if noLines[fi] {
-				continue
-			}
-			p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile, opt.Source)
+		for _, fg := range p.Graphs {
+			modeled[fg.Func] = true
 		}
 	}
+	// The sites at rows (of the functions without a flow graph) come
+	// before the line model, so that the table is whole while the model
+	// runs; their lines are numbered after it (pendingLines), in the order
+	// they always were.
+	var pending pendingLines
 	if opt.Lines && lt != nil {
 		for i := range modeled {
 			modeled[i] = modeled[i] || noLines[i]
 		}
-		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue, modeled)...)
+		specs = append(specs, p.lineSpecs(sym, lt, keepFunc, keepFile, opt.GoPrologue, modeled, &pending)...)
 	}
 	if opt.GoPrologue {
 		// Functions compiled from Go source (not cgo's C, not assembly)
@@ -236,23 +275,47 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	for _, a := range opt.Notify {
 		specs = append(specs, SiteSpec{Addr: a, Func: -1, Notify: true})
 	}
-	p.Table = NewTable(specs, len(p.Lines))
+	p.Table = NewTable(specs, 0)
+	var blocksErr error
 	if len(p.Graphs) > 0 {
-		if err := p.Table.SetBlocks(p.Graphs); err != nil {
-			// blockSpecs numbers densely; a failure here is ours, and the
-			// run goes on counting lines and functions.
-			for _, g := range p.Graphs {
-				p.BlockErrors = append(p.BlockErrors, BlockError{Func: int(g.Func), Err: err})
+		blocksErr = p.Table.SetBlocks(p.Graphs)
+	}
+	// The jump plan reads the table and the flow graphs, the line model
+	// writes only its own: on a second CPU, the plan costs nothing of a
+	// large program's start (SQLite: a fifth of it).
+	var jumps chan JumpPlan
+	if opt.Jumps && blocksErr == nil {
+		jumps = make(chan JumpPlan, 1)
+		go func() { jumps <- p.PlanJumps(sym, opt) }()
+	}
+	if model {
+		p.model = &lineModel{index: map[LineRef]int32{}}
+		for gi, fg := range p.Graphs {
+			if fi := int(fg.Func); !noLines[fi] {
+				p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile, opt.Source)
 			}
-			p.Graphs = nil
 		}
+	}
+	p.Table.setLines(pending.resolve(p), len(p.Lines))
+	if blocksErr != nil {
+		// blockSpecs numbers densely; a failure here is ours, and the
+		// run goes on counting lines and functions.
+		for _, g := range p.Graphs {
+			p.BlockErrors = append(p.BlockErrors, BlockError{Func: int(g.Func), Err: blocksErr})
+		}
+		p.Graphs = nil
+	}
+	if jumps != nil {
+		p.Jumps = <-jumps
+	} else if opt.Jumps {
+		p.Jumps = p.PlanJumps(sym, opt)
 	}
 	return p
 }
 
 // lineSpecs sweeps the rows (sorted by address) against the functions (sorted by
 // address), decoding each function that has rows once.
-func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, goPrologue bool, modeled []bool) []SiteSpec {
+func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, goPrologue bool, modeled []bool, pending *pendingLines) []SiteSpec {
 	fileOK := make([]int8, len(lt.Files)) // 0 unknown, 1 keep, -1 drop
 	var specs []SiteSpec
 	rows := lt.Rows
@@ -347,7 +410,7 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 				// Lines are keyed by path, not file index: a line table may
 				// name one file under several indexes (DWARF 5 repeats the
 				// primary file as entry 0).
-				s.Lines = append(s.Lines, p.lineRef(LineRef{File: lt.Files[x.File], Line: int(x.Line)}, fi))
+				s.Lines = append(s.Lines, pending.add(LineRef{File: lt.Files[x.File], Line: int(x.Line)}, fi))
 			}
 			markRep(&s, code[row.Addr-f.Addr:])
 			specs = append(specs, s)

@@ -190,6 +190,15 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 	return t
 }
 
+// setLines gives the sites' lines their final numbers (final[k] for a
+// provisional k: NewPlan's pendingLines) and sizes LineEntries for n lines.
+func (t *Table) setLines(final []int32, n int) {
+	for k, l := range t.lines {
+		t.lines[k] = final[l]
+	}
+	t.LineEntries = make([]uint64, n)
+}
+
 func containsInt32(s []int32, x int32) bool {
 	for _, v := range s {
 		if v == x {

@@ -158,6 +158,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 		popt = s.planOptions(sym, lt)
 	}
 	popt.Notify = notify
+	popt.Jumps = s.jump
 	plan := breakpoint.NewPlan(sym, lt, popt)
 	counted := want && plan.Table.Len() > len(notify)
 	if plan.Table.Len() == 0 {
@@ -169,9 +170,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 		kind = profile.ModuleExecutable
 	}
 	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted}
-	if s.jump {
-		m.jumps = plan.PlanJumps(sym, popt)
-	}
+	m.jumps = plan.Jumps
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr}
 	s.mods = append(s.mods, m)
 	return m.img

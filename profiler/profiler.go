@@ -135,6 +135,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	if launcher {
 		popt = breakpoint.PlanOptions{}
 	}
+	popt.Jumps = sel.jump
 	plan := breakpoint.NewPlan(sym, lt, popt)
 	// Nothing selected in a dynamically linked program may still select code
 	// in its libraries, loaded at start or later (like gdb's pending
@@ -152,9 +153,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 		mode = profile.ModeFuncs
 	}
 	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher}
-	if sel.jump {
-		root.jumps = plan.PlanJumps(sym, popt)
-	}
+	root.jumps = plan.Jumps
 	return &Profiler{
 		cfg: cfg, target: t, sel: sel, launcher: launcher, pending: pending, mode: mode,
 		root: root,
