@@ -1,7 +1,10 @@
 package breakpoint
 
 import (
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/lineinfo"
@@ -24,8 +27,13 @@ type BlockError struct {
 // guessed graph. Calls end blocks (cfg.Options.SplitCalls), as in GCC's
 // graph.
 func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, noLines []bool, opt PlanOptions) []SiteSpec {
-	var specs []SiteSpec
-	nb, ne := 0, 0
+	type job struct {
+		fi   int
+		code []byte
+		g    *cfg.Graph
+		err  error
+	}
+	var jobs []job
 	for i, f := range sym.Funcs {
 		if !keepFunc[i] || f.Size == 0 {
 			continue
@@ -37,16 +45,28 @@ func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool,
 		if !ok {
 			continue
 		}
-		g, err := cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
-		if err != nil {
-			p.BlockErrors = append(p.BlockErrors, BlockError{Func: i, Err: err})
+		jobs = append(jobs, job{fi: i, code: code})
+	}
+	// The graphs are built on every CPU (cfg.Build reads only its options),
+	// then numbered in address order as one would have.
+	parallel(len(jobs), func(k int) {
+		j := &jobs[k]
+		f := sym.Funcs[j.fi]
+		j.g, j.err = cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: j.code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
+	})
+	var specs []SiteSpec
+	nb, ne := 0, 0
+	for _, j := range jobs {
+		i, f, g := j.fi, sym.Funcs[j.fi], j.g
+		if j.err != nil {
+			p.BlockErrors = append(p.BlockErrors, BlockError{Func: i, Err: j.err})
 			continue
 		}
 		entry, tail := p.entryOf(sym, i, opt.GoPrologue)
 		fg := FuncGraph{Func: int32(i), Graph: g, Entry: entry, Tail: tail, FirstBlock: int32(nb), FirstEdge: int32(ne)}
 		for k, b := range g.Blocks {
 			s := SiteSpec{Addr: b.Start, Kind: KindBlock, Func: int32(i), Entry: b.Start == entry, Block: int32(nb + k)}
-			markRep(&s, code[b.Start-f.Addr:])
+			markRep(&s, j.code[b.Start-f.Addr:])
 			specs = append(specs, s)
 		}
 		nb += len(g.Blocks)
@@ -54,6 +74,30 @@ func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool,
 		p.Graphs = append(p.Graphs, fg)
 	}
 	return specs
+}
+
+// parallel runs do(0) to do(n-1) on as many goroutines as there are CPUs,
+// and returns when all have returned.
+func parallel(n int, do func(k int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers <= 1 {
+		for k := range n {
+			do(k)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := int(next.Add(1) - 1); k < n; k = int(next.Add(1) - 1) {
+				do(k)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // hasKeptRow reports whether lt has a statement row in [lo, hi) of a file
