@@ -158,3 +158,42 @@ func TestAttachSigtrapIgnored(t *testing.T) {
 		t.Errorf("target after the detach and a SIGTRAP: %v", err)
 	}
 }
+
+// TestLoaderWindowAudit: the dynamic linker's mapping window runs without
+// system-call stops (monitor/loader_linux_amd64.go), but not under
+// LD_AUDIT, whose library runs there: here it blocks SIGTRAP as each object
+// is mapped, and the program must still find it blocked after patchprof's
+// breakpoints, under every engine's default pinning. Without a program of
+// its own in the window, a plain run keeps its exact counts too.
+func TestLoaderWindowAudit(t *testing.T) {
+	needs(t)
+	audit := buildC(t, "audit/audit.c", "-shared", "-fPIC", "-O0")
+	exe := buildC(t, "audit/main.c", "-g", "-O0")
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), "LD_AUDIT="+audit)
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), "SIGTRAP blocked") {
+		t.Fatalf("natively with LD_AUDIT: %q, %v (want SIGTRAP blocked)", out, err)
+	}
+	plain, code := nativeRun(t, exe)
+	if code != 0 || !strings.Contains(plain, "SIGTRAP unblocked") {
+		t.Fatalf("natively: exit %d, %q", code, plain)
+	}
+	for _, c := range []struct {
+		name string
+		env  []string
+		want string
+	}{{"audit", []string{"LD_AUDIT=" + audit}, string(out)}, {"plain", nil, plain}} {
+		for _, flags := range [][]string{{"--funcs"}, {"--lines", "--funcs"}} {
+			t.Run(c.name+strings.Join(flags, ""), func(t *testing.T) {
+				t.Parallel()
+				res, p := runProfile(t, runOpts{args: append(append([]string{}, flags...), exe), env: c.env})
+				wantExitCode(t, res, p, 0)
+				if res.stdout != c.want {
+					t.Errorf("target printed %q under patchprof, %q natively", res.stdout, c.want)
+				}
+				wantFunc(t, p, "f", 10)
+			})
+		}
+	}
+}

@@ -70,6 +70,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 			if err := m.scanMaps(mm); err != nil {
 				m.lose(fmt.Errorf("plant the libraries of process %d: %w", mm.tgid, err))
 			}
+			m.loaderWindow(t, mp)
 		}
 	}
 	if !executed {

@@ -460,7 +460,12 @@ func (m *mon) resume(t *thread, sig int) {
 	if m.isamp != nil {
 		m.resumed(t) // before the thread can run again
 	}
-	if err := contSyscall(t.tid, sig); err != nil {
+	resume := contSyscall
+	if t.loading && sig == 0 {
+		resume = cont // the dynamic linker's mapping window, to its next stop
+	}
+	t.loading = false
+	if err := resume(t.tid, sig); err != nil {
 		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
 		return
 	}

@@ -128,6 +128,12 @@ type Image struct {
 	// LinkAddr returns the link-time address of a file offset inside an
 	// executable segment (symtab.File.LinkAddr).
 	LinkAddr func(off uint64) (uint64, bool)
+	// RDebug is the link-time address of the dynamic linker's struct
+	// r_debug (glibc's _r_debug) in an image with Notify sites, 0 if
+	// unknown. At a notification with r_state RT_ADD, the thread goes on
+	// to map objects, the dynamic linker's own work, and runs without
+	// system-call stops to the next one.
+	RDebug uint64
 
 	id int // index of the image in the monitor, for per-thread cursors
 }

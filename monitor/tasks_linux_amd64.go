@@ -67,6 +67,9 @@ type thread struct {
 	pendSig int
 	pendAct sigAction
 	onTerm  bool // in a system call on patchprof's terminal (termEntry)
+	// loading: resumed next without system-call stops, into the dynamic
+	// linker's mapping window (loader_linux_amd64.go).
+	loading bool
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
@@ -142,6 +145,7 @@ type space struct {
 	dead     bool        // no thread uses it any more; mem is closed
 	ctr      *counterMem // the in-process engine's counters, nil if none
 	noJump   bool        // the in-process engine is off here (see tryJump)
+	audit    int8        // LD_AUDIT set: 1, not: -1, not read yet: 0 (audited)
 }
 
 // plantTemp writes a temporary int3 at addr.

@@ -117,6 +117,10 @@ func (s *selection) matchLib(path string) bool {
 // to plant in libraries loaded by dlopen and forget those unloaded.
 const dlDebugState = "_dl_debug_state"
 
+// rDebug is glibc's dynamic linker's struct r_debug (<link.h>), whose
+// r_state says at each notification whether a load begins (RT_ADD).
+const rDebug = "_r_debug"
+
 // image is the monitor's Options.Images: it analyses a file mapped by a
 // traced process and says what to plant there.
 func (s *selection) image(path string, exe bool) *monitor.Image {
@@ -172,6 +176,9 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted}
 	m.jumps = plan.Jumps
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr}
+	if len(notify) > 0 {
+		m.img.RDebug, _ = symtab.ExportedObject(path, rDebug)
+	}
 	s.mods = append(s.mods, m)
 	return m.img
 }

@@ -44,3 +44,30 @@ func TestExportsFuncMatchesDebugElf(t *testing.T) {
 		t.Error("_dl_debug_state: want it exported by the dynamic linker only")
 	}
 }
+
+// TestExportedObject finds the dynamic linker's _r_debug where debug/elf's
+// DynamicSymbols puts it, and no function as an object.
+func TestExportedObject(t *testing.T) {
+	const ld = "/lib64/ld-linux-x86-64.so.2"
+	ef, err := elf.Open(ld)
+	if err != nil {
+		t.Skipf("%s: %v", ld, err)
+	}
+	syms, err := ef.DynamicSymbols()
+	ef.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want uint64
+	for _, s := range syms {
+		if s.Name == "_r_debug" && elf.ST_TYPE(s.Info) == elf.STT_OBJECT {
+			want = s.Value
+		}
+	}
+	if got, ok := ExportedObject(ld, "_r_debug"); !ok || got != want || want == 0 {
+		t.Errorf("ExportedObject(_r_debug) = %#x %v, want %#x", got, ok, want)
+	}
+	if _, ok := ExportedObject(ld, "_dl_debug_state"); ok {
+		t.Error("ExportedObject found the function _dl_debug_state")
+	}
+}

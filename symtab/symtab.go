@@ -372,42 +372,58 @@ const pageSize = 4096
 // dynamic linker's notification point) without paying for Open's sorted
 // function table; a file it cannot read exports nothing.
 func ExportsFunc(path, name string) bool {
+	_, ok := exported(path, name, isFunc)
+	return ok
+}
+
+// ExportedObject returns the link-time address of the data object named
+// name that the ELF file at path exports (the dynamic linker's _r_debug),
+// reading only .dynsym as ExportsFunc does.
+func ExportedObject(path, name string) (uint64, bool) {
+	return exported(path, name, func(s *elf.Symbol) bool {
+		return elf.ST_TYPE(s.Info) == elf.STT_OBJECT && s.Section != elf.SHN_UNDEF && s.Section < elf.SHN_LORESERVE
+	})
+}
+
+// exported looks name up in the dynamic symbols of the file at path, for a
+// symbol accept takes.
+func exported(path, name string, accept func(*elf.Symbol) bool) (uint64, bool) {
 	osf, err := os.Open(path)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer osf.Close()
 	if checkIdent(osf, path) != nil {
-		return false
+		return 0, false
 	}
 	ef, err := parseELF(osf)
 	if err != nil {
-		return false
+		return 0, false
 	}
-	return exports(ef, name)
+	return exports(ef, name, accept)
 }
 
 // exports looks name up in ef's dynamic symbols, reading the raw entries
 // in place: DynamicSymbols makes a string and a version of each of a C
 // library's thousands, which was a tenth of a small program's run. A
 // corrupt table reads as not found.
-func exports(ef *elf.File, name string) (found bool) {
+func exports(ef *elf.File, name string, accept func(*elf.Symbol) bool) (value uint64, found bool) {
 	defer func() {
 		if recover() != nil {
-			found = false
+			value, found = 0, false
 		}
 	}()
 	ds := ef.SectionByType(elf.SHT_DYNSYM)
 	if ds == nil || ds.Link == 0 || int(ds.Link) >= len(ef.Sections) {
-		return false
+		return 0, false
 	}
 	syms, err := ds.Data()
 	if err != nil {
-		return false
+		return 0, false
 	}
 	strs, err := ef.Sections[ds.Link].Data()
 	if err != nil {
-		return false
+		return 0, false
 	}
 	const symSize = 24 // Elf64_Sym
 	for off := symSize; off+symSize <= len(syms); off += symSize {
@@ -417,10 +433,10 @@ func exports(ef *elf.File, name string) (found bool) {
 			strs[nameOff+len(name)] != 0 || string(strs[nameOff:nameOff+len(name)]) != name {
 			continue
 		}
-		sym := elf.Symbol{Info: e[4], Section: elf.SectionIndex(binary.LittleEndian.Uint16(e[6:]))}
-		if isFunc(&sym) {
-			return true
+		sym := elf.Symbol{Info: e[4], Section: elf.SectionIndex(binary.LittleEndian.Uint16(e[6:])), Value: binary.LittleEndian.Uint64(e[8:])}
+		if accept(&sym) {
+			return sym.Value, true
 		}
 	}
-	return false
+	return 0, false
 }
