@@ -3,6 +3,7 @@
 package monitor
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -59,6 +60,17 @@ func (m *mon) detachAll() {
 			m.leaveEntry(t)
 		}
 	}
+	// A thread stopped at its clone or fork event is inside the call: run
+	// on to the call's exit, it can run the munmaps (the leader of a
+	// program that creates threads often is there, with its new thread not
+	// yet at its first stop).
+	for _, t := range m.threads {
+		if t.state == stopped && t.inCreate && !t.mm.dead {
+			if err := m.leaveCreate(t); err != nil && !errors.Is(err, errThreadEnded) {
+				m.lose(err)
+			}
+		}
+	}
 	// Through the longest-lived thread first, the leader: a worker may
 	// end while it runs the munmap, and then the next one tries.
 	freed := map[*space]bool{}
@@ -66,7 +78,7 @@ func (m *mon) detachAll() {
 		for _, t := range m.threads {
 			if (t.tid == t.tgid) == leaders && m.traced(t) && t.canInject() && !t.mm.dead && !freed[t.mm] {
 				if freed[t.mm] = m.freeXOL(t.mm, t); freed[t.mm] {
-					m.freeJump(t.mm, t)
+					freed[t.mm] = m.freeJump(t.mm, t)
 				}
 			}
 		}
@@ -180,6 +192,36 @@ func (m *mon) settle(ev event, sig map[int]int) {
 	if !(st.sig == unix.SIGCONT && t.swallowCont) {
 		sig[t.tid] = int(st.sig)
 	}
+}
+
+// leaveCreate runs t, stopped at the clone or fork event of the call it is
+// in, on to that call's syscall-exit-stop, where a system call may be
+// injected. The new task's first stop, if it comes meanwhile, is queued.
+//
+// Preconditions: on the tracer thread; t is at that event, already handled.
+func (m *mon) leaveCreate(t *thread) error {
+	for tries := 0; tries < 4; tries++ {
+		if err := contSyscall(t.tid, 0); err != nil {
+			return fmt.Errorf("run thread %d out of its system call: %w", t.tid, err)
+		}
+		ev, err := m.waitFor(t)
+		if err != nil {
+			return fmt.Errorf("wait for thread %d: %w", t.tid, err)
+		}
+		switch st := decodeStatus(ev.ws); st.kind {
+		case stopGone:
+			m.reap(ev.tid, st)
+			return errThreadEnded
+		case stopSyscall:
+			t.inSyscall, t.inCreate = false, false
+			return nil
+		case stopEvent:
+			continue // a group-stop's report: run on to the exit
+		default:
+			return fmt.Errorf("thread %d stopped with status %#x on its way out of a system call", t.tid, uint32(ev.ws))
+		}
+	}
+	return fmt.Errorf("thread %d did not leave its system call", t.tid)
 }
 
 // dequeueTraps handles the threads that executed an int3 and were stopped by

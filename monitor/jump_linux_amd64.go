@@ -3,6 +3,7 @@
 package monitor
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -476,7 +477,7 @@ func (m *mon) afterSigreturn(t *thread) {
 //
 // Preconditions: on the tracer thread; no thread of mm runs or has its PC
 // in a trampoline.
-func (m *mon) freeJump(mm *space, via *thread) {
+func (m *mon) freeJump(mm *space, via *thread) bool {
 	c := mm.ctr
 	if c != nil {
 		m.fold(mm)
@@ -492,21 +493,31 @@ func (m *mon) freeJump(mm *space, via *thread) {
 			}
 			u.dropSlab()
 		}
-		m.unmapIn(mm, via, c.base, c.size(), "counter memory")
+		if !m.unmapIn(mm, via, c.base, c.size(), "counter memory") {
+			return false
+		}
 		m.dropCounters(mm)
 		mm.ctr = nil
 	}
 	for _, mp := range mm.maps {
 		if mp.jmp != nil && mp.jmp.base != 0 {
-			m.unmapIn(mm, via, mp.jmp.base, mp.jmp.size, "trampolines of "+mp.Image.Path)
+			if !m.unmapIn(mm, via, mp.jmp.base, mp.jmp.size, "trampolines of "+mp.Image.Path) {
+				return false
+			}
 			mp.jmp = nil
 		}
 	}
+	return true
 }
 
 // unmapIn unmaps [base, base+size) in mm through via, and checks it is gone.
-func (m *mon) unmapIn(mm *space, via *thread, base, size uint64, what string) {
+// It reports false when via ended (or vanished) before the call ran: another
+// thread is to try.
+func (m *mon) unmapIn(mm *space, via *thread, base, size uint64, what string) bool {
 	r, err := m.syscallIn(via, mm.maps[0].Lo, sysMunmap, base, size)
+	if errors.Is(err, errThreadEnded) || gone(err) {
+		return false
+	}
 	if err == nil && int64(r) < 0 {
 		err = unix.Errno(-int64(r))
 	}
@@ -518,4 +529,5 @@ func (m *mon) unmapIn(mm *space, via *thread, base, size uint64, what string) {
 	if err != nil {
 		m.leaveChanged(fmt.Errorf("unmap the %s at %#x in process %d: %w", what, base, mm.tgid, err))
 	}
+	return true
 }

@@ -522,6 +522,7 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 	t.state = stopped
 	t.inSyscall = st.inSyscall()
 	t.atEntry = false
+	t.inCreate = st.kind == stopNewTask
 	switch st.kind {
 	case stopNewTask:
 		m.newTask(t, st.event)

@@ -134,7 +134,10 @@ func TestThreadPredicates(t *testing.T) {
 		{thread{state: running, vforkWait: true}, false, false, false},
 		{thread{state: stopped}, false, true, true},
 		{thread{state: stopped, held: 1}, false, false, true},
-		{thread{state: stopped, fresh: true}, false, false, true},
+		// Created, its first stop not seen: ptrace refuses it (ESRCH), so
+		// it cannot run an injected call (a detach that tried left the
+		// trampolines behind, TestAttachCycles).
+		{thread{state: stopped, fresh: true}, false, false, false},
 		{thread{state: stopped, inSyscall: true}, false, true, false},
 		{thread{state: listening}, false, false, false},
 	} {

@@ -37,6 +37,8 @@ type thread struct {
 	// call and writes its result into rax, so no system call may be injected
 	// through it.
 	inSyscall bool
+	// inCreate: stopped at the clone or fork event of the call it is in.
+	inCreate bool
 	// created is the new task's ID of a clone or fork event stop that the
 	// attach ran on past (finishCreate) before the event was handled; the
 	// kernel's event message is gone by then. 0 if none.
@@ -83,7 +85,7 @@ func (t *thread) idle() bool { return t.state == stopped && t.held == 0 && !t.fr
 
 // canInject reports whether a system call may be run through t (syscallIn):
 // stopped, and not inside a system call the kernel would finish over it.
-func (t *thread) canInject() bool { return t.state == stopped && !t.inSyscall }
+func (t *thread) canInject() bool { return t.state == stopped && !t.inSyscall && !t.fresh }
 
 // cursor returns t's line-entry cursor for img.
 func (t *thread) cursor(img *Image) *breakpoint.Cursor {
@@ -334,7 +336,7 @@ func (m *mon) release(t *thread) {
 			}
 		}
 		m.freeXOL(t.mm, t)
-		m.freeJump(t.mm, t)
+		m.freeJump(t.mm, t) // a child let go at its first stop: no other thread to try
 	}
 	m.removeThread(t)
 	m.detach(t, 0)
