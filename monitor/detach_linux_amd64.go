@@ -274,3 +274,22 @@ func processState(pid int) byte {
 	}
 	return s[i+2]
 }
+
+// leftXOL reports an error for every scratch region of mm still mapped,
+// the in-process engine's trampolines and counters included: no thread of
+// mm could run the munmap.
+func (m *mon) leftXOL(mm *space) {
+	for _, mp := range mm.maps {
+		if mp.xol != nil {
+			m.leaveChanged(fmt.Errorf("the scratch region at %#x of %s stays in process %d: no thread of it could unmap it", mp.xol.base, mp.Image.Path, mm.tgid))
+			mp.xol = nil
+		}
+		if mp.jmp != nil && mp.jmp.base != 0 {
+			m.leaveChanged(fmt.Errorf("the trampolines at %#x of %s stay in process %d: no thread of it could unmap them", mp.jmp.base, mp.Image.Path, mm.tgid))
+			mp.jmp = nil
+		}
+	}
+	if c := mm.ctr; c != nil {
+		m.leaveChanged(fmt.Errorf("the counter memory at %#x stays in process %d: no thread of it could unmap it", c.base, mm.tgid))
+	}
+}
