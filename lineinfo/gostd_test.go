@@ -1,7 +1,6 @@
 package lineinfo
 
 import (
-	"debug/elf"
 	"fmt"
 	"slices"
 	"strings"
@@ -43,24 +42,8 @@ func TestReadDeferGoStd(t *testing.T) {
 	if got, want := rowsOf(part, mine), rowsOf(full, mine); !slices.Equal(got, want) || len(want) == 0 {
 		t.Errorf("rows of %s with DeferGoStd: %d, want %d", src, len(got), len(want))
 	}
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var runtimeMain, mainMain uint64
-	for _, s := range syms {
-		switch s.Name {
-		case "runtime.main":
-			runtimeMain = s.Value
-		case "main.main":
-			mainMain = s.Value
-		}
-	}
+	runtimeMain, _ := symbol(t, exe, "runtime.main")
+	mainMain, _ := symbol(t, exe, "main.main")
 	if _, _, ok := part.LookupRead(runtimeMain); ok {
 		t.Errorf("LookupRead(runtime.main) found a line in a unit left unread")
 	}

@@ -283,26 +283,9 @@ func (m *mon) finishCreate(t *thread) error {
 	if err != nil {
 		return fmt.Errorf("read the new task of thread %d: %w", t.tid, err)
 	}
-	for tries := 0; tries < 4; tries++ {
-		if err := contSyscall(t.tid, 0); err != nil {
-			return fmt.Errorf("run thread %d out of its system call: %w", t.tid, err)
-		}
-		ev, err := m.waitFor(t)
-		if err != nil {
-			return fmt.Errorf("wait for thread %d: %w", t.tid, err)
-		}
-		switch st := decodeStatus(ev.ws); st.kind {
-		case stopGone:
-			m.reap(ev.tid, st)
-			return errThreadEnded
-		case stopSyscall:
-			t.created, t.inSyscall = msg, false
-			return nil
-		case stopEvent:
-			continue // a group-stop's report: run on to the exit
-		default:
-			return fmt.Errorf("thread %d stopped with status %#x on its way out of a system call", t.tid, uint32(ev.ws))
-		}
+	if err := m.leaveCreate(t); err != nil {
+		return err
 	}
-	return fmt.Errorf("thread %d did not leave its system call", t.tid)
+	t.created = msg
+	return nil
 }

@@ -198,7 +198,7 @@ func (m *mon) settle(ev event, sig map[int]int) {
 // in, on to that call's syscall-exit-stop, where a system call may be
 // injected. The new task's first stop, if it comes meanwhile, is queued.
 //
-// Preconditions: on the tracer thread; t is at that event, already handled.
+// Preconditions: on the tracer thread; t is stopped at that event.
 func (m *mon) leaveCreate(t *thread) error {
 	for tries := 0; tries < 4; tries++ {
 		if err := contSyscall(t.tid, 0); err != nil {
