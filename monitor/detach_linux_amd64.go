@@ -86,7 +86,7 @@ func (m *mon) detachAll() {
 	for _, t := range m.threads {
 		if !t.mm.dead && !freed[t.mm] {
 			freed[t.mm] = true
-			m.leftXOL(t.mm)
+			m.leftScratch(t.mm)
 		}
 	}
 	for _, img := range m.imgs {
@@ -275,10 +275,10 @@ func processState(pid int) byte {
 	return s[i+2]
 }
 
-// leftXOL reports an error for every scratch region of mm still mapped,
+// leftScratch reports an error for every scratch region of mm still mapped,
 // the in-process engine's trampolines and counters included: no thread of
 // mm could run the munmap.
-func (m *mon) leftXOL(mm *space) {
+func (m *mon) leftScratch(mm *space) {
 	for _, mp := range mm.maps {
 		if mp.xol != nil {
 			m.leaveChanged(fmt.Errorf("the scratch region at %#x of %s stays in process %d: no thread of it could unmap it", mp.xol.base, mp.Image.Path, mm.tgid))
