@@ -64,6 +64,7 @@ func TestTable(t *testing.T) {
 	s := time.Second
 	ms := []Measure{
 		{Config: cfgNative, Label: "native", Times: []time.Duration{s / 10, s / 5, s / 10}},
+		{Config: cfgFloor, Label: "floor", Times: []time.Duration{s / 8}},
 		{Config: cfgGcov, Label: "gcov", Times: []time.Duration{s / 5}},
 		{Config: cfgUftrace, Label: "uftrace", Note: "skipped: uftrace not installed"},
 		{Config: cfgClassic, Label: "classic", TimedOut: true},
@@ -76,6 +77,7 @@ func TestTable(t *testing.T) {
 	want := `| workload | configuration | median | vs native | ns/hit over native |
 | --- | --- | ---: | ---: | ---: |
 | fib | native | 0.100 s | 1.00x | - |
+|  | floor | 0.125 s | 1.25x | - |
 |  | gcov | 0.200 s | 2.00x | 100 |
 |  | uftrace | skipped: uftrace not installed |  |  |
 |  | classic | >120 s | >1,200x | - |
@@ -85,7 +87,7 @@ func TestTable(t *testing.T) {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 	// Without a native measure there are no ratios.
-	r := rows("w", ms[1:2], 10, s)
+	r := rows("w", ms[2:3], 10, s)
 	if r[0].Ratio != "-" || r[0].PerHit != "-" || r[0].Median != "0.200 s" {
 		t.Errorf("without native: %+v", r[0])
 	}
@@ -93,11 +95,11 @@ func TestTable(t *testing.T) {
 
 func TestParseOptions(t *testing.T) {
 	known := []string{"fib", "shellsort"}
-	o, err := parseOptions([]string{"-n", "3", "-configs", "jump, native,jump", "-skip", "fib:classic"}, known, io.Discard)
+	o, err := parseOptions([]string{"-n", "3", "-configs", "jump, native,jump,floor", "-skip", "fib:classic"}, known, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Reps != 3 || !slices.Equal(o.Configs, []string{cfgNative, cfgJump}) || !slices.Equal(o.Workloads, known) ||
+	if o.Reps != 3 || !slices.Equal(o.Configs, []string{cfgNative, cfgFloor, cfgJump}) || !slices.Equal(o.Workloads, known) ||
 		!o.Skip["fib:classic"] || o.Timeout != 2*time.Minute {
 		t.Errorf("options: %+v", o)
 	}

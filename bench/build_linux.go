@@ -46,6 +46,12 @@ func buildPatchprof(root, dir string) (string, error) {
 	return exe, command(root, nil, "go", "build", "-o", exe, "./cmd/patchprof")
 }
 
+// buildFloor builds ./bench/floor of the tree into dir.
+func buildFloor(root, dir string) (string, error) {
+	exe := filepath.Join(dir, "floor")
+	return exe, command(root, nil, "go", "build", "-o", exe, "./bench/floor")
+}
+
 // command runs a build step in dir and returns its output in the error when
 // it fails.
 func command(dir string, env []string, name string, args ...string) error {

@@ -12,7 +12,10 @@ import (
 // The configurations, in the order they run in each repetition and appear
 // in the table.
 const (
-	cfgNative    = "native"
+	cfgNative = "native"
+	// cfgFloor is the workload under bench/floor, a Go ptrace tracer
+	// that does nothing else: the floor of any tool of patchprof's shape.
+	cfgFloor     = "floor"
 	cfgGcov      = "gcov"
 	cfgCallgrind = "callgrind"
 	cfgUftrace   = "uftrace"
@@ -25,11 +28,18 @@ const (
 )
 
 // allConfigs lists every configuration in table order.
-var allConfigs = []string{cfgNative, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpTime}
+var allConfigs = []string{cfgNative, cfgFloor, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpTime}
 
 // isEngine reports whether a configuration is a patchprof engine.
 func isEngine(cfg string) bool {
 	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump || cfg == cfgJumpTime
+}
+
+// isOurs reports whether a configuration runs the bench's own code
+// (patchprof or the floor), whose failed run is a problem to report, where
+// another tool's failure is its own.
+func isOurs(cfg string) bool {
+	return isEngine(cfg) || cfg == cfgFloor
 }
 
 // Options are the command's settings, from its flags.

@@ -23,6 +23,9 @@ type bench struct {
 	opts      *Options
 	root, tmp string
 	patchprof string
+	// floor is the build of ./bench/floor, when the floor configuration
+	// runs.
+	floor string
 	// uftrace and valgrind are set when the tool is on PATH.
 	uftrace, valgrind bool
 	log               io.Writer
@@ -88,7 +91,8 @@ func run(o *Options) int {
 	return b.report(os.Stdout, wrs)
 }
 
-// setUp makes the temporary directory and builds patchprof into it.
+// setUp makes the temporary directory and builds patchprof, and the floor
+// when it runs, into it.
 func (b *bench) setUp() error {
 	root, err := moduleRoot()
 	if err != nil {
@@ -99,7 +103,12 @@ func (b *bench) setUp() error {
 		return err
 	}
 	fmt.Fprintf(b.log, "bench: building patchprof and the targets in %s\n", b.tmp)
-	b.patchprof, err = buildPatchprof(root, b.tmp)
+	if b.patchprof, err = buildPatchprof(root, b.tmp); err != nil {
+		return err
+	}
+	if slices.Contains(b.opts.Configs, cfgFloor) {
+		b.floor, err = buildFloor(root, b.tmp)
+	}
 	return err
 }
 
@@ -152,6 +161,8 @@ func (b *bench) label(t *Target, cfg string) string {
 		return "uftrace record (-pg build)"
 	case cfgNative:
 		return "native"
+	case cfgFloor:
+		return "floor: a Go ptrace tracer, no profiling"
 	case cfgJumpTime:
 		return "patchprof --engine jump --time"
 	}
@@ -175,7 +186,7 @@ func (b *bench) runSlot(wr *workloadRun, s *slot, rep int) {
 	case res.err != nil:
 		s.Note = "failed: " + shorten(res.err.Error()+": "+firstLine(res.stderr), 90)
 		s.done = true
-		if isEngine(s.Config) {
+		if isOurs(s.Config) {
 			// Another tool's failure is its own (callgrind aborts on
 			// some Go programs); the table says so.
 			wr.checker.problem(fmt.Sprintf("%s failed: %v\n%s", s.Config, res.err, tail(res.stderr)))
@@ -204,6 +215,8 @@ func (b *bench) commandLine(wr *workloadRun, cfg, dir string) (name string, args
 	switch cfg {
 	case cfgNative:
 		return t.Plain, w.Args, nil
+	case cfgFloor:
+		return b.floor, append([]string{t.Plain}, w.Args...), nil
 	case cfgGcov:
 		// GCOV_PREFIX (or GOCOVERDIR) puts the counters in dir, which
 		// runSlot empties before each run: no run merges into another's.

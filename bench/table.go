@@ -73,7 +73,9 @@ func rows(workload string, ms []Measure, hits uint64, timeout time.Duration) []R
 			if native > 0 {
 				r.Ratio = formatRatio(float64(med) / float64(native))
 			}
-			if m.Config != cfgNative && native > 0 && hits > 0 {
+			// The floor counts nothing: its time over native is
+			// no cost per hit.
+			if m.Config != cfgNative && m.Config != cfgFloor && native > 0 && hits > 0 {
 				r.PerHit = formatNs(float64(med-native) / float64(hits))
 			}
 		}
