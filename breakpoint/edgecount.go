@@ -49,8 +49,12 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 	cc := d.Code[1]
 	counter := appendCounter(nil, ec.Counter)
 	var c []byte
+	var exits []exitRef
 	jmp := func(op []byte, to uint64) error {
 		c = append(c, op...)
+		if to != slot+6+JumpLen { // the taken side's stub is not an exit
+			exits = append(exits, exitRef{off: uint8(len(c)), to: to})
+		}
 		rel, ok := rel32(to, slot+uint64(len(c))+4)
 		if !ok {
 			return &RelocateError{Addr: d.Addr, Reason: fmt.Sprintf("%s: %#x", ReasonOutOfRange, to)}
@@ -84,7 +88,7 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 		}
 		nd.resume = []resumePoint{{0, d.Addr}, {uint8(back), next}}
 	}
-	nd.Code = c
+	nd.Code, nd.exits = c, exits
 	return nd, nil
 }
 

@@ -340,7 +340,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	}
 	addr := t.addr[i]
 	end := f.Addr + f.Size
-	code, ok := sym.Code(addr, int(min(end-addr, 32)))
+	code, ok := sym.Code(addr, int(min(end-addr, MaxHostLen+16)))
 	if !ok {
 		return JumpNoCode
 	}
@@ -355,8 +355,56 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	if i+1 < len(t.addr) && t.addr[i+1] < addr+uint64(js.Len) {
 		return JumpOtherSite
 	}
+	if n := wholeBlock(g, code, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) {
+		js.Len = n
+	}
 	t.jump.length[i] = uint8(js.Len)
 	return ""
+}
+
+// maxWholeInsts bounds the instructions of a block displaced whole: a
+// thread that a signal finds in the middle of them is single-stepped out
+// of the trampoline (monitor's leaveScratch, at most 64 steps).
+const maxWholeInsts = 32
+
+// wholeBlock returns how many bytes from addr, the start of a block of g
+// whose code (from addr on) is code, a jump patch displaces to run the
+// block's whole code in its trampoline: to the block's end, so that its
+// branch, jump or return runs there too and the trampoline needs no jump
+// back (or one the monitor aims at the next site's trampoline), or up to
+// the call that ends it, which stays in original code: an emulated call
+// pushes its return address without the return stack buffer, and every
+// return to it would be mispredicted. It returns 0 when the block cannot
+// be displaced whole (too long, or an instruction that cannot run out of
+// line), and the caller keeps the shortest patch.
+func wholeBlock(g *cfg.Graph, code []byte, addr uint64) int {
+	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
+	if k >= len(g.Blocks) || g.Blocks[k].Start != addr {
+		return 0
+	}
+	b := g.Blocks[k]
+	n := int(b.End - addr)
+	if n > MaxHostLen || n > len(code) || b.Insts > maxWholeInsts {
+		return 0
+	}
+	off := 0
+	for off < n {
+		pc := addr + uint64(off)
+		d, err := Relocate(code[off:], pc, pc)
+		switch {
+		case err != nil:
+			return 0
+		case d.Form == FormCall:
+			return off
+		case d.Form != FormCopy && off+d.Len < n:
+			return 0
+		}
+		off += d.Len
+	}
+	if off != n {
+		return 0
+	}
+	return n
 }
 
 // isLeader reports whether a block of g starts at addr.

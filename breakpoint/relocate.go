@@ -158,6 +158,17 @@ type Displaced struct {
 	RIPRelative bool
 
 	resume []resumePoint
+	// exits are the rel32 displacements of Code that aim at original
+	// code: a trampoline's way back, which the monitor may aim at the
+	// trampoline of the site there instead (Trampoline.Exits).
+	exits []exitRef
+}
+
+// An exitRef is a rel32 displacement at offset off of a slot's code whose
+// jump goes to original address to.
+type exitRef struct {
+	off uint8
+	to  uint64
 }
 
 // Resume maps a PC inside Code, at an instruction boundary of Code, to the

@@ -29,8 +29,10 @@ func (e *emitter) mark(to uint64) {
 	e.d.resume = append(e.d.resume, resumePoint{off: uint8(len(e.d.Code)), to: to})
 }
 
-// rel32 emits the displacement of an instruction that ends right after it.
+// rel32 emits the displacement of an instruction that ends right after it,
+// and records it as an exit to target (see Displaced).
 func (e *emitter) rel32(target uint64) {
+	e.d.exits = append(e.d.exits, exitRef{off: uint8(len(e.d.Code)), to: target})
 	v, ok := rel32(target, e.pc()+4)
 	if !ok && e.err == "" {
 		e.err = fmt.Sprintf("%s: target %#x from %#x", ReasonOutOfRange, target, e.pc()+4)

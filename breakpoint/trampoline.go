@@ -62,6 +62,57 @@ type Trampoline struct {
 	starts []int    // offset in Code of each displaced instruction
 	addrs  []uint64 // its original address
 	last   *Displaced
+	exits  []Exit
+}
+
+// An Exit is a jump of a trampoline back to original code: its rel32
+// displacement is at runtime address At, and it goes to original address
+// To. Where To is a site whose own patch is a jump to its trampoline, the
+// monitor aims the exit at that trampoline directly (Rel32): the thread
+// goes where the site's patch would take it one jump sooner. A loop whose
+// blocks are all patched then runs in its trampolines, one jump per block
+// as in the original code, instead of two.
+type Exit struct {
+	At, To uint64
+	// Via is the trampoline the exit is aimed at instead of To, 0 for
+	// none (Aim).
+	Via uint64
+}
+
+// Exits returns the trampoline's jumps back to original code.
+func (tr *Trampoline) Exits() []Exit { return tr.exits }
+
+// Stale returns the exits aimed at a trampoline other than the one via
+// gives for their target (0 when the site there is not patched): they are
+// to be aimed back at original code (Aim(k, 0)) before a thread runs them.
+func (tr *Trampoline) Stale(via func(to uint64) uint64) []int {
+	var ks []int
+	for k, x := range tr.exits {
+		if x.Via != 0 && via(x.To) != x.Via {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// Aim aims exit k at via, a trampoline of the site at its original target
+// (0: at the target itself), in Code, and returns the displacement's new
+// bytes for a trampoline already written; false when via is out of reach
+// (nothing changes).
+func (tr *Trampoline) Aim(k int, via uint64) ([]byte, bool) {
+	x := &tr.exits[k]
+	to := via
+	if via == 0 {
+		to = x.To
+	}
+	v, ok := rel32(to, x.At+4)
+	if !ok {
+		return nil, false
+	}
+	x.Via = via
+	off := x.At - tr.At
+	binary.LittleEndian.PutUint32(tr.Code[off:], uint32(v))
+	return tr.Code[off : off+4], true
 }
 
 // ErrTrampolineTooLong reports displaced code that does not fit in
@@ -109,6 +160,9 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 			body = body[:len(body)-JumpLen]
 		} else {
 			tr.last = d
+			for _, x := range d.exits {
+				tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.off), To: x.to})
+			}
 		}
 		tr.starts = append(tr.starts, len(c))
 		tr.addrs = append(tr.addrs, pc)

@@ -262,8 +262,10 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 		j.seen[k] = sum
 		return d
 	}
-	for i, tr := range j.tramp {
-		if tr != nil {
+	// A site patched and then put back (unjump) may still count: a thread
+	// that was in a trampoline goes on through the others it is aimed at.
+	for i, st := range j.state {
+		if st != jumpUntried {
 			mp.tab.Hits[i] += gained(i)
 		}
 	}

@@ -158,6 +158,12 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 		m.res.JumpSites++
 		m.jumpFunction(t, mp, i)
 	}
+	if !m.settleExits(mm, mp, i) {
+		// Not reached while the process lives: the region is ours.
+		m.unjump(mm)
+		mm.noJump = true
+		tr, reason = nil, breakpoint.JumpNoRoom
+	}
 	m.resumeOthers(mm, t)
 	if tr == nil {
 		m.refuseJump(mp, i, reason)
@@ -174,17 +180,10 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 // Preconditions: as for jumpSite.
 func (m *mon) jumpFunction(t *thread, mp *mapping, i int) {
 	tab := mp.tab
-	fn := tab.Func(i)
-	if fn < 0 || t.mm.noJump {
+	if tab.Func(i) < 0 || t.mm.noJump {
 		return
 	}
-	lo, hi := i, i+1
-	for lo > 0 && tab.Func(lo-1) == fn {
-		lo--
-	}
-	for hi < tab.Len() && tab.Func(hi) == fn {
-		hi++
-	}
+	lo, hi := funcSites(mp.tab, i)
 	for k := lo; k < hi && !t.mm.noJump; k++ {
 		if k == i || mp.jmp.state[k] != jumpUntried || tab.JumpLen(k) == 0 || tab.Derived(k) || tab.IsNotify(k) {
 			continue
@@ -195,6 +194,78 @@ func (m *mon) jumpFunction(t *thread, mp *mapping, i int) {
 			m.refuseJump(mp, k, reason)
 		}
 	}
+}
+
+// funcSites returns the range of the table's sites in site i's function
+// (the sites are in address order, a function's together).
+func funcSites(tab *breakpoint.Table, i int) (lo, hi int) {
+	fn := tab.Func(i)
+	lo, hi = i, i+1
+	for lo > 0 && tab.Func(lo-1) == fn {
+		lo--
+	}
+	for hi < tab.Len() && tab.Func(hi) == fn {
+		hi++
+	}
+	return lo, hi
+}
+
+// aimExits aims the exits of site i's new trampoline tr at the
+// trampolines of the sites of its function they go to, where those are to
+// be patched with it (jumpFunction): a thread then goes from block to block
+// of the function through its trampolines, one jump each, as in the
+// original code (breakpoint.Exit). The trampolines are laid out by site, so
+// a site's trampoline address is known before it is built; an exit whose
+// site ends up unpatched is aimed back by settleExits before any thread
+// runs. Tried before the trampoline is written, this costs no write.
+func (m *mon) aimExits(mp *mapping, i int, tr *breakpoint.Trampoline) {
+	tab, j := mp.tab, mp.jmp
+	fn := tab.Func(i)
+	if fn < 0 {
+		return
+	}
+	for k, x := range tr.Exits() {
+		s, ok := tab.Lookup(x.To)
+		if !ok || tab.Func(s) != fn || tab.JumpLen(s) == 0 || tab.Derived(s) || tab.IsNotify(s) || j.state[s] == jumpRefused {
+			continue
+		}
+		tr.Aim(k, j.at(s))
+	}
+}
+
+// settleExits aims back at original code every exit of a trampoline of
+// site i's function that aimExits aimed at a site left unpatched.
+//
+// It reports false when one could not be written.
+//
+// Preconditions: as for jumpSite; called before any thread runs again.
+func (m *mon) settleExits(mm *space, mp *mapping, i int) bool {
+	j := mp.jmp
+	if j == nil || mp.tab.Func(i) < 0 {
+		return true
+	}
+	lo, hi := funcSites(mp.tab, i)
+	for k := lo; k < hi; k++ {
+		tr := j.tramp[k]
+		if tr == nil {
+			continue
+		}
+		via := func(to uint64) uint64 {
+			if s, ok := mp.tab.Lookup(to); ok && j.tramp[s] != nil {
+				return j.tramp[s].At
+			}
+			return 0
+		}
+		for _, n := range tr.Stale(via) {
+			x := tr.Exits()[n]
+			b, _ := tr.Aim(n, 0) // its own target, in reach when built
+			if _, err := mm.mem.WriteMemory(x.At, b); err != nil {
+				m.lose(fmt.Errorf("aim a trampoline of %#x back at %#x in process %d: %w", tr.Addr, x.To, mm.tgid, err))
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refuseJump records that site i of mp keeps its breakpoint, and why.
@@ -331,6 +402,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		}
 		moves = append(moves, move{u, to})
 	}
+	m.aimExits(mp, i, tr)
 	if _, err := mm.mem.WriteMemory(tr.At, tr.Code); err != nil {
 		return nil, breakpoint.JumpNoRoom
 	}
