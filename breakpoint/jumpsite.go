@@ -32,8 +32,13 @@ type JumpSite struct {
 	// at least JumpLen; 0 when the site cannot take the patch (Reason says
 	// why).
 	Len int
-	// Insns are the lengths of the displaced instructions, in order.
+	// Insns are the lengths of the displaced instructions, in order, then
+	// those of the tail.
 	Insns []int
+	// Tail is the length of the code after the displaced bytes that the
+	// trampoline runs too, unpatched (Table.planTails): the block the last
+	// displaced instruction falls into.
+	Tail int
 	// FlagsDead reports that no instruction reads the arithmetic flags
 	// before all of them are written again (or a call clobbers them): the
 	// counter update may change them.

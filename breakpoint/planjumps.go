@@ -40,6 +40,7 @@ type jumpInfo struct {
 	host    map[int]int   // short site -> the site of its host block
 	hosting map[int]int   // host -> its short site
 	hostLen map[int]uint8 // a host's jump length before it took a short site
+	tail    map[int]uint8 // site -> bytes of the block after it its trampoline runs too (planTails)
 	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
 	// sites' indexes into it, measured per graph its counted edges (nil
 	// for none), arcServed per arc whether its site took its patch.
@@ -107,7 +108,16 @@ func (t *Table) JumpSiteOf(i int, code []byte) (JumpSite, bool) {
 	if n == 0 {
 		return JumpSite{}, false
 	}
-	return planRun(code, t.addr[i]+t.bias, n, func(uint64) bool { return false })
+	none := func(uint64) bool { return false }
+	js, ok := planRun(code, t.addr[i]+t.bias, n, none)
+	if tail := int(t.jump.tail[i]); ok && tail > 0 && len(code) >= n+tail {
+		// The tail as planned, or none when it no longer decodes so.
+		if tj, ok := planRun(code[n:], t.addr[i]+t.bias+uint64(n), tail, none); ok {
+			js.Insns = append(js.Insns, tj.Insns...)
+			js.Tail = tj.Len
+		}
+	}
+	return js, ok
 }
 
 // planRun decodes whole instructions from addr until at least n bytes, and
@@ -200,6 +210,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		}
 	}
 	t.jump.reasons = reasons
+	t.jump.tail = p.planTails(sym, graphOf)
 	for i, r := range reasons {
 		switch {
 		case t.jump.derived[i]:
@@ -360,6 +371,75 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	}
 	t.jump.length[i] = uint8(js.Len)
 	return ""
+}
+
+// planTails gives a trampoline that runs its block whole and then goes on
+// into the next block by fall-through (its conditional jump not taken, or
+// no jump) that next block's code too, when no site counts there (a block
+// whose count is derived, or one no mode counts, as under --funcs): the
+// thread skips the jump back to original code and, when that block ends in
+// a jump to a patched site, the jump into its patch too. fib's base case
+// (`mov; cltq; jmp` to the epilogue) runs in the entry's trampoline, whose
+// exit goes straight to the epilogue's trampoline. The tail is not
+// patched: other paths reach it in original code, where it stays intact.
+// It returns the tail's length per site.
+func (p *Plan) planTails(sym *symtab.File, graphOf map[int32]*cfg.Graph) map[int]uint8 {
+	t := p.Table
+	tails := map[int]uint8{}
+	for i, n := range t.jump.length {
+		if n == 0 || t.jump.derived[i] || t.jump.reasons[i] != "" {
+			continue
+		}
+		if _, short := t.jump.host[i]; short {
+			continue
+		}
+		if _, arc := t.jump.arcOf[i]; arc {
+			continue
+		}
+		fn := t.fn[i]
+		g := graphOf[fn]
+		if g == nil || fn < 0 || int(fn) >= len(sym.Funcs) {
+			continue
+		}
+		f := sym.Funcs[fn]
+		addr, end := t.addr[i], f.Addr+f.Size
+		next := addr + uint64(n)
+		if next >= end {
+			continue
+		}
+		if s, ok := t.Index(next); ok && !t.jump.derived[s] {
+			continue // counted there: the thread must reach its patch
+		}
+		code, ok := sym.Code(addr, int(min(end-addr, 2*MaxHostLen+16)))
+		if !ok || wholeBlock(g, code, addr) != int(n) || fallsInto(code, addr, int(n)) != next {
+			continue
+		}
+		m := wholeBlock(g, code[n:], next)
+		if m == 0 || int(n)+m > MaxHostLen {
+			continue
+		}
+		tails[i] = uint8(m)
+	}
+	return tails
+}
+
+// fallsInto returns where the last of the n bytes of code at addr (whole
+// instructions) goes on when it does not jump: the address after it for an
+// instruction that is not a control transfer or a conditional jump, else 0.
+func fallsInto(code []byte, addr uint64, n int) uint64 {
+	off, last := 0, (*Displaced)(nil)
+	for off < n {
+		d, err := Relocate(code[off:], addr+uint64(off), addr+uint64(off))
+		if err != nil {
+			return 0
+		}
+		last = d
+		off += d.Len
+	}
+	if last == nil || off != n || (last.Form != FormCopy && last.Form != FormCond) {
+		return 0
+	}
+	return addr + uint64(n)
 }
 
 // maxWholeInsts bounds the instructions of a block displaced whole: a

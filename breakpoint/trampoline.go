@@ -125,7 +125,7 @@ var ErrTrampolineTooLong = errors.New("trampoline longer than TrampolineSize")
 // in a thread's slab. It returns a *RelocateError when a displaced
 // instruction cannot run out of line.
 func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) (*Trampoline, error) {
-	if js.Len < 2 || len(code) < js.Len || len(js.Insns) == 0 {
+	if js.Len < 2 || len(code) < js.Len+js.Tail || len(js.Insns) == 0 {
 		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: not a jump site (%d bytes displaced)", addr, js.Len)
 	}
 	if counter > 1<<31-8 {
@@ -153,11 +153,19 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 		body := d.Code
 		if k < len(js.Insns)-1 {
 			// Not the last: it must run on into the next displaced
-			// instruction, not jump back to the original next one.
-			if d.Form != FormCopy || len(body) < JumpLen || body[len(body)-JumpLen] != 0xE9 {
+			// instruction, not jump back to the original next one. The
+			// last of the patched bytes may be a conditional jump when a
+			// tail follows: its taken side is an exit.
+			cond := d.Form == FormCond && off+n == js.Len && js.Tail > 0
+			if (d.Form != FormCopy && !cond) || len(body) < JumpLen || body[len(body)-JumpLen] != 0xE9 {
 				return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
 			}
 			body = body[:len(body)-JumpLen]
+			for _, x := range d.exits {
+				if int(x.off) < len(body) {
+					tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.off), To: x.to})
+				}
+			}
 		} else {
 			tr.last = d
 			for _, x := range d.exits {

@@ -1,12 +1,19 @@
 package breakpoint
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
+	"golang.org/x/arch/x86/x86asm"
 )
 
 // fibO0 is `long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }`
@@ -141,4 +148,140 @@ func TestTrampolineExits(t *testing.T) {
 			t.Errorf("arc exit at %#x goes to %#x, want %#x", e.At, got, e.To)
 		}
 	}
+}
+
+// TestTrampolineTail: fib's entry block runs whole, then its base case
+// (`mov; cltq; jmp` to the epilogue), which it falls into, unpatched: the
+// jg's target and the base case's jmp are the exits, the base case is not
+// covered, and a thread in it is at its own original instruction.
+func TestTrampolineTail(t *testing.T) {
+	const fn, at = 0x401149, 0x7f0000
+	code, err := hex.DecodeString(fibO0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code = append(code, make([]byte, 16)...)
+	none := func(uint64) bool { return false }
+	js, ok := planRun(code, fn, 0x12, none)
+	tail, tok := planRun(code[0x12:], fn+0x12, 7, none)
+	if !ok || !tok {
+		t.Fatal("the entry block or the base case does not run out of line")
+	}
+	js.Insns = append(js.Insns, tail.Insns...)
+	js.Tail = tail.Len
+	tr, err := BuildTrampoline(code, fn, at, js, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.Patch) != 0x12 || tr.Len != 0x12 {
+		t.Errorf("patch of %d bytes (Len %d), want the entry block's 18", len(tr.Patch), tr.Len)
+	}
+	x := tr.Exits()
+	if len(x) != 2 || x[0].To != fn+0x19 || x[1].To != fn+0x39 {
+		t.Fatalf("exits %+v, want the jg's target %#x and the epilogue %#x", x, fn+0x19, fn+0x39)
+	}
+	for _, e := range x {
+		off := e.At - tr.At
+		if got := e.At + 4 + uint64(int64(int32(binary.LittleEndian.Uint32(tr.Code[off:])))); got != e.To {
+			t.Errorf("exit at %#x goes to %#x, want %#x", e.At, got, e.To)
+		}
+	}
+	if tr.Covers(fn + 0x12) {
+		t.Error("the tail is covered: its bytes are not patched")
+	}
+	to, ok := tr.Equivalent(fn + 0x12)
+	if !ok {
+		t.Fatal("no trampoline point for the tail's first instruction")
+	}
+	if orig, p := tr.Where(to); orig != fn+0x12 || p != InDisplaced {
+		t.Errorf("Where(tail) = %#x, %v; want %#x, InDisplaced", orig, p, fn+0x12)
+	}
+	// The jg is not the last instruction: with its jump back dropped, the
+	// code reads counter, the block, the tail, with no jmp between.
+	var ops []x86asm.Op
+	for off := counterLen; off < len(tr.Code); {
+		inst, err := x86asm.Decode(tr.Code[off:], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops = append(ops, inst.Op)
+		off += inst.Len
+	}
+	want := []x86asm.Op{x86asm.PUSH, x86asm.MOV, x86asm.PUSH, x86asm.SUB, x86asm.MOV, x86asm.CMP, x86asm.JG, x86asm.MOV, x86asm.CDQE, x86asm.JMP}
+	if !slices.Equal(ops, want) {
+		t.Errorf("trampoline runs %v, want %v", ops, want)
+	}
+}
+
+// fibSource is the C of fibO0.
+const fibSource = `long fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
+int main(int argc, char **argv) { return (int)fib(argc + 20) & 1; }
+`
+
+// TestPlanTails: with lines counted, fib's base case is derived, and the
+// entry's trampoline runs it; the epilogue's block, counted, is no tail.
+func TestPlanTails(t *testing.T) {
+	mustHaveCC(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fib.c")
+	if err := os.WriteFile(src, []byte(fibSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "fib")
+	if out, err := exec.Command("gcc", "-g", "-O0", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	sym, err := symtab.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sym.Close()
+	lt, err := lineinfo.Read(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po := PlanOptions{Lines: true, Funcs: true}
+	p := NewPlan(sym, lt, po)
+	p.PlanJumps(sym, po)
+	tab := p.Table
+	var f symtab.Func
+	for _, g := range sym.Funcs {
+		if g.Name == "fib" {
+			f = g
+		}
+	}
+	entry, ok := tab.Index(f.Addr)
+	if !ok {
+		t.Fatal("no site at fib's entry")
+	}
+	code, _ := sym.Code(f.Addr, int(f.Size))
+	if !bytes.Equal(code, mustHex(t, fibO0)) {
+		t.Skipf("gcc compiled fib differently from fibO0: % x", code)
+	}
+	if n := tab.JumpLen(entry); n != 0x12 {
+		t.Fatalf("entry: jump length %d, want the whole block, 18", n)
+	}
+	js, ok := tab.JumpSiteOf(entry, append(code, make([]byte, 16)...))
+	if !ok || js.Tail != 7 {
+		t.Errorf("entry: tail of %d bytes, want the base case's 7", js.Tail)
+	}
+	if s, ok := tab.Index(f.Addr + 0x12); ok && !tab.Derived(s) {
+		t.Errorf("the base case has a site %d, not derived", s)
+	}
+	epi, ok := tab.Index(f.Addr + 0x39)
+	if !ok || tab.Derived(epi) {
+		t.Fatal("the epilogue is not counted")
+	}
+	if js, ok := tab.JumpSiteOf(epi, append(code[0x39:], make([]byte, 16)...)); !ok || js.Tail != 0 || js.Len != 6 {
+		t.Errorf("epilogue: %+v, want 6 bytes and no tail", js)
+	}
+}
+
+func mustHex(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
