@@ -41,6 +41,7 @@ type jumpInfo struct {
 	hosting map[int]int   // host -> its short site
 	hostLen map[int]uint8 // a host's jump length before it took a short site
 	tail    map[int]uint8 // site -> bytes of the block after it its trampoline runs too (planTails)
+	least   []uint8       // per site displaced whole: the shortest patch, should the whole block not run out of line
 	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
 	// sites' indexes into it, measured per graph its counted edges (nil
 	// for none), arcServed per arc whether its site took its patch.
@@ -99,26 +100,6 @@ func (t *Table) JumpLen(i int) int {
 	return int(t.jump.length[i])
 }
 
-// JumpSiteOf returns site i's jump site as PlanJump gave it (the lengths of
-// the displaced instructions read from code, the site's current original
-// bytes), or false when the site keeps its breakpoint or code no longer
-// decodes to the planned length.
-func (t *Table) JumpSiteOf(i int, code []byte) (JumpSite, bool) {
-	n := t.JumpLen(i)
-	if n == 0 {
-		return JumpSite{}, false
-	}
-	none := func(uint64) bool { return false }
-	js, ok := planRun(code, t.addr[i]+t.bias, n, none)
-	if tail := int(t.jump.tail[i]); ok && tail > 0 && len(code) >= n+tail {
-		// The tail as planned, or none when it no longer decodes so.
-		if tj, ok := planRun(code[n:], t.addr[i]+t.bias+uint64(n), tail, none); ok {
-			js.Insns = append(js.Insns, tj.Insns...)
-			js.Tail = tj.Len
-		}
-	}
-	return js, ok
-}
 
 // planRun decodes whole instructions from addr until at least n bytes, and
 // returns them as a jump site when they end at exactly... n for a planned
@@ -156,7 +137,7 @@ func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSit
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
-	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs)),
+	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
@@ -351,7 +332,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	}
 	addr := t.addr[i]
 	end := f.Addr + f.Size
-	code, ok := sym.Code(addr, int(min(end-addr, MaxHostLen+16)))
+	code, ok := sym.Code(addr, int(min(end-addr, 32)))
 	if !ok {
 		return JumpNoCode
 	}
@@ -366,126 +347,14 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	if i+1 < len(t.addr) && t.addr[i+1] < addr+uint64(js.Len) {
 		return JumpOtherSite
 	}
-	if n := wholeBlock(g, code, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) {
-		js.Len = n
-	}
 	t.jump.length[i] = uint8(js.Len)
+	if n, _ := wholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) {
+		t.jump.least[i] = uint8(js.Len)
+		t.jump.length[i] = uint8(n)
+	}
 	return ""
 }
 
-// planTails gives a trampoline that runs its block whole and then goes on
-// into the next block by fall-through (its conditional jump not taken, or
-// no jump) that next block's code too, when no site counts there (a block
-// whose count is derived, or one no mode counts, as under --funcs): the
-// thread skips the jump back to original code and, when that block ends in
-// a jump to a patched site, the jump into its patch too. fib's base case
-// (`mov; cltq; jmp` to the epilogue) runs in the entry's trampoline, whose
-// exit goes straight to the epilogue's trampoline. The tail is not
-// patched: other paths reach it in original code, where it stays intact.
-// It returns the tail's length per site.
-func (p *Plan) planTails(sym *symtab.File, graphOf map[int32]*cfg.Graph) map[int]uint8 {
-	t := p.Table
-	tails := map[int]uint8{}
-	for i, n := range t.jump.length {
-		if n == 0 || t.jump.derived[i] || t.jump.reasons[i] != "" {
-			continue
-		}
-		if _, short := t.jump.host[i]; short {
-			continue
-		}
-		if _, arc := t.jump.arcOf[i]; arc {
-			continue
-		}
-		fn := t.fn[i]
-		g := graphOf[fn]
-		if g == nil || fn < 0 || int(fn) >= len(sym.Funcs) {
-			continue
-		}
-		f := sym.Funcs[fn]
-		addr, end := t.addr[i], f.Addr+f.Size
-		next := addr + uint64(n)
-		if next >= end {
-			continue
-		}
-		if s, ok := t.Index(next); ok && !t.jump.derived[s] {
-			continue // counted there: the thread must reach its patch
-		}
-		code, ok := sym.Code(addr, int(min(end-addr, 2*MaxHostLen+16)))
-		if !ok || wholeBlock(g, code, addr) != int(n) || fallsInto(code, addr, int(n)) != next {
-			continue
-		}
-		m := wholeBlock(g, code[n:], next)
-		if m == 0 || int(n)+m > MaxHostLen {
-			continue
-		}
-		tails[i] = uint8(m)
-	}
-	return tails
-}
-
-// fallsInto returns where the last of the n bytes of code at addr (whole
-// instructions) goes on when it does not jump: the address after it for an
-// instruction that is not a control transfer or a conditional jump, else 0.
-func fallsInto(code []byte, addr uint64, n int) uint64 {
-	off, last := 0, (*Displaced)(nil)
-	for off < n {
-		d, err := Relocate(code[off:], addr+uint64(off), addr+uint64(off))
-		if err != nil {
-			return 0
-		}
-		last = d
-		off += d.Len
-	}
-	if last == nil || off != n || (last.Form != FormCopy && last.Form != FormCond) {
-		return 0
-	}
-	return addr + uint64(n)
-}
-
-// maxWholeInsts bounds the instructions of a block displaced whole: a
-// thread that a signal finds in the middle of them is single-stepped out
-// of the trampoline (monitor's leaveScratch, at most 64 steps).
-const maxWholeInsts = 32
-
-// wholeBlock returns how many bytes from addr, the start of a block of g
-// whose code (from addr on) is code, a jump patch displaces to run the
-// block's whole code in its trampoline: to the block's end, so that its
-// branch, jump or return runs there too and the trampoline needs no jump
-// back (or one the monitor aims at the next site's trampoline), or up to
-// the call that ends it, which stays in original code: an emulated call
-// pushes its return address without the return stack buffer, and every
-// return to it would be mispredicted. It returns 0 when the block cannot
-// be displaced whole (too long, or an instruction that cannot run out of
-// line), and the caller keeps the shortest patch.
-func wholeBlock(g *cfg.Graph, code []byte, addr uint64) int {
-	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
-	if k >= len(g.Blocks) || g.Blocks[k].Start != addr {
-		return 0
-	}
-	b := g.Blocks[k]
-	n := int(b.End - addr)
-	if n > MaxHostLen || n > len(code) || b.Insts > maxWholeInsts {
-		return 0
-	}
-	off := 0
-	for off < n {
-		pc := addr + uint64(off)
-		d, err := Relocate(code[off:], pc, pc)
-		switch {
-		case err != nil:
-			return 0
-		case d.Form == FormCall:
-			return off
-		case d.Form != FormCopy && off+d.Len < n:
-			return 0
-		}
-		off += d.Len
-	}
-	if off != n {
-		return 0
-	}
-	return n
-}
 
 // isLeader reports whether a block of g starts at addr.
 func isLeader(g *cfg.Graph, addr uint64) bool {

@@ -53,7 +53,7 @@ func TestWholeBlock(t *testing.T) {
 		{0x1182, 6},    // through its ret
 		{0x114a, 0},    // not a block's start
 	} {
-		if got := wholeBlock(g, code[c.addr-fn:], c.addr); got != c.want {
+		if got, _ := wholeBlock(g, c.addr); got != c.want {
 			t.Errorf("wholeBlock(%#x) = %d, want %d", c.addr, got, c.want)
 		}
 	}
@@ -64,7 +64,7 @@ func TestWholeBlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := wholeBlock(lg, long, 0x2000); got != 0 {
+	if got, _ := wholeBlock(lg, 0x2000); got != 0 {
 		t.Errorf("a %d-byte block: wholeBlock = %d, want 0", len(long), got)
 	}
 }
@@ -264,6 +264,13 @@ func TestPlanTails(t *testing.T) {
 	js, ok := tab.JumpSiteOf(entry, append(code, make([]byte, 16)...))
 	if !ok || js.Tail != 7 {
 		t.Errorf("entry: tail of %d bytes, want the base case's 7", js.Tail)
+	}
+	// An instruction of the block that cannot run out of line (here ud2
+	// over the `sub $0x18,%rsp` the file has): the shortest patch.
+	odd := append(slices.Clone(code), make([]byte, 16)...)
+	copy(odd[5:], []byte{0x0f, 0x0b, 0x90, 0x90})
+	if js, ok := tab.JumpSiteOf(entry, odd); !ok || js.Len != 5 || js.Tail != 0 {
+		t.Errorf("entry with ud2 inside: %+v %v, want the 5 bytes before it and no tail", js, ok)
 	}
 	if s, ok := tab.Index(f.Addr + 0x12); ok && !tab.Derived(s) {
 		t.Errorf("the base case has a site %d, not derived", s)

@@ -353,7 +353,15 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		ecs[n].Counter = uint32(j.ctrOff + 8*uint64(mp.tab.Len()+k))
 	}
 	js.Edges = ecs
-	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, uint32(j.ctrOff+8*uint64(i)))
+	ctr := uint32(j.ctrOff + 8*uint64(i))
+	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, ctr)
+	if err != nil && len(ecs) == 0 {
+		// A block planned whole that does not run out of line whole
+		// takes the shortest patch.
+		if least, ok := mp.tab.LeastJumpSiteOf(i, code[:n]); ok {
+			tr, err = breakpoint.BuildTrampoline(code[:n], addr, j.at(i), least, ctr)
+		}
+	}
 	if err != nil {
 		return nil, breakpoint.JumpRelocation
 	}
