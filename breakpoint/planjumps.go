@@ -100,7 +100,6 @@ func (t *Table) JumpLen(i int) int {
 	return int(t.jump.length[i])
 }
 
-
 // planRun decodes whole instructions from addr until at least n bytes, and
 // returns them as a jump site when they end at exactly... n for a planned
 // length; for a short site (n = 2), as soon as they cover n. Every one must
@@ -354,7 +353,6 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	}
 	return ""
 }
-
 
 // isLeader reports whether a block of g starts at addr.
 func isLeader(g *cfg.Graph, addr uint64) bool {
