@@ -121,11 +121,13 @@ var ErrTrampolineTooLong = errors.New("trampoline longer than TrampolineSize")
 
 // BuildTrampoline builds the trampoline at runtime address at for the jump
 // site js at runtime address addr, whose original code (from addr on, at
-// least js.Len bytes) is code; counter is the offset of the site's counter
-// in a thread's slab. It returns a *RelocateError when a displaced
-// instruction cannot run out of line.
+// least js.Len+js.Tail bytes) is code; counter is the offset of the site's
+// counter in a thread's slab. The instructions are decoded as they are
+// relocated; js.Insns, when set, are the lengths they must have. It
+// returns a *RelocateError when a displaced instruction cannot run out of
+// line, or the instructions do not end where js says.
 func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) (*Trampoline, error) {
-	if js.Len < 2 || len(code) < js.Len+js.Tail || len(js.Insns) == 0 {
+	if js.Len < 2 || len(code) < js.Len+js.Tail {
 		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: not a jump site (%d bytes displaced)", addr, js.Len)
 	}
 	if counter > 1<<31-8 {
@@ -134,24 +136,29 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
 	c := make([]byte, 0, TrampolineSize)
 	c = appendCounter(c, counter)
-	off := 0
-	for k, n := range js.Insns {
+	total := js.Len + js.Tail
+	for k, off := 0, 0; off < total; k++ {
 		pc := addr + uint64(off)
 		slot := at + uint64(len(c))
 		d, err := Relocate(code[off:], pc, slot)
 		if err != nil {
 			return nil, err
 		}
-		if d.Len != n {
+		n := d.Len
+		switch {
+		case js.Insns != nil && (k >= len(js.Insns) || n != js.Insns[k]):
 			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: ReasonDisagree}
+		case off < js.Len && off+n > js.Len, off+n > total:
+			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "an instruction across the end of the displaced bytes"}
 		}
-		if k == len(js.Insns)-1 && len(js.Edges) > 0 {
+		last := off+n == total
+		if last && len(js.Edges) > 0 {
 			if d, err = countArcs(d, js.Edges); err != nil {
 				return nil, err
 			}
 		}
 		body := d.Code
-		if k < len(js.Insns)-1 {
+		if !last {
 			// Not the last: it must run on into the next displaced
 			// instruction, not jump back to the original next one. The
 			// last of the patched bytes may be a conditional jump when a

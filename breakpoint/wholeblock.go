@@ -1,6 +1,8 @@
 package breakpoint
 
 import (
+	"fmt"
+
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -16,7 +18,7 @@ import (
 // return address without the return stack buffer, and every return to it
 // would be mispredicted. The plan reads the blocks from the flow graph
 // alone; whether their instructions run out of line is read when a site is
-// patched (Table.JumpSiteOf), which falls back to the shortest patch.
+// patched (Table.BuildTrampoline), which falls back to the shortest patch.
 
 // maxWholeInsts bounds the instructions of a block displaced whole: a
 // thread that a signal finds in the middle of them is single-stepped out
@@ -121,38 +123,40 @@ func plainJcc(sym *symtab.File, addr uint64) bool {
 	return ok && (b[0] >= 0x70 && b[0] <= 0x7F || b[0] == 0x0F && b[1] >= 0x80 && b[1] <= 0x8F)
 }
 
-// JumpSiteOf returns site i's jump site as planned (the lengths of the
-// displaced instructions read from code, the site's current original
-// bytes, then those of its tail), or false when the site keeps its
-// breakpoint or code no longer decodes to the planned length. A block
-// planned whole whose instructions do not all run out of line takes the
-// shortest patch instead, and a tail that does not is left out.
-func (t *Table) JumpSiteOf(i int, code []byte) (JumpSite, bool) {
+// BuildTrampoline builds the trampoline of site i at runtime address at,
+// from code, the site's current original bytes (from the site on, at least
+// MaxHostLen of them or to the end of the mapping): the planned patch with
+// its tail; failing that (an instruction that does not run out of line, or
+// does not end where the plan says), without the tail; failing that, for a
+// block planned whole, the shortest patch. edges are the arcs its
+// trampoline counts, none for a site displaced whole by this file (they
+// need the planned block). It returns the first error when none can be
+// built, or false when site i takes no jump.
+func (t *Table) BuildTrampoline(i int, code []byte, at uint64, counter uint32, edges []EdgeCount) (*Trampoline, error) {
 	n := t.JumpLen(i)
 	if n == 0 {
-		return JumpSite{}, false
+		return nil, fmt.Errorf("breakpoint: site %d takes no jump", i)
 	}
-	none := func(uint64) bool { return false }
 	addr := t.addr[i] + t.bias
-	js, ok := planRun(code, addr, n, none)
-	if !ok {
-		return t.LeastJumpSiteOf(i, code)
+	js := JumpSite{Len: n, Tail: int(t.jump.tail[i]), Edges: edges}
+	if len(code) < js.Len+js.Tail {
+		js.Tail = 0
 	}
-	if tail := int(t.jump.tail[i]); tail > 0 && len(code) >= n+tail {
-		if tj, ok := planRun(code[n:], addr+uint64(n), tail, none); ok {
-			js.Insns = append(js.Insns, tj.Insns...)
-			js.Tail = tj.Len
+	tr, err := BuildTrampoline(code, addr, at, js, counter)
+	if err == nil || len(edges) > 0 {
+		return tr, err
+	}
+	if js.Tail > 0 {
+		js.Tail = 0
+		if tr, e := BuildTrampoline(code, addr, at, js, counter); e == nil {
+			return tr, nil
 		}
 	}
-	return js, true
-}
-
-// LeastJumpSiteOf returns the shortest patch of site i, planned displaced
-// whole, for a trampoline of the whole block that cannot be built; false
-// when there is none other than the planned one.
-func (t *Table) LeastJumpSiteOf(i int, code []byte) (JumpSite, bool) {
-	if t.jump == nil || t.jump.least[i] == 0 {
-		return JumpSite{}, false
+	if least := int(t.jump.least[i]); least > 0 {
+		js.Len = least
+		if tr, e := BuildTrampoline(code, addr, at, js, counter); e == nil {
+			return tr, nil
+		}
 	}
-	return planRun(code, t.addr[i]+t.bias, int(t.jump.least[i]), func(uint64) bool { return false })
+	return nil, err
 }

@@ -261,16 +261,20 @@ func TestPlanTails(t *testing.T) {
 	if n := tab.JumpLen(entry); n != 0x12 {
 		t.Fatalf("entry: jump length %d, want the whole block, 18", n)
 	}
-	js, ok := tab.JumpSiteOf(entry, append(code, make([]byte, 16)...))
-	if !ok || js.Tail != 7 {
-		t.Errorf("entry: tail of %d bytes, want the base case's 7", js.Tail)
+	const at = 0x7f0000
+	tr, err := tab.BuildTrampoline(entry, append(slices.Clone(code), make([]byte, 16)...), at, 8, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, p := tr.Where(tr.At + uint64(tr.starts[len(tr.starts)-3])); tr.Len != 0x12 || len(tr.addrs) != 10 || tr.addrs[7] != f.Addr+0x12 || p != InDisplaced {
+		t.Errorf("entry: %d bytes patched, instructions at %#x, want 18 and the base case's 3 after the block's 7", tr.Len, tr.addrs)
 	}
 	// An instruction of the block that cannot run out of line (here ud2
 	// over the `sub $0x18,%rsp` the file has): the shortest patch.
 	odd := append(slices.Clone(code), make([]byte, 16)...)
 	copy(odd[5:], []byte{0x0f, 0x0b, 0x90, 0x90})
-	if js, ok := tab.JumpSiteOf(entry, odd); !ok || js.Len != 5 || js.Tail != 0 {
-		t.Errorf("entry with ud2 inside: %+v %v, want the 5 bytes before it and no tail", js, ok)
+	if tr, err := tab.BuildTrampoline(entry, odd, at, 8, nil); err != nil || tr.Len != 5 || len(tr.addrs) != 3 {
+		t.Errorf("entry with ud2 inside: %v, want the 5 bytes before it and no tail", err)
 	}
 	if s, ok := tab.Index(f.Addr + 0x12); ok && !tab.Derived(s) {
 		t.Errorf("the base case has a site %d, not derived", s)
@@ -279,8 +283,8 @@ func TestPlanTails(t *testing.T) {
 	if !ok || tab.Derived(epi) {
 		t.Fatal("the epilogue is not counted")
 	}
-	if js, ok := tab.JumpSiteOf(epi, append(code[0x39:], make([]byte, 16)...)); !ok || js.Tail != 0 || js.Len != 6 {
-		t.Errorf("epilogue: %+v, want 6 bytes and no tail", js)
+	if tr, err := tab.BuildTrampoline(epi, append(slices.Clone(code[0x39:]), make([]byte, 16)...), at, 16, nil); err != nil || tr.Len != 6 || len(tr.addrs) != 3 {
+		t.Errorf("epilogue: %v, want its 6 bytes (3 instructions) and no tail", err)
 	}
 }
 

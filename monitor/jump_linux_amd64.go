@@ -344,24 +344,11 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 			code[k] = mp.tab.OriginalByte(s)
 		}
 	}
-	js, ok := mp.tab.JumpSiteOf(i, code[:n])
-	if !ok {
-		return nil, breakpoint.JumpRelocation
-	}
 	arcs, ecs := mp.tab.ArcsOf(i)
 	for n, k := range arcs {
 		ecs[n].Counter = uint32(j.ctrOff + 8*uint64(mp.tab.Len()+k))
 	}
-	js.Edges = ecs
-	ctr := uint32(j.ctrOff + 8*uint64(i))
-	tr, err := breakpoint.BuildTrampoline(code[:n], addr, j.at(i), js, ctr)
-	if err != nil && len(ecs) == 0 {
-		// A block planned whole that does not run out of line whole
-		// takes the shortest patch.
-		if least, ok := mp.tab.LeastJumpSiteOf(i, code[:n]); ok {
-			tr, err = breakpoint.BuildTrampoline(code[:n], addr, j.at(i), least, ctr)
-		}
-	}
+	tr, err := mp.tab.BuildTrampoline(i, code[:n], j.at(i), uint32(j.ctrOff+8*uint64(i)), ecs)
 	if err != nil {
 		return nil, breakpoint.JumpRelocation
 	}
