@@ -77,9 +77,11 @@ func buildPatchprof(dir string) (string, error) {
 	bin := filepath.Join(dir, "patchprof")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/patchprof")
 	cmd.Dir = root
+	// As README.md builds it: static.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build -o %s ./cmd/patchprof (in %s): %w\n%s", bin, root, err, out)
+		return "", fmt.Errorf("CGO_ENABLED=0 go build -o %s ./cmd/patchprof (in %s): %w\n%s", bin, root, err, out)
 	}
 	return bin, nil
 }
