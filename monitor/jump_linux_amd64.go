@@ -53,6 +53,16 @@ type jumpArea struct {
 	landings map[uint64]*breakpoint.Trampoline
 }
 
+// jumpSize is the size of the trampoline region of a mapping with n sites.
+func jumpSize(n int) uint64 {
+	return (jumpHeader + uint64(n)*breakpoint.TrampolineSize + pageSize - 1) &^ (pageSize - 1)
+}
+
+// newJumpArea returns the area of n sites' trampolines at base.
+func newJumpArea(base, size uint64, n int) *jumpArea {
+	return &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*breakpoint.Trampoline, n)}
+}
+
 // at returns where site i's trampoline goes.
 func (j *jumpArea) at(i int) uint64 {
 	return j.base + jumpHeader + uint64(i)*breakpoint.TrampolineSize
@@ -285,18 +295,26 @@ func (m *mon) refuseJump(mp *mapping, i int, reason string) {
 func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, string) {
 	mm := t.mm
 	if mp.jmp == nil {
-		n := mp.tab.Len()
-		size := (jumpHeader + uint64(n)*breakpoint.TrampolineSize + pageSize - 1) &^ (pageSize - 1)
-		base, err := m.mapNear(t, mp, mp.Lo, size)
-		if err == nil {
-			_, err = mm.mem.WriteMemory(base, memfdName)
+		err := errors.New("no scratch region yet")
+		if mp.xol == nil && !mp.xolFailed {
+			err = m.mapScratch(mm, t, mp, mp.Lo)
+		}
+		if err != nil {
+			n := mp.tab.Len()
+			var base uint64
+			base, err = m.mapNear(t, mp, mp.Lo, jumpSize(n))
+			if err == nil {
+				_, err = mm.mem.WriteMemory(base, memfdName)
+			}
+			if err == nil {
+				mp.jmp = newJumpArea(base, jumpSize(n), n)
+			}
 		}
 		if err != nil {
 			m.lose(fmt.Errorf("trampolines for %s in process %d: %w", mp.Image.Path, mm.tgid, err))
 			mm.noJump = true
 			return nil, breakpoint.JumpNoRoom
 		}
-		mp.jmp = &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*breakpoint.Trampoline, n)}
 		m.notifyLayout(mm)
 	}
 	j := mp.jmp

@@ -76,12 +76,43 @@ func (m *mon) allocXOL(mm *space, via *thread, mp *mapping, at uint64) error {
 	if n == 0 {
 		return nil
 	}
-	size := (uint64(n)*slotStride + breakpoint.PageSize - 1) &^ (breakpoint.PageSize - 1)
+	if m.jumpOn && mp.jmp == nil && !mm.noJump && m.mapScratch(mm, via, mp, at) == nil {
+		return nil
+	}
+	size := xolSize(n)
 	base, err := m.mapNear(via, mp, at, size)
 	if err != nil {
 		return err
 	}
 	mp.xol = &xolArea{base: base, size: size, state: make([]uint8, n), noCalls: shadowStack(mm.tgid)}
+	return nil
+}
+
+// xolSize is the size of the scratch region of a mapping with n sites.
+func xolSize(n int) uint64 {
+	return (uint64(n)*slotStride + breakpoint.PageSize - 1) &^ (breakpoint.PageSize - 1)
+}
+
+// mapScratch maps both scratch regions of mp under the in-process engine,
+// the trampolines and the out-of-line slots, by one system call run in the
+// stopped thread via at address at: each injected call costs a thread's
+// stops (about 0.1 ms across CPUs), and most programs need both, the slots
+// for the sites that keep a breakpoint. The trampolines come first; the
+// two are unmapped apart (freeJump, freeXOL).
+//
+// Preconditions: as for allocXOL; mp has neither region.
+func (m *mon) mapScratch(mm *space, via *thread, mp *mapping, at uint64) error {
+	n := mp.tab.Len()
+	jsize, xsize := jumpSize(n), xolSize(n)
+	base, err := m.mapNear(via, mp, at, jsize+xsize)
+	if err == nil {
+		_, err = mm.mem.WriteMemory(base, memfdName)
+	}
+	if err != nil {
+		return err
+	}
+	mp.jmp = newJumpArea(base, jsize, n)
+	mp.xol = &xolArea{base: base + jsize, size: xsize, state: make([]uint8, n), noCalls: shadowStack(mm.tgid)}
 	return nil
 }
 
