@@ -80,6 +80,7 @@ func Main(args []string, stderr io.Writer) int {
 			f.run.notes = append(f.run.notes, output.PinnedNote)
 		}
 	}
+	f.run.usr1 = notifySoon(snapshotSignals)
 	pr.step("reading " + t.Name)
 	prof, err := profiler.Open(f.cfg, t)
 	if err != nil {
@@ -312,6 +313,7 @@ type runFlags struct {
 	prog               string
 	notes              []string // the first notes of the report (setIDNotes)
 	lf                 *listenFlags
+	usr1               *notified // the snapshot signals (interimReports)
 }
 
 // run profiles the target with prof and reports, handling patchprof's
@@ -415,8 +417,11 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 // profiler's snapshots. The returned function stops them and waits until
 // the last one is written.
 func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop func()) {
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, snapshotSignals...)
+	if f.usr1 == nil {
+		f.usr1 = notifySoon(snapshotSignals)
+	}
+	usr1 := f.usr1.c
+	<-f.usr1.ready
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -459,20 +464,6 @@ func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop
 			cancel()
 			<-done
 		})
-	}
-}
-
-func forwardSignals(sigs <-chan os.Signal, pidc <-chan int) {
-	pid := 0
-	for {
-		select {
-		case p := <-pidc:
-			pid = p
-		case s := <-sigs:
-			if pid != 0 {
-				passOn(pid, s)
-			}
-		}
 	}
 }
 
