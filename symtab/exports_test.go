@@ -3,6 +3,8 @@ package symtab
 import (
 	"debug/elf"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 )
 
@@ -69,5 +71,54 @@ func TestExportedObject(t *testing.T) {
 	}
 	if _, ok := ExportedObject(ld, "_dl_debug_state"); ok {
 		t.Error("ExportedObject found the function _dl_debug_state")
+	}
+}
+
+// TestExportsHashStyles: a library with a GNU hash table is looked up
+// through it (the dynamic linker's way), one with only the System V table
+// by the scan, and both agree with debug/elf on every symbol.
+func TestExportsHashStyles(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "lib.c")
+	code := "int counter; int one(void) { return 1; } int two(void) { return 2; } static int hidden(void) { return 3; } int three(void) { return hidden(); }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, style := range []string{"gnu", "sysv"} {
+		lib := filepath.Join(dir, "lib"+style+".so")
+		if out, err := exec.Command("gcc", "-shared", "-fPIC", "-Wl,--hash-style="+style, "-o", lib, src).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+		ef, err := elf.Open(lib)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, hashed := exportsHashed(ef, "one", isFunc)
+		ef.Close()
+		if hashed != (style == "gnu") {
+			t.Errorf("%s: looked up through a GNU hash table: %v", style, hashed)
+		}
+		for _, c := range []struct {
+			name string
+			fn   bool
+		}{{"one", true}, {"two", true}, {"three", true}, {"hidden", false}, {"counter", false}, {"four", false}, {"", false}} {
+			if got := ExportsFunc(lib, c.name); got != c.fn {
+				t.Errorf("%s: ExportsFunc(%q) = %v, want %v", style, c.name, got, c.fn)
+			}
+		}
+		if _, ok := ExportedObject(lib, "counter"); !ok {
+			t.Errorf("%s: ExportedObject(counter) not found", style)
+		}
+	}
+	ef, err := elf.Open("/lib/x86_64-linux-gnu/libc.so.6")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer ef.Close()
+	if _, found, hashed := exportsHashed(ef, "malloc", isFunc); !hashed || !found {
+		t.Errorf("libc's malloc through its GNU hash table: found %v, hashed %v", found, hashed)
 	}
 }

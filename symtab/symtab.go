@@ -400,6 +400,9 @@ func exported(path, name string, accept func(*elf.Symbol) bool) (uint64, bool) {
 	if err != nil {
 		return 0, false
 	}
+	if v, found, ok := exportsHashed(ef, name, accept); ok {
+		return v, found
+	}
 	return exports(ef, name, accept)
 }
 
