@@ -285,3 +285,32 @@ func TestJumpGoAtomics(t *testing.T) {
 	wantFunc(t, p, "main.work", 40000)
 	wantFewTraps(t, res, p, 10)
 }
+
+// TestJumpRefusedAtRun: a block the program rewrites before it first runs
+// (rewrite.c: popf, which cannot run out of line, where the file has
+// nops) is refused when its function is patched, after the trampoline of
+// the block before it had its way out aimed at that block's trampoline:
+// the way out must go back to the block (settleExits), which keeps its
+// breakpoint. Without that the program died of a SIGSEGV in an unwritten
+// trampoline at step's fifth call. The counts are known by construction.
+func TestJumpRefusedAtRun(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "rewrite.c", "-g", "-O0")
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--lines", "--funcs", exe}})
+	wantExitCode(t, res, p, 0)
+	if res.stdout != "sum -942\n" {
+		t.Errorf("%s: stdout %q, want the native %q", res.cmdline, res.stdout, "sum -942\n")
+	}
+	for m, n := range map[string]int64{"STEP_IF": 100, "STEP_BODY": 96, "STEP_RETURN": 100} {
+		wantLine(t, p, "rewrite.c", markerLine(t, "rewrite.c", m), n)
+	}
+	wantFunc(t, p, "step", 100)
+	found := false
+	for _, n := range p.Notes {
+		found = found || strings.Contains(n, "at run time: "+"a displaced instruction cannot run out of line")
+	}
+	if !found {
+		t.Errorf("%s: no site refused at run time in %q", res.cmdline, p.Notes)
+	}
+}
