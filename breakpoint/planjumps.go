@@ -356,8 +356,8 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 
 // isLeader reports whether a block of g starts at addr.
 func isLeader(g *cfg.Graph, addr uint64) bool {
-	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
-	return k < len(g.Blocks) && g.Blocks[k].Start == addr
+	_, ok := blockAt(g, addr)
+	return ok
 }
 
 // DeriveFlow sets the edge counts and arrivals of every function planned

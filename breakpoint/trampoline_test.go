@@ -174,6 +174,20 @@ func TestTrampolineShort(t *testing.T) {
 	if got := host + 2*JumpLen + uint64(int64(int32(binary.LittleEndian.Uint32(tr.LandingJmp[1:])))); tr.LandingJmp[0] != 0xE9 || got != at {
 		t.Errorf("landing jmp % x goes to %#x, want %#x", tr.LandingJmp, got, at)
 	}
+	ops := trampolineOps(t, tr)
+	if len(ops) != 2 || ops[0] != x86asm.LEAVE || ops[1] != x86asm.RET {
+		t.Errorf("trampoline runs %v, want [LEAVE RET]", ops)
+	}
+	if err := tr.SetShort(addr - 200); err == nil {
+		t.Error("a landing 200 bytes away was accepted for a jmp rel8")
+	}
+}
+
+// trampolineOps decodes tr's code after its counter update: the
+// operations it runs, in order (ending where its code ends: no data after
+// the code, as in a trampoline that counts no table arcs).
+func trampolineOps(t *testing.T, tr *Trampoline) []x86asm.Op {
+	t.Helper()
 	var ops []x86asm.Op
 	for off := counterLen; off < len(tr.Code); {
 		inst, err := x86asm.Decode(tr.Code[off:], 64)
@@ -183,10 +197,5 @@ func TestTrampolineShort(t *testing.T) {
 		ops = append(ops, inst.Op)
 		off += inst.Len
 	}
-	if len(ops) != 2 || ops[0] != x86asm.LEAVE || ops[1] != x86asm.RET {
-		t.Errorf("trampoline runs %v, want [LEAVE RET]", ops)
-	}
-	if err := tr.SetShort(addr - 200); err == nil {
-		t.Error("a landing 200 bytes away was accepted for a jmp rel8")
-	}
+	return ops
 }

@@ -2,6 +2,7 @@ package breakpoint
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
@@ -53,17 +54,9 @@ func wholeBlock(g *cfg.Graph, addr uint64) (n int, falls bool) {
 
 // blockAt returns the block of g that starts at addr.
 func blockAt(g *cfg.Graph, addr uint64) (cfg.Block, bool) {
-	lo, hi := 0, len(g.Blocks)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if g.Blocks[m].Start < addr {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	if lo < len(g.Blocks) && g.Blocks[lo].Start == addr {
-		return g.Blocks[lo], true
+	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
+	if k < len(g.Blocks) && g.Blocks[k].Start == addr {
+		return g.Blocks[k], true
 	}
 	return cfg.Block{}, false
 }

@@ -198,15 +198,7 @@ func TestTrampolineTail(t *testing.T) {
 	}
 	// The jg is not the last instruction: with its jump back dropped, the
 	// code reads counter, the block, the tail, with no jmp between.
-	var ops []x86asm.Op
-	for off := counterLen; off < len(tr.Code); {
-		inst, err := x86asm.Decode(tr.Code[off:], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ops = append(ops, inst.Op)
-		off += inst.Len
-	}
+	ops := trampolineOps(t, tr)
 	want := []x86asm.Op{x86asm.PUSH, x86asm.MOV, x86asm.PUSH, x86asm.SUB, x86asm.MOV, x86asm.CMP, x86asm.JG, x86asm.MOV, x86asm.CDQE, x86asm.JMP}
 	if !slices.Equal(ops, want) {
 		t.Errorf("trampoline runs %v, want %v", ops, want)
