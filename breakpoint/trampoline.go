@@ -68,7 +68,7 @@ type Trampoline struct {
 // An Exit is a jump of a trampoline back to original code: its rel32
 // displacement is at runtime address At, and it goes to original address
 // To. Where To is a site whose own patch is a jump to its trampoline, the
-// monitor aims the exit at that trampoline directly (Rel32): the thread
+// monitor aims the exit at that trampoline directly (Aim): the thread
 // goes where the site's patch would take it one jump sooner. A loop whose
 // blocks are all patched then runs in its trampolines, one jump per block
 // as in the original code, instead of two.
@@ -168,14 +168,11 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 				return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
 			}
 			body = body[:len(body)-JumpLen]
-			for _, x := range d.exits {
-				if int(x.off) < len(body) {
-					tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.off), To: x.to})
-				}
-			}
 		} else {
 			tr.last = d
-			for _, x := range d.exits {
+		}
+		for _, x := range d.exits {
+			if int(x.off) < len(body) { // not the jump back dropped above
 				tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.off), To: x.to})
 			}
 		}

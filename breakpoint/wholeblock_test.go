@@ -33,10 +33,7 @@ const fibO0 = "554889e5534883ec18897dec837dec017f078b45ec4898eb208b45ec83e80189c
 // with it, or up to the call that ends it, which stays in place.
 func TestWholeBlock(t *testing.T) {
 	const fn = 0x1149
-	code, err := hex.DecodeString(fibO0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	code := mustHex(t, fibO0)
 	g, err := cfg.Build(cfg.Options{Name: "fib", Addr: fn, Code: code, SplitCalls: true})
 	if err != nil {
 		t.Fatal(err)
@@ -74,11 +71,7 @@ func TestWholeBlock(t *testing.T) {
 // block ending in ret has none.
 func TestTrampolineExits(t *testing.T) {
 	const fn, at = 0x401149, 0x7f0000
-	code, err := hex.DecodeString(fibO0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code = append(code, make([]byte, 16)...)
+	code := append(mustHex(t, fibO0), make([]byte, 16)...)
 	// target reads the rel32 at runtime address a of tr's code.
 	target := func(tr *Trampoline, a uint64) uint64 {
 		off := a - tr.At
@@ -156,11 +149,7 @@ func TestTrampolineExits(t *testing.T) {
 // covered, and a thread in it is at its own original instruction.
 func TestTrampolineTail(t *testing.T) {
 	const fn, at = 0x401149, 0x7f0000
-	code, err := hex.DecodeString(fibO0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code = append(code, make([]byte, 16)...)
+	code := append(mustHex(t, fibO0), make([]byte, 16)...)
 	none := func(uint64) bool { return false }
 	js, ok := planRun(code, fn, 0x12, none)
 	tail, tok := planRun(code[0x12:], fn+0x12, 7, none)

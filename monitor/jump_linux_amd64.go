@@ -295,11 +295,10 @@ func (m *mon) refuseJump(mp *mapping, i int, reason string) {
 func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, string) {
 	mm := t.mm
 	if mp.jmp == nil {
-		err := errors.New("no scratch region yet")
-		if mp.xol == nil && !mp.xolFailed {
-			err = m.mapScratch(mm, t, mp, mp.Lo)
-		}
-		if err != nil {
+		var err error
+		if mp.xol != nil || mp.xolFailed || m.mapScratch(mm, t, mp, mp.Lo) != nil {
+			// The slots are there (or cannot be), or the two regions
+			// together found no room: the trampolines alone.
 			n := mp.tab.Len()
 			var base uint64
 			base, err = m.mapNear(t, mp, mp.Lo, jumpSize(n))
