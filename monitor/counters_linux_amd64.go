@@ -155,7 +155,7 @@ func (m *mon) giveSlab(t *thread) error {
 		return fmt.Errorf("read the GS base of thread %d: %w", t.tid, err)
 	}
 	if gs != 0 && (gs < c.base || gs >= c.base+c.size()) {
-		return fmt.Errorf("thread %d uses its GS base (%#x)", t.tid, gs)
+		return fmt.Errorf("thread %d (GS base %#x): %w", t.tid, gs, errOwnGS)
 	}
 	k := 0
 	for k < maxSlabs && c.used[k] {
@@ -321,9 +321,24 @@ func (m *mon) dropCounters(mm *space) {
 // Preconditions: on the tracer thread; t is stopped, about to be resumed.
 func (m *mon) counting(t *thread) {
 	mm := t.mm
+	if mm.noJump && !mm.ctr.inherited {
+		// Off the engine (every site an int3 again): a new thread
+		// needs no slab, and one with a GS base of its own keeps it.
+		return
+	}
 	if mm.ctr.inherited {
 		if !t.canInject() {
 			return // in a system call: at its next stop
+		}
+		if !m.mayInject(mm) {
+			// Its own counter memory needs injected calls: the child
+			// counts by breakpoints, never in the memory it shares
+			// with its parent.
+			mm.ctr.inherited = false
+			mm.ctr.mem = nil
+			m.unjump(mm)
+			mm.noJump = true
+			return
 		}
 		if err := m.ownCounters(t); err != nil {
 			m.lose(fmt.Errorf("counters of process %d: %w", mm.tgid, err))
@@ -333,10 +348,28 @@ func (m *mon) counting(t *thread) {
 		}
 	}
 	if t.slab == 0 {
-		if err := m.giveSlab(t); err != nil {
+		if err := m.giveSlab(t); errors.Is(err, errOwnGS) {
+			m.gsFallBack(t, "a thread set it")
+		} else if err != nil {
 			m.lose(fmt.Errorf("in-process counting in process %d stops: %w", mm.tgid, err))
 			m.unjump(mm)
 			mm.noJump = true
 		}
 	}
+}
+
+// errOwnGS: a thread's GS base is the program's, not a slab.
+var errOwnGS = errors.New("the thread uses its GS base")
+
+// slabHeld reports whether t's GS base is still the slab it was given: a
+// thread that ran wrgsbase changed it without a system call.
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) slabHeld(t *thread) bool {
+	c := t.mm.ctr
+	if c == nil || t.slab == 0 {
+		return true
+	}
+	gs, err := peekUser(t.tid, offGsBase)
+	return err != nil || gs == c.base+uint64(t.slab-1)*c.slabSize
 }

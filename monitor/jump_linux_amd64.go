@@ -32,6 +32,13 @@ const (
 	jumpRefused
 )
 
+// Reasons a site keeps its breakpoint, beside breakpoint's: the process
+// runs under seccomp, or uses its GS base (guard_linux_amd64.go).
+const (
+	jumpSandboxed = "the process runs under seccomp: no system call may be injected"
+	jumpOwnGS     = "the program uses its GS base"
+)
+
 // jumpHeader is the room at the start of a trampoline region before the
 // first trampoline: it holds the memfd's name.
 const jumpHeader = 64
@@ -160,6 +167,10 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 		return false
 	}
 	if mp.jmp != nil && mp.jmp.state[i] != jumpUntried {
+		return false
+	}
+	if t.slab != 0 && !m.slabHeld(t) {
+		m.gsFallBack(t, "a thread changed it (wrgsbase)")
 		return false
 	}
 	m.stopOthers(mm, t)
@@ -294,6 +305,13 @@ func (m *mon) refuseJump(mp *mapping, i int, reason string) {
 // every thread. It returns the trampoline, or nil and why not.
 func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, string) {
 	mm := t.mm
+	if (mp.jmp == nil || mm.ctr == nil) && !m.mayInject(mm) {
+		// The regions and the counters are mapped by injected calls.
+		return nil, jumpSandboxed
+	}
+	if mm.ctr == nil && !m.gsFree(mm) {
+		return nil, jumpOwnGS
+	}
 	if mp.jmp == nil {
 		var err error
 		if mp.xol != nil || mp.xolFailed || m.mapScratch(mm, t, mp, mp.Lo) != nil {
@@ -565,18 +583,11 @@ func (m *mon) freeJump(mm *space, via *thread) bool {
 	c := mm.ctr
 	if c != nil {
 		m.fold(mm)
-		// Every thread's GS base goes back to 0, as glibc and Go leave it
-		// (giveSlab refuses a thread that had another): those given a
-		// slab, and a fork child's, inherited from its parent's thread.
-		for _, u := range mm.threads {
-			if u.state != stopped {
-				continue
-			}
-			if err := pokeUser(u.tid, offGsBase, 0); err != nil {
-				m.leaveChanged(fmt.Errorf("restore the GS base of thread %d: %w", u.tid, err))
-			}
-			u.dropSlab()
-		}
+		// Every thread's GS base that is a slab goes back to 0, as glibc
+		// and Go leave it (giveSlab refuses a thread that had another):
+		// those given a slab, and a fork child's, inherited from its
+		// parent's thread. One the program set is its own.
+		m.restoreGS(mm)
 		if !m.unmapIn(mm, via, c.base, c.size(), "counter memory") {
 			return false
 		}

@@ -174,6 +174,10 @@ type Result struct {
 	// SignalRepairs counts the breakpoints that hit with SIGTRAP blocked or
 	// ignored, after which the program's signal state was put back.
 	SignalRepairs int
+	// Notes say, once each, why a process was served otherwise than the
+	// engine asked (a seccomp filter, a program that uses its GS base),
+	// with counts still exact.
+	Notes []string
 	// Degraded, if not nil, joins the failures that left the counts
 	// incomplete without ending the run: a site that could not be re-armed,
 	// a process that could not be followed, code that could not be restored.

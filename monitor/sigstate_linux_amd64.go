@@ -292,6 +292,7 @@ func (m *mon) syscallStop(t *thread) {
 		t.sysNr = si.Val
 		t.pendSig = 0
 		m.termEntry(t, &si)
+		m.guardEntry(t, si.Val, si.Args)
 		if si.Val == sysRtSigaction && si.Args[1] != 0 && si.Args[0] >= 1 && si.Args[0] <= nsig {
 			b := make([]byte, 32)
 			if _, err := t.mm.mem.ReadMemory(si.Args[1], b); err == nil {
@@ -314,6 +315,7 @@ func (m *mon) syscallStop(t *thread) {
 			m.unkick(t, nr, si.Val)
 		}
 		m.termExit(t, nr)
+		m.guardExit(t, nr, si.Val)
 		// The call is done: a system call may be injected here. One
 		// that is to restart (a restart code in rax) is restarted by
 		// syscallIn itself.
@@ -431,6 +433,17 @@ func (m *mon) readSignals(pid int, first map[int]stop) error {
 		}
 	}
 	if caught == 0 {
+		return nil
+	}
+	if t := m.threads[pid]; t != nil && !m.mayInject(t.mm) {
+		// rt_sigaction would be injected to read the handlers: they are
+		// known to be handlers (SigCgt), not what they are. Only a
+		// SIGTRAP repair needs more, and it injects nothing here either.
+		for sig := 1; sig <= nsig; sig++ {
+			if caught&(1<<(sig-1)) != 0 {
+				sigs.act[sig-1].Handler = sigIGN + 1
+			}
+		}
 		return nil
 	}
 	via, err := m.injector(pid, first)

@@ -147,6 +147,7 @@ type space struct {
 	dead     bool        // no thread uses it any more; mem is closed
 	ctr      *counterMem // the in-process engine's counters, nil if none
 	noJump   bool        // the in-process engine is off here (see tryJump)
+	guard    guard       // what the program's seccomp and GS use allow (guard_linux_amd64.go)
 	audit    int8        // LD_AUDIT set: 1, not: -1, not read yet: 0 (audited)
 }
 

@@ -265,11 +265,26 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int, regs *unix.PtraceRegs) bool 
 		m.hitJumped(t, j.tramp[i])
 		return true
 	}
-	if m.jumpOn && mp.tab.JumpLen(i) > 0 && m.tryJump(t, mp, i) {
-		return true
+	if m.jumpOn && mp.tab.JumpLen(i) > 0 {
+		if m.tryJump(t, mp, i) {
+			return true
+		}
+		// A refused patch may have given the thread a counter slab
+		// (giveSlab): the registers read before it carry the old GS
+		// base, which PTRACE_SETREGS below (or the classic cycle's)
+		// would put back, and the next trampoline would add at an
+		// address near 0.
+		if gs, err := peekUser(t.tid, offGsBase); err == nil {
+			regs.Gs_base = gs
+		}
 	}
 	if mp.xol == nil {
 		if mp.xolFailed {
+			return false
+		}
+		if !m.mayInject(t.mm) {
+			// No scratch region can be mapped: the classic cycle.
+			mp.xolFailed = true
 			return false
 		}
 		// The module's first hit in this process: map its scratch region
@@ -438,6 +453,9 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 // Preconditions: on the tracer thread; t is stopped and no other thread runs
 // code at at.
 func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64, error) {
+	if !m.mayInject(t.mm) {
+		return 0, errSandboxed
+	}
 	var saved, regs unix.PtraceRegs
 	if err := unix.PtraceGetRegs(t.tid, &saved); err != nil {
 		return 0, fmt.Errorf("get registers: %w", err)

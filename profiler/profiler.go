@@ -255,6 +255,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		prof.Notes = append(prof.Notes, fmt.Sprintf("other threads were held %d times while a site's original byte was in place (classic cycle)", res.Holds))
 	}
 	prof.Notes = append(prof.Notes, p.jumpNotes(res)...)
+	prof.Notes = append(prof.Notes, res.Notes...)
 	if res.ClassicSites > 0 {
 		prof.Notes = append(prof.Notes, fmt.Sprintf("%d sites could not be relocated out of line and used the classic cycle", res.ClassicSites))
 	}
