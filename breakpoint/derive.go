@@ -36,7 +36,8 @@ type deriveStep struct {
 // are numbered: edges 0..ne-1, then the arrivals of block b at ne+b, then
 // the count of block b at ne+nb+b. Every equation is a sum of variables
 // with coefficients +1 (edges, arrivals) and -1 (the block's count) equal
-// to 0, or to -1 for the out-equation of a block a fault left.
+// to 0, or, for the out-equation of a block, to minus the activations that
+// stopped inside it (derive's ends).
 type derivePlan struct {
 	steps    []deriveStep
 	arrivals []bool // per block: arrivals from outside are a variable
@@ -198,13 +199,18 @@ func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
 // derive replays dp on the counts of the measured blocks (c; the derived
 // blocks' entries are overwritten with their derived counts) and of the
 // measured edges (their entries of edges), giving every edge count and the
-// arrivals of every block. fault, if not nil, is the
-// link-time address of the instruction that ended the run in the middle of
-// its block: that block's last entry left along no edge. It reports
-// whether the counts were consistent (no variable came out negative, which
-// non-local flow the equations do not see can cause; such a variable is
-// taken as 0).
-func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, fault *uint64, edges, arrivals []uint64) bool {
+// arrivals of every block. ends (repeats allowed) are the link-time
+// addresses where an activation stopped for good inside its block: the
+// faulting instruction of a crash, where each thread was when it ended.
+// Each is an entry of its block that left along no edge, so it is taken
+// out of that block's out-equation, whichever variable the equation
+// gives: the block's own count, when it is derived, is then one more than
+// its edges say. An end in a block ending in a call (a frame waiting for
+// its callee) changes nothing: that block has no out-equation. It reports
+// whether the counts were consistent (no variable came out negative,
+// which non-local flow the equations do not see can cause; such a
+// variable is taken as 0).
+func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, ends []uint64, edges, arrivals []uint64) bool {
 	nb, ne := len(g.Blocks), len(g.Edges)
 	v := make([]int64, ne+2*nb)
 	for b := range g.Blocks {
@@ -223,14 +229,20 @@ func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, fault *uint64, edges, arr
 		}
 		return 1
 	}
+	var stopped map[int]int64 // per block, the activations that stopped in it
+	for _, pc := range ends {
+		if b, ok := g.BlockAt(pc); ok && pc >= g.Addr && pc < g.End {
+			if stopped == nil {
+				stopped = map[int]int64{}
+			}
+			stopped[b]++
+		}
+	}
 	ok := true
 	for _, s := range dp.steps {
 		var rhs int64
 		if int(s.eq) >= nb {
-			bl := &g.Blocks[int(s.eq)-nb]
-			if fault != nil && *fault >= bl.Start && *fault < bl.End && v[ne+nb+int(s.eq)-nb] > 0 {
-				rhs = -1
-			}
+			rhs = -stopped[int(s.eq)-nb]
 		}
 		for _, u := range dp.members[s.eq] {
 			if u != s.unknown {

@@ -51,7 +51,7 @@ func TestDeriveFault(t *testing.T) {
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
 	deriveAll(t, tab)
 	fault := uint64(0x1004)
-	if bad := tab.DeriveFlow(&fault); bad != 0 {
+	if bad := tab.DeriveFlow([]uint64{fault}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 0}, []uint64{1, 0, 0})
@@ -85,4 +85,61 @@ func TestDeriveUnplantedBlock(t *testing.T) {
 	if _, ok := planDerive(g, []bool{false, true, true}); ok {
 		t.Error("the loop's body and exit both follow from the entry alone")
 	}
+}
+
+// TestDeriveFaultInDerivedBlock: the block a crash left is itself derived,
+// its count given by its out-equation: the activation that stopped inside
+// it is one entry more than its edges (crash7: `if (argc > 2) { int *p =
+// 0; return *p; }` was shown as never run).
+func TestDeriveFaultInDerivedBlock(t *testing.T) {
+	tab := blockTable(t)
+	var c Cursor
+	// One whole call, then a second that faults in the entry block.
+	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100}, [2]uint64{0x1000, 100})
+	deriveAll(t, tab)
+	g := tab.Graphs()[0].Graph
+	dp, ok := planDerive(g, []bool{true, false, false})
+	if !ok {
+		t.Fatal("the entry block does not follow from the others")
+	}
+	tab.jump.derive[0] = dp
+	entry, _ := tab.Index(0x1000)
+	tab.jump.derived[entry] = true
+	tab.Hits[entry] = 0
+	if bad := tab.DeriveFlow([]uint64{0x1000}); bad != 0 {
+		t.Errorf("%d inconsistent functions", bad)
+	}
+	if tab.Hits[entry] != 2 {
+		t.Errorf("the faulting entry block derived %d, want 2", tab.Hits[entry])
+	}
+	checkBlocks(t, tab, 0, []uint64{1, 1, 1}, []uint64{2, 0, 0})
+}
+
+// TestDeriveEnds: every activation that stopped inside a block counts
+// (two threads in one block), and an end in a block with no out-equation
+// (a return block here, as a call block: a frame waiting for its callee)
+// changes nothing.
+func TestDeriveEnds(t *testing.T) {
+	tab := blockTable(t)
+	var c1, c2 Cursor
+	runSP(t, tab, &c1, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100})
+	runSP(t, tab, &c1, [2]uint64{0x1000, 100})
+	runSP(t, tab, &c2, [2]uint64{0x1000, 200})
+	deriveAll(t, tab)
+	g := tab.Graphs()[0].Graph
+	dp, ok := planDerive(g, []bool{true, false, false})
+	if !ok {
+		t.Fatal("the entry block does not follow from the others")
+	}
+	tab.jump.derive[0] = dp
+	entry, _ := tab.Index(0x1000)
+	tab.jump.derived[entry] = true
+	tab.Hits[entry] = 0
+	if bad := tab.DeriveFlow([]uint64{0x1001, 0x1008, 0x1001}); bad != 0 {
+		t.Errorf("%d inconsistent functions", bad)
+	}
+	if tab.Hits[entry] != 3 {
+		t.Errorf("the entry block derived %d, want 3", tab.Hits[entry])
+	}
+	checkBlocks(t, tab, 0, []uint64{1, 1, 1}, []uint64{3, 0, 0})
 }

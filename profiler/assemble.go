@@ -56,8 +56,9 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		at = &fault.addr
 	}
 	// Under the in-process engine, the edges of the functions it serves
-	// follow from their block counts (a no-op for the other engines).
-	t.DeriveFlow(at)
+	// follow from their block counts (a no-op for the other engines),
+	// less the activations that stopped inside a block.
+	t.DeriveFlow(endsIn(m, fault))
 	if n := t.ArcsLost(); n > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d functions%s have inexact edge and line counts: an arc they need could not be counted "+
 			"in the target (its site kept a breakpoint); run with --engine xol for exact counts", n, inModule(name)))
@@ -221,6 +222,17 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 		}
 	}
 	return x, faultSite{m: wm, addr: where}
+}
+
+// endsIn returns the link-time addresses in module m where an activation
+// stopped for good inside its block (Table.DeriveFlow): the faulting
+// instruction of a crash.
+func endsIn(m *module, fault faultSite) []uint64 {
+	var ends []uint64
+	if fault.m == m {
+		ends = append(ends, fault.addr)
+	}
+	return ends
 }
 
 // inModule is " in NAME" for a module's note, "" for the program's.
