@@ -349,7 +349,7 @@ func (m *mon) counting(t *thread) {
 	}
 	if t.slab == 0 {
 		if err := m.giveSlab(t); errors.Is(err, errOwnGS) {
-			m.gsFallBack(t, "a thread set it")
+			m.gsFallBack(t, "a new thread has one")
 		} else if err != nil {
 			m.lose(fmt.Errorf("in-process counting in process %d stops: %w", mm.tgid, err))
 			m.unjump(mm)

@@ -94,7 +94,7 @@ func (m *mon) closeSandbox(mm *space, why string) {
 	if mm.ctr == nil {
 		mm.noJump = true
 	}
-	m.note(fmt.Sprintf("the program runs under %s: patchprof runs no system call in it (its scratch regions and counters need some, which the filter could refuse), and its sites counted by breakpoints from then on", why))
+	m.note(fmt.Sprintf("the program runs under %s: patchprof injects no system call into it (its scratch regions and counters need some, which the sandbox could refuse), so its sites are counted by breakpoints from then on", why))
 }
 
 // sandboxed returns what keeps system calls from being injected in mm's
@@ -143,15 +143,18 @@ func seccompOf(path string) (mode, filters int, err error) {
 // System calls and their arguments that change a thread's sandbox or GS
 // base (asm/unistd_64.h, linux/prctl.h, asm/prctl.h, linux/mman.h).
 const (
-	sysMprotect    = 10
-	sysPrctl       = 157
-	sysArchPrctl   = 158
-	sysSeccomp     = 317
-	prSetSeccomp   = 22
-	archSetGS      = 0x1001
-	protExec       = 4
-	atHwcap2       = 26
-	hwcap2FSGSBase = 1 << 1
+	sysMprotect  = 10
+	sysPrctl     = 157
+	sysArchPrctl = 158
+	sysSeccomp   = 317
+	prSetSeccomp = 22
+	// seccomp(2)'s operation and prctl(2)'s mode for strict mode.
+	seccompSetModeStrict = 0
+	seccompModeStrict    = 1
+	archSetGS            = 0x1001
+	protExec             = 4
+	atHwcap2             = 26
+	hwcap2FSGSBase       = 1 << 1
 )
 
 // guardEntry looks at a system call t is entering: one that installs a
@@ -162,10 +165,13 @@ const (
 // Preconditions: on the tracer thread; t is in a syscall-entry-stop.
 func (m *mon) guardEntry(t *thread, nr uint64, args [6]uint64) {
 	switch {
+	case nr == sysSeccomp && args[0] == seccompSetModeStrict,
+		nr == sysPrctl && args[0] == prSetSeccomp && args[1] == seccompModeStrict:
+		m.closeSandbox(t.mm, "seccomp strict mode")
 	case nr == sysSeccomp, nr == sysPrctl && args[0] == prSetSeccomp:
 		m.closeSandbox(t.mm, "a seccomp filter")
 	case nr == sysArchPrctl && args[0] == archSetGS:
-		m.gsFallBack(t, "it sets its GS base (arch_prctl ARCH_SET_GS)")
+		m.gsFallBack(t, "arch_prctl(ARCH_SET_GS)")
 	}
 }
 
@@ -210,7 +216,7 @@ func (m *mon) gsFree(mm *space) bool {
 			continue
 		}
 		if gs != 0 && (mm.ctr == nil || gs < mm.ctr.base || gs >= mm.ctr.base+mm.ctr.size()) {
-			m.gsOff(mm, "it uses its GS base")
+			m.gsOff(mm, "set before its counters were")
 			return false
 		}
 	}
@@ -232,7 +238,7 @@ func (m *mon) gsOff(mm *space, why string) {
 }
 
 func gsNote(why string) string {
-	return fmt.Sprintf("the program's GS base is its own (%s): the in-process engine, whose counters it addresses, stays off, and the sites are counted by breakpoints", why)
+	return fmt.Sprintf("the program uses its own GS base (%s), through which the in-process engine addresses its counters: its sites are counted by breakpoints from then on", why)
 }
 
 // gsFallBack sends mm's sites back to breakpoints because t is about to

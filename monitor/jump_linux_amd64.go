@@ -170,7 +170,7 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 		return false
 	}
 	if t.slab != 0 && !m.slabHeld(t) {
-		m.gsFallBack(t, "a thread changed it (wrgsbase)")
+		m.gsFallBack(t, "a thread changed it: wrgsbase")
 		return false
 	}
 	m.stopOthers(mm, t)

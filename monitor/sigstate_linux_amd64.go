@@ -432,10 +432,16 @@ func (m *mon) readSignals(pid int, first map[int]stop) error {
 			return fmt.Errorf("read the signal mask of thread %d: %w", t.tid, err)
 		}
 	}
+	// The sandbox is read now, before anything is injected (at attach,
+	// the handlers below), and said once whatever the engine.
+	open := true
+	if t := m.threads[pid]; t != nil {
+		open = m.mayInject(t.mm)
+	}
 	if caught == 0 {
 		return nil
 	}
-	if t := m.threads[pid]; t != nil && !m.mayInject(t.mm) {
+	if !open {
 		// rt_sigaction would be injected to read the handlers: they are
 		// known to be handlers (SigCgt), not what they are. Only a
 		// SIGTRAP repair needs more, and it injects nothing here either.

@@ -1,0 +1,168 @@
+//go:build linux
+
+package integration
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Issue 24, items 6 to 8: programs that limit what patchprof may do in
+// them (a seccomp sandbox, their own GS base, their own code rewritten)
+// run as they do natively, their counts exact (the functions are called a
+// known number of times), and one note says why they were served by
+// breakpoints.
+
+// engineList returns the engines a test runs under: all three, or the
+// one the rerun of the package sets (engineEnv).
+func engineList() []string {
+	if e := os.Getenv(engineEnv); e != "" {
+		return []string{e}
+	}
+	return []string{"jump", "xol", "classic"}
+}
+
+// wantOneNote checks that exactly one of p's notes contains s.
+func wantOneNote(t *testing.T, cmdline string, notes []string, s string) {
+	t.Helper()
+	n := 0
+	for _, x := range notes {
+		if strings.Contains(x, s) {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%s: %d notes contain %q, want 1: %q", cmdline, n, s, notes)
+	}
+}
+
+// TestSandboxLaunch: a program that installs a seccomp filter refusing
+// memfd_create and MAP_FIXED_NOREPLACE mmaps (what patchprof would inject)
+// by a kill or an error, or enters strict mode, before f's first call, or
+// before it execs itself: no system call is injected, the program ends
+// as natively, f and g are counted exactly.
+func TestSandboxLaunch(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "sandbox.c", "-g", "-O0")
+	for _, e := range engineList() {
+		for _, c := range []struct{ action, when, why string }{
+			{"kill", "now", "a seccomp filter"},
+			{"errno", "now", "a seccomp filter"},
+			{"strict", "now", "seccomp strict mode"},
+			{"kill", "exec", "a seccomp filter"},
+			{"errno", "exec", "a seccomp filter"},
+		} {
+			t.Run(e+"/"+c.action+"/"+c.when, func(t *testing.T) {
+				want, code := nativeRun(t, exe, c.action, c.when)
+				if want != "f=1000 g=10\n" || code != 0 {
+					t.Fatalf("native: %q, status %d", want, code)
+				}
+				res, p := runProfile(t, runOpts{args: []string{"--engine=" + e, "--funcs", "--func", "^(f|g)$", exe, c.action, c.when}})
+				wantExitCode(t, res, p, 0)
+				if res.stdout != want {
+					t.Errorf("%s: stdout %q, want the native %q", res.cmdline, res.stdout, want)
+				}
+				wantFunc(t, p, "f", 1000)
+				wantFunc(t, p, "g", 10)
+				wantOneNote(t, res.cmdline, p.Notes, "the program runs under "+c.why)
+				for _, n := range p.Notes {
+					if strings.Contains(n, "incomplete") || strings.Contains(n, "no free address range") {
+						t.Errorf("%s: note %q", res.cmdline, n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSandboxAttach attaches to a program that installed a filter (or
+// entered strict mode) before: patchprof injects nothing, counts exactly
+// the calls made while attached, and the program goes on after the
+// detach as it would have.
+func TestSandboxAttach(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "sandbox.c", "-g", "-O0")
+	for _, e := range engineList() {
+		for _, action := range []string{"kill", "errno", "strict"} {
+			t.Run(e+"/"+action, func(t *testing.T) {
+				target, in, sc := startPiped(t, exe, action, "attach")
+				if !sc.Scan() || sc.Text() != "ready" {
+					t.Fatalf("target did not start: %q", sc.Text())
+				}
+				notes := attachWindow(t, target.Process.Pid, e, in, sc)
+				wantOneNote(t, "attach "+action, notes, "the program runs under")
+				in.Close()
+				if !sc.Scan() || sc.Text() != "bye 3700 3" {
+					t.Errorf("target said %q at its end, want \"bye 3700 3\"", sc.Text())
+				}
+				if err := target.Wait(); err != nil {
+					t.Errorf("target after the detach: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// attachWindow asks the target (sandbox.c or owngs.c in attach mode) for
+// 500 calls of f before patchprof attaches, 3000 while attached and 200
+// after the detach; it checks that exactly 3000 calls of f (and 1 of g)
+// were counted, and returns the profile's notes.
+func attachWindow(t *testing.T, pid int, engine string, in io.Writer, sc *bufio.Scanner) []string {
+	t.Helper()
+	ask := func(n int, want string) {
+		t.Helper()
+		fmt.Fprintf(in, "%d\n", n)
+		if !sc.Scan() || sc.Text() != want {
+			t.Fatalf("target answered %q to %d, want %q (%v)", sc.Text(), n, want, sc.Err())
+		}
+	}
+	ask(500, "done 500 500")
+	save := filepath.Join(t.TempDir(), "p.json")
+	pp := exec.Command(patchprofBin, "--engine="+engine, "--save", save, "--funcs", "--func", "^(f|g)$", "-p", strconv.Itoa(pid))
+	perr, err := pp.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer pp.Process.Kill()
+	esc := bufio.NewScanner(perr)
+	if !esc.Scan() || !strings.HasPrefix(esc.Text(), "patchprof: attached to PID ") {
+		t.Fatalf("patchprof did not report the attach: %q", esc.Text())
+	}
+	ask(3000, "done 3000 3500")
+	pp.Process.Signal(syscall.SIGINT)
+	var rest strings.Builder
+	for esc.Scan() {
+		rest.WriteString(esc.Text() + "\n")
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v\n%s", err, rest.String())
+	}
+	if strings.Contains(rest.String(), "changed") {
+		t.Errorf("patchprof left a change in the target:\n%s", rest.String())
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := funcCount(p, "f"); !ok || n != 3000 {
+		t.Errorf("f counted %d (%v) while attached, want exactly 3000", n, ok)
+	}
+	if n, ok := funcCount(p, "g"); !ok || n != 1 {
+		t.Errorf("g counted %d (%v) while attached, want exactly 1", n, ok)
+	}
+	ask(200, "done 200 3700")
+	return p.Notes
+}
