@@ -3,8 +3,8 @@ package output
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -100,20 +100,16 @@ func WriteGcov(dir string, p *profile.Profile, readFile func(string) ([]byte, er
 	return written, nil
 }
 
-// writeGcovFile writes the .gcov text of f, whose source is text, to name.
-func writeGcovFile(name string, f *exportFile, text []byte) (err error) {
-	file, err := os.Create(name)
+// writeGcovFile writes the .gcov text of f, whose source is text, to name,
+// replacing an old file only once the new one is complete
+// (profile.ReplaceFile).
+func writeGcovFile(name string, f *exportFile, text []byte) error {
+	err := profile.ReplaceFile(name, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		writeGcov(bw, f, text)
+		return bw.Flush()
+	})
 	if err != nil {
-		return fmt.Errorf("gcov export: %w", err)
-	}
-	defer func() {
-		if cerr := file.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("gcov export: %w", cerr))
-		}
-	}()
-	w := bufio.NewWriter(file)
-	writeGcov(w, f, text)
-	if err := w.Flush(); err != nil {
 		return fmt.Errorf("gcov export: %w", err)
 	}
 	return nil

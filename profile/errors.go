@@ -16,16 +16,6 @@ var ErrVersion = errors.New("unsupported profile format version")
 // waits for a writer.
 var ErrNotRegular = errors.New("not a regular file")
 
-// ErrTooLarge means a profile is larger than MaxSize. Load and Decode stop
-// reading there rather than let a wrong file exhaust memory.
-var ErrTooLarge = errors.New("too large for a patchprof profile")
-
-// MaxSize is the largest profile Load and Decode read, in bytes (256 MiB).
-// Saved profiles are far smaller: a few bytes per planted site, line,
-// block and edge, so even a program of a million counted lines stays
-// around a hundred megabytes.
-const MaxSize = 256 << 20
-
 // A FormatError reports a profile that is not valid JSON or does not follow
 // the schema: a missing or malformed field, or an inconsistent value.
 type FormatError struct {

@@ -1,77 +1,94 @@
 package profile
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
 
-// Save validates and sorts p and writes it to path as indented JSON. The
-// write is atomic: the profile goes to a temporary file in the same
-// directory, which is then renamed over path, so a reader never sees half a
-// profile and an old file at path survives a failed save.
-func (p *Profile) Save(path string) (err error) {
-	data, err := p.marshal()
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	return SaveEncoded(path, data)
-}
-
-// SaveEncoded writes data, a profile as Encode wrote it, to path as Save
-// does: for a caller that keeps the encoding (to set it aside if the save
-// fails) and need not encode a large profile twice.
-func SaveEncoded(path string, data []byte) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
-				err = errors.Join(err, rerr)
-			}
-		}
-	}()
-	if _, err := f.Write(data); err != nil {
-		return errors.Join(fmt.Errorf("save %s: %w", path, err), f.Close())
-	}
-	// CreateTemp makes the file 0600; a profile is an ordinary document.
-	if err := f.Chmod(0o644); err != nil {
-		return errors.Join(fmt.Errorf("save %s: %w", path, err), f.Close())
-	}
-	if err := f.Sync(); err != nil {
-		return errors.Join(fmt.Errorf("save %s: %w", path, err), f.Close())
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("save %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+// Save validates and sorts p and writes it to path as indented JSON,
+// through ReplaceFile: a reader never sees half a profile, and an old file
+// at path survives a failed save.
+func (p *Profile) Save(path string) error {
+	if err := ReplaceFile(path, p.Encode); err != nil {
 		return fmt.Errorf("save %s: %w", path, err)
 	}
 	return nil
 }
 
-// Load reads and validates the profile saved at path. Errors: the
-// *os.PathError of a file that cannot be read; an error wrapping
-// ErrNotRegular for a directory, FIFO or device, and ErrTooLarge for a file
-// of more than MaxSize bytes; a *FormatError (with Path set) for bad JSON,
-// a missing required field or a value that breaks the schema; an error
-// wrapping ErrVersion, naming both versions, for a profile of another
-// format version.
-func Load(path string) (*Profile, error) {
-	data, err := readRegular(path)
-	if err != nil {
-		return nil, err
+// ReplaceFile writes the regular file at path with write, the way patchprof
+// writes every output file: write fills a temporary file in path's
+// directory, which is synced and then renamed over path. A failure at any
+// step (a full disk, a write that returns an error) removes the temporary
+// file and leaves an old file at path as it was. A symbolic link at path is
+// followed: the file it names is replaced, the link stays. The new file
+// keeps the permissions of the file it replaces (0644 for a new one).
+//
+// The error is write's own, or the *fs.PathError (*os.LinkError for the
+// rename) of the step that failed.
+func ReplaceFile(path string, write func(io.Writer) error) (err error) {
+	if st, lerr := os.Lstat(path); lerr == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if target, err := filepath.EvalSymlinks(path); err == nil {
+			path = target
+		}
 	}
-	return decode(data, path)
+	mode := fs.FileMode(0o644)
+	if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
+		mode = st.Mode().Perm()
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	closed := false
+	defer func() {
+		if err == nil {
+			return
+		}
+		if !closed {
+			f.Close() // the error that matters is err
+		}
+		if rerr := os.Remove(tmp); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, rerr)
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<16)
+	if err := write(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file 0600.
+	if err := f.Chmod(mode); err != nil {
+		return err
+	}
+	// The data reaches the disk before the name does: a crash after the
+	// rename never leaves an empty file at path.
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	closed = true
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
-// readRegular reads the regular file at path, of at most MaxSize bytes.
-func readRegular(path string) (data []byte, err error) {
+// Load reads and validates the profile saved at path, as a stream: the
+// memory it takes follows the profile's content, not the file's size.
+// Errors: the *os.PathError of a file that cannot be read; an error
+// wrapping ErrNotRegular for a directory, FIFO, device or socket, refused
+// before it is opened; a *FormatError (with Path set) for bad JSON, a
+// missing required field or a value that breaks the schema; an error
+// wrapping ErrVersion, naming both versions, for a profile of another
+// format version.
+func Load(path string) (p *Profile, err error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("load profile: %w", err)
@@ -91,23 +108,7 @@ func readRegular(path string) (data []byte, err error) {
 	if err := checkRegular(path, fi); err != nil {
 		return nil, err
 	}
-	if fi.Size() > MaxSize {
-		return nil, tooLarge(path, fi.Size())
-	}
-	data, err = io.ReadAll(io.LimitReader(f, MaxSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("load profile: %w", err)
-	}
-	if len(data) > MaxSize {
-		return nil, tooLarge(path, int64(len(data)))
-	}
-	return data, nil
-}
-
-// tooLarge reports a file at path of size bytes, more than MaxSize.
-func tooLarge(path string, size int64) error {
-	return fmt.Errorf("%s: %w: %d MiB or more, and profiles are at most %d MiB: is it a profile saved with --save?",
-		path, ErrTooLarge, size>>20, MaxSize>>20)
+	return decode(f, path)
 }
 
 // checkRegular refuses anything but a regular file, naming what it is.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"strconv"
 	"strings"
 )
 
@@ -14,28 +13,58 @@ import (
 // on: the field, what it holds and what the schema wants, in JSON's terms
 // rather than Go's.
 
-// jsonError translates an encoding/json error on data.
-func jsonError(err error, data []byte) *FormatError {
-	var (
-		te *json.UnmarshalTypeError
-		se *json.SyntaxError
-		ae *AddressError
-	)
+// jsonError translates an encoding/json error met while reading the
+// document's structure.
+func jsonError(err error) *FormatError {
+	var se *json.SyntaxError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return &FormatError{Msg: "truncated: the JSON ends before the profile does", Err: io.ErrUnexpectedEOF}
-	case errors.As(err, &ae):
-		return &FormatError{Field: addressField(data, ae.Text), Err: ae}
 	case errors.As(err, &se):
 		return &FormatError{NotProfile: true, Msg: fmt.Sprintf("not JSON at offset %d: %s", se.Offset, se.Error())}
-	case errors.As(err, &te):
-		have := jsonValue(te.Value)
-		if te.Field == "" {
-			return &FormatError{NotProfile: true, Msg: "the document is " + have + ", not an object"}
-		}
-		return &FormatError{Field: te.Field, Msg: have + ": want " + jsonType(te.Type)}
 	}
 	return &FormatError{NotProfile: true, Msg: "cannot decode the JSON", Err: err}
+}
+
+// fieldError translates the error of decoding raw, the value of field
+// ("exit", "lines[3]"), into its type.
+func fieldError(err error, field string, raw []byte) *FormatError {
+	var (
+		te *json.UnmarshalTypeError
+		ae *AddressError
+	)
+	join := func(sub string) string {
+		if sub == "" {
+			return field
+		}
+		return field + "." + sub
+	}
+	switch {
+	case errors.As(err, &ae):
+		return &FormatError{Field: join(addressKey(raw, ae.Text)), Err: ae}
+	case errors.As(err, &te):
+		return &FormatError{Field: join(te.Field), Msg: jsonValue(te.Value) + ": want " + jsonType(te.Type)}
+	}
+	return jsonError(err)
+}
+
+// tokenKind words the kind of a JSON value from its first token, as
+// jsonValue does.
+func tokenKind(tok json.Token) string {
+	switch tok.(type) {
+	case json.Delim:
+		if tok == json.Delim('[') {
+			return "a list"
+		}
+		return "an object"
+	case string:
+		return "a string"
+	case float64, json.Number:
+		return "a number"
+	case bool:
+		return "true or false"
+	}
+	return "null"
 }
 
 // jsonValue words the Value of a json.UnmarshalTypeError ("array",
@@ -86,52 +115,20 @@ func jsonType(t reflect.Type) string {
 	return "another type"
 }
 
-// addressField returns the name of the first address field of data
-// ("functions[3].address") whose text is text, "" if none is. encoding/json
-// stops at an Address that does not parse without saying where; this second
-// look, taken only on that failure, names the field the way Validate names
-// the others.
-func addressField(data []byte, text string) string {
-	type addr struct {
-		Address  *string `json:"address"`
-		End      *string `json:"end"`
-		Function *string `json:"function"`
-		From     *string `json:"from"`
-		To       *string `json:"to"`
-		Target   *string `json:"target"`
+// addressKey returns the key of raw, one object of the profile (an
+// element of a list, or the exit), whose address text is text, "" if none
+// is. encoding/json stops at an Address that does not parse without saying
+// where; this second look, taken only on that failure, names the field the
+// way Validate names the others.
+func addressKey(raw []byte, text string) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(raw, &obj) != nil {
+		return ""
 	}
-	var doc struct {
-		Exit struct {
-			FaultAddress *string `json:"fault_address"`
-			PC           *string `json:"pc"`
-		} `json:"exit"`
-		Functions, Sites, Dropped, Blocks, Edges, Branches, Calls []addr
-	}
-	// Type errors elsewhere do not matter here: Unmarshal fills in what it
-	// can, and the address in question is a string (it reached
-	// UnmarshalText).
-	_ = json.Unmarshal(data, &doc)
-	is := func(s *string) bool { return s != nil && *s == text }
-	switch {
-	case is(doc.Exit.FaultAddress):
-		return "exit.fault_address"
-	case is(doc.Exit.PC):
-		return "exit.pc"
-	}
-	for _, list := range []struct {
-		name  string
-		items []addr
-	}{{"functions", doc.Functions}, {"sites", doc.Sites}, {"dropped", doc.Dropped}, {"blocks", doc.Blocks},
-		{"edges", doc.Edges}, {"branches", doc.Branches}, {"calls", doc.Calls}} {
-		for i, it := range list.items {
-			for _, f := range []struct {
-				name string
-				s    *string
-			}{{"address", it.Address}, {"end", it.End}, {"function", it.Function}, {"from", it.From}, {"to", it.To}, {"target", it.Target}} {
-				if is(f.s) {
-					return list.name + "[" + strconv.Itoa(i) + "]." + f.name
-				}
-			}
+	for _, key := range []string{"address", "end", "function", "from", "to", "target", "fault_address", "pc"} {
+		var s string
+		if json.Unmarshal(obj[key], &s) == nil && s == text {
+			return key
 		}
 	}
 	return ""

@@ -27,11 +27,11 @@ func TestLoadMessages(t *testing.T) {
 		{"trailing", minimal + "{}", "p.json: not a patchprof profile: more data after the profile's end, at offset 117"},
 		{"truncated", minimal[:40], "p.json: bad profile: truncated: the JSON ends before the profile does: unexpected EOF"},
 		{"version string", edit(`"version":2`, `"version":"2"`), `p.json: bad profile: version: "2": want an integer`},
-		{"negative count", edit(`"lines":[]`, `"lines":[{"file":"/a.c","line":3,"count":-1}]`), "p.json: bad profile: lines.count: -1: want an integer from 0 to 2^64-1"},
-		{"count too large", edit(`"lines":[]`, `"lines":[{"file":"/a.c","line":3,"count":18446744073709551616}]`), "p.json: bad profile: lines.count: 18446744073709551616: want an integer from 0 to 2^64-1"},
-		{"line string", edit(`"lines":[]`, `"lines":[{"file":"/a.c","line":"3","count":1}]`), "p.json: bad profile: lines.line: a string: want an integer"},
+		{"negative count", edit(`"lines":[]`, `"lines":[{"file":"/a.c","line":3,"count":-1}]`), "p.json: bad profile: lines[0].count: -1: want an integer from 0 to 2^64-1"},
+		{"count too large", edit(`"lines":[]`, `"lines":[{"file":"/a.c","line":3,"count":18446744073709551616}]`), "p.json: bad profile: lines[0].count: 18446744073709551616: want an integer from 0 to 2^64-1"},
+		{"line string", edit(`"lines":[]`, `"lines":[{"file":"/a.c","line":"3","count":1}]`), "p.json: bad profile: lines[0].line: a string: want an integer"},
 		{"lines object", edit(`"lines":[]`, `"lines":{}`), "p.json: bad profile: lines: an object: want a list"},
-		{"address number", edit(`"sites":[]`, `"sites":[{"address":16,"count":1,"kind":"line"}]`), `p.json: bad profile: sites.address: a number: want an address, a string such as "0x401136"`},
+		{"address number", edit(`"sites":[]`, `"sites":[{"address":16,"count":1,"kind":"line"}]`), `p.json: bad profile: sites[0].address: a number: want an address, a string such as "0x401136"`},
 		{"address hex", edit(`"sites":[]`, `"sites":[{"address":"0x1g","count":1,"kind":"line"}]`), `p.json: bad profile: sites[0].address: address "0x1g": want hex with a 0x prefix`},
 		{"address 65 bits", edit(`"sites":[]`, `"sites":[{"address":"0x10000000000000000","count":1,"kind":"line"}]`), `p.json: bad profile: sites[0].address: address "0x10000000000000000": more than 64 bits`},
 		{"exit 300", edit(`"code":0`, `"code":300`), "p.json: bad profile: exit.code: 300: want 0 to 255"},
@@ -46,11 +46,11 @@ func TestLoadMessages(t *testing.T) {
 		{"executed without blocks", fn(`,"blocks_executed":1`), "p.json: bad profile: functions[0].blocks_executed: 1: more than the function's 0 blocks"},
 		{"negative blocks", fn(`,"blocks":-2`), "p.json: bad profile: functions[0].blocks: -2: want >= 0"},
 		{"negative edges", fn(`,"edges":-1`), "p.json: bad profile: functions[0].edges: -1: want >= 0"},
-		{"negative returns", fn(`,"returns":-1`), "p.json: bad profile: functions.returns: -1: want an integer from 0 to 2^64-1"},
+		{"negative returns", fn(`,"returns":-1`), "p.json: bad profile: functions[0].returns: -1: want an integer from 0 to 2^64-1"},
 		{"control characters", edit(`"lines":[]`, `"lines":[{"file":"/a\n\u001b[2J.c","line":3,"count":1},{"file":"/a\n\u001b[2J.c","line":3,"count":1}]`), `p.json: bad profile: lines[1]: "/a\n\x1b[2J.c" line 3 listed twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := decode([]byte(tc.data), "p.json")
+			_, err := decode(strings.NewReader(tc.data), "p.json")
 			if err == nil {
 				t.Fatalf("accepted %s", tc.data)
 			}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -17,12 +17,11 @@ import (
 type outKind int
 
 const (
-	// outFile is a file written in place (-o): an existing file must be
-	// writable, a new one creatable in its directory.
-	outFile outKind = iota
-	// outReplace is a file replaced by a rename (--save, merge -o, so a
-	// reader never sees half a profile): its directory must be writable.
-	outReplace
+	// outReplace is a file (-o, --save, merge -o): a regular file is replaced
+	// by a rename after a complete write (profile.ReplaceFile), so its
+	// directory must be writable; a special file (/dev/null, a FIFO) is
+	// written in place.
+	outReplace outKind = iota
 	// outDir is a directory of files (--format gcov -o DIR), created if
 	// missing.
 	outDir
@@ -69,7 +68,7 @@ func checkOutput(flag, path string, kind outKind) error {
 		return nil
 	case err == nil && st.IsDir():
 		return failed("%s %s is a directory: give a file name", flag, path)
-	case err == nil && st.Mode().IsRegular() && kind == outReplace:
+	case err == nil && st.Mode().IsRegular():
 		return checkDir(flag, path)
 	case err == nil && st.Mode()&fs.ModeNamedPipe != 0:
 		// Opening a FIFO for writing waits for a reader: test it without.
@@ -78,9 +77,8 @@ func checkOutput(flag, path string, kind outKind) error {
 		}
 		return nil
 	case err == nil:
-		// A regular file written in place, or a device (/dev/null): open
-		// it for writing, without truncating it, as the end of the run
-		// will.
+		// A device (/dev/null), written in place: open it for writing, as
+		// the end of the run will.
 		f, err := os.OpenFile(path, os.O_WRONLY, 0)
 		if err != nil {
 			return failed("%s %s is not writable: %v", flag, path, cause(err))
@@ -126,7 +124,7 @@ func checkDir(flag, path string) error {
 	case !st.IsDir():
 		return failed("%s %s: %s is not a directory", flag, path, dir)
 	case !writable(dir):
-		return failed("%s %s: directory %s is not writable", flag, path, dir)
+		return failed("%s %s: directory %s is not writable (the file is replaced by a rename): give a path in a writable directory", flag, path, dir)
 	}
 	return nil
 }
@@ -150,17 +148,21 @@ func (e *setAsideError) Error() string {
 
 func (e *setAsideError) Unwrap() error { return e.err }
 
-// setAside writes data, which could not be written to path, to a new file
-// in $TMPDIR named after pattern (os.CreateTemp) and returns the error to
-// report.
-func setAside(what, path string, err error, pattern string, data []byte) error {
+// setAside writes, with write, the output that could not be written to
+// path to a new file in $TMPDIR named after pattern (os.CreateTemp) and
+// returns the error to report.
+func setAside(what, path string, err error, pattern string, write func(io.Writer) error) error {
 	e := &setAsideError{what: what, path: path, err: err}
 	f, cerr := os.CreateTemp("", pattern)
 	if cerr != nil {
 		e.asideErr = cerr
 		return e
 	}
-	_, werr := f.Write(data)
+	bw := bufio.NewWriterSize(f, 1<<16)
+	werr := write(bw)
+	if werr == nil {
+		werr = bw.Flush()
+	}
 	if werr = errors.Join(werr, f.Close()); werr != nil {
 		os.Remove(f.Name())
 		e.asideErr = werr
@@ -170,30 +172,48 @@ func setAside(what, path string, err error, pattern string, data []byte) error {
 	return e
 }
 
-// deliver writes data, rendered completely beforehand, to path: a standard
-// stream, an existing special file (a device, a FIFO), or a regular file
-// created or truncated. A regular file whose write fails is removed, so no
-// truncated report stays behind; the data then goes to a temporary file
-// (setAside) named after pattern.
-func deliver(what, path string, data []byte, stderr io.Writer, pattern string) error {
+// deliver writes an output with write to path: a standard stream, an
+// existing special file (a device, a FIFO) written in place, or a regular
+// file replaced by a rename after a complete write (profile.ReplaceFile),
+// so that a failed write (a full disk) leaves an old file as it was. The
+// output then goes to a temporary file instead (setAside) named after
+// pattern: write must be able to write it again.
+func deliver(what, path string, write func(io.Writer) error, stderr io.Writer, pattern string) error {
+	var err error
 	if w := stdStream(path, stderr); w != nil {
-		if _, err := w.Write(data); err != nil {
-			return setAside(what, path, err, pattern, data)
-		}
+		err = write(w)
+	} else if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+		err = writeInPlace(path, write)
+	} else {
+		err = profile.ReplaceFile(path, write)
+	}
+	var fe *profile.FormatError
+	switch {
+	case err == nil:
 		return nil
+	case errors.As(err, &fe):
+		// A profile that does not encode would fail again: nothing to set
+		// aside.
+		return failed("cannot save %s: %v", what, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	return setAside(what, path, cause(err), pattern, write)
+}
+
+// writeInPlace writes to the special file at path with write.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
-		return setAside(what, path, cause(err), pattern, data)
+		return err
 	}
-	_, err = f.Write(data)
-	if err = errors.Join(err, f.Close()); err != nil {
-		if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
-			os.Remove(path)
-		}
-		return setAside(what, path, cause(err), pattern, data)
+	return errors.Join(write(f), f.Close())
+}
+
+// writeBytes returns a write function for deliver that writes data.
+func writeBytes(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
 	}
-	return nil
 }
 
 // cause is the error inside the *fs.PathError in err, whose path the
@@ -224,21 +244,10 @@ func openSink(path string, stderr io.Writer) (w io.Writer, close func(), err err
 	return f, func() { f.Close() }, nil
 }
 
-// saveProfile writes p to path (--save, merge -o): "-" and the standard
-// streams get its JSON, a special file (/dev/null) is written in place, a
-// regular file is replaced atomically (profile.Save). When that fails, the
-// profile goes to a temporary file.
+// saveProfile writes p to path (--save, merge -o) as deliver does, as a
+// stream: "-" and the standard streams get its JSON, a special file
+// (/dev/null) is written in place, a regular file is replaced after a
+// complete write. When that fails, the profile goes to a temporary file.
 func saveProfile(p *profile.Profile, path string, stderr io.Writer) error {
-	var buf bytes.Buffer
-	if err := p.Encode(&buf); err != nil {
-		return failed("cannot save the profile: %v", err)
-	}
-	st, err := os.Stat(path)
-	if stdStream(path, stderr) != nil || (err == nil && !st.Mode().IsRegular()) {
-		return deliver("the profile", path, buf.Bytes(), stderr, "patchprof-profile-*.json")
-	}
-	if err := profile.SaveEncoded(path, buf.Bytes()); err != nil {
-		return setAside("the profile", path, cause(err), "patchprof-profile-*.json", buf.Bytes())
-	}
-	return nil
+	return deliver("the profile", path, p.Encode, stderr, "patchprof-profile-*.json")
 }

@@ -19,22 +19,20 @@ func TestCheckOutput(t *testing.T) {
 		kind outKind
 		want string
 	}{
-		{"", outFile, ""},
-		{"-", outFile, ""},
+		{"", outReplace, ""},
+		{"-", outReplace, ""},
 		{"/dev/stdout", outReplace, ""},
 		{"-", outDir, "-o -: --format gcov writes one file per source: give a directory"},
-		{file, outFile, ""},
 		{file, outReplace, ""},
-		{filepath.Join(dir, "new.txt"), outFile, ""},
-		{dir, outFile, "-o " + dir + " is a directory: give a file name"},
+		{filepath.Join(dir, "new.txt"), outReplace, ""},
+		{dir, outReplace, "-o " + dir + " is a directory: give a file name"},
 		{dir, outDir, ""},
 		{filepath.Join(dir, "a", "b"), outDir, ""},
 		{file, outDir, "-o " + file + " is a file: --format gcov writes one file per source into a directory"},
 		{filepath.Join(file, "g"), outDir, "-o " + file + "/g: " + file + " is not a directory"},
-		{filepath.Join(dir, "no", "r.txt"), outFile, "-o " + dir + "/no/r.txt: directory " + dir + "/no does not exist"},
+		{filepath.Join(dir, "no", "r.txt"), outReplace, "-o " + dir + "/no/r.txt: directory " + dir + "/no does not exist"},
 		{filepath.Join(file, "r.txt"), outReplace, "-o " + file + "/r.txt: " + file + " is not a directory"},
-		{filepath.Join(file, "x", "r.txt"), outFile, "-o " + file + "/x/r.txt: " + file + " is not a directory"},
-		{os.DevNull, outFile, ""},
+		{filepath.Join(file, "x", "r.txt"), outReplace, "-o " + file + "/x/r.txt: " + file + " is not a directory"},
 		{os.DevNull, outReplace, ""},
 	} {
 		err := checkOutput("-o", tc.path, tc.kind)

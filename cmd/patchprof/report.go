@@ -162,11 +162,11 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 	}
 	if sink != nil {
 		if _, err := sink.Write(buf.Bytes()); err != nil {
-			return setAside("the report", path, cause(err), "patchprof-report-*"+reportExt[r.format], buf.Bytes())
+			return setAside("the report", path, cause(err), "patchprof-report-*"+reportExt[r.format], writeBytes(buf.Bytes()))
 		}
 		return nil
 	}
-	return deliver("the report", path, buf.Bytes(), stderr, "patchprof-report-*"+reportExt[r.format])
+	return deliver("the report", path, writeBytes(buf.Bytes()), stderr, "patchprof-report-*"+reportExt[r.format])
 }
 
 // onStderr reports whether a live run's report goes to stderr: the
@@ -184,7 +184,7 @@ func (r *reportFlags) checkOutput() error {
 	if r.format == "gcov" {
 		return checkOutput("-o", r.out, outDir)
 	}
-	return checkOutput("-o", r.out, outFile)
+	return checkOutput("-o", r.out, outReplace)
 }
 
 // notes are the notes of the sources refused so far.

@@ -16,10 +16,10 @@ import (
 // is listed without its text, with a note.
 const maxSourceSize = 64 << 20
 
-// errNotRegular and errTooLarge are the reasons a source file is not read.
+// errNotRegular and errTooLarge are the reasons readRegular refuses a file.
 var (
 	errNotRegular = errors.New("not a regular file")
-	errTooLarge   = fmt.Errorf("larger than %d MiB", maxSourceSize>>20)
+	errTooLarge   = errors.New("larger than the limit")
 )
 
 // A sourceFiles reads source files for the line model and every report,
@@ -107,7 +107,7 @@ func readRegular(name string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
+		return nil, tooLarge(name, max)
 	}
 	return data, nil
 }
@@ -117,10 +117,31 @@ func checkRegular(name string, st fs.FileInfo, max int64) error {
 	case !st.Mode().IsRegular():
 		return &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, fileKind(st.Mode()))}
 	case st.Size() > max:
-		return &fs.PathError{Op: "read", Path: name, Err: errTooLarge}
+		return tooLarge(name, max)
 	}
 	return nil
 }
+
+// tooLarge is the error of a file name larger than max bytes.
+func tooLarge(name string, max int64) error {
+	return &fs.PathError{Op: "read", Path: name, Err: sizeError(max)}
+}
+
+// A sizeError says that a file is larger than its limit, in bytes: "larger
+// than 64 MiB". It is errTooLarge.
+type sizeError int64
+
+func (e sizeError) Error() string {
+	switch max := int64(e); {
+	case max >= 1<<20 && max%(1<<20) == 0:
+		return fmt.Sprintf("larger than %d MiB", max>>20)
+	case max >= 1<<10 && max%(1<<10) == 0:
+		return fmt.Sprintf("larger than %d KiB", max>>10)
+	}
+	return fmt.Sprintf("larger than %d bytes", int64(e))
+}
+
+func (e sizeError) Is(target error) bool { return target == errTooLarge }
 
 // fileKind names the type of a file that is not regular.
 func fileKind(m fs.FileMode) string {
