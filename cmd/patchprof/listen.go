@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -13,6 +12,10 @@ import (
 	"github.com/patchprof/patchprof/profiler"
 	"github.com/patchprof/patchprof/serve"
 )
+
+// maxTokenSize is the largest --listen-token file patchprof reads: a
+// bearer token is a line, not a file of megabytes.
+const maxTokenSize = 4 << 10
 
 // listenFlags are the flags of the live endpoints (--listen).
 type listenFlags struct {
@@ -42,9 +45,9 @@ func (lf *listenFlags) check() error {
 		return &userError{msg: fmt.Sprintf("--metrics-top %d: give at least 1", lf.top)}
 	}
 	if lf.tokenFile != "" {
-		b, err := os.ReadFile(lf.tokenFile)
+		b, err := readRegular(lf.tokenFile, maxTokenSize)
 		if err != nil {
-			return &userError{msg: fmt.Sprintf("--listen-token: %v", err)}
+			return &userError{msg: fmt.Sprintf("--listen-token %s: %v: give a regular file holding the token", lf.tokenFile, cause(err))}
 		}
 		lf.token = strings.TrimSpace(string(b))
 		if lf.token == "" || strings.ContainsAny(lf.token, " \t\r\n") {
