@@ -108,3 +108,39 @@ func TestJumpRefusedFirstPatchGS(t *testing.T) {
 		})
 	}
 }
+
+// TestGSBaseWhileAttached: a program sets its GS base while patchprof is
+// attached and f counts in the target: f goes back to breakpoints before
+// the call returns, counted exactly; the detach leaves the program's GS
+// base alone (it reads its own area back), as it finds it.
+func TestGSBaseWhileAttached(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "owngs.c", "-g", "-O0")
+	for _, how := range []string{"arch_prctl", "wrgsbase"} {
+		t.Run(how, func(t *testing.T) {
+			if how == "wrgsbase" {
+				mustHaveFSGSBase(t, exe)
+			}
+			target, in, sc := startPiped(t, exe, how, "late")
+			if !sc.Scan() || sc.Text() != "ready" {
+				t.Fatalf("target did not start: %q", sc.Text())
+			}
+			notes := attachWindowWith(t, target.Process.Pid, "jump", in, sc, func(ask func(string, string)) {
+				ask("1000", "done 1000 1500")
+				ask("gs", "gs set")
+				ask("2000", "done 2000 3500")
+			})
+			if how == "arch_prctl" {
+				wantOneNote(t, "attach "+how, notes, "the program uses its own GS base")
+			}
+			in.Close()
+			if !sc.Scan() || sc.Text() != "bye 3700 4 gs_read_sum=0" {
+				t.Errorf("target said %q at its end, want \"bye 3700 4 gs_read_sum=0\"", sc.Text())
+			}
+			if err := target.Wait(); err != nil {
+				t.Errorf("target after the detach: %v", err)
+			}
+		})
+	}
+}

@@ -94,7 +94,7 @@ func (m *mon) closeSandbox(mm *space, why string) {
 	if mm.ctr == nil {
 		mm.noJump = true
 	}
-	m.note(fmt.Sprintf("the program runs under %s: patchprof injects no system call into it (its scratch regions and counters need some, which the sandbox could refuse), so its sites are counted by breakpoints from then on", why))
+	m.note(fmt.Sprintf("the program runs under %s: patchprof injects no system call into it from then on (the sandbox could refuse one, or kill the program), so the sites that would need one (for a scratch region, trampolines, counter memory) are counted by breakpoints", why))
 }
 
 // sandboxed returns what keeps system calls from being injected in mm's

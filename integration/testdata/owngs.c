@@ -3,7 +3,8 @@
 // kernel enabled FSGSBASE; else it prints "nofsgsbase" and ends). WHEN:
 // after (f 10 times, then the GS base set, then f 1000 times and g 10),
 // attach (set, then "ready"; each line n on stdin calls f n times and
-// answers "done n total"). It then reads its GS area back through %gs:
+// answers "done n total"), late (the same, the GS base set only when a
+// line "gs" comes, answered "gs set"). It then reads its GS area back through %gs:
 // anything a trampoline added there shows in gs_read_sum, 0 natively.
 // Build: gcc -g -O0.
 #define _GNU_SOURCE
@@ -46,7 +47,7 @@ static uint64_t gsSum(void) {
 
 int main(int argc, char **argv) {
 	if (argc != 3) {
-		fprintf(stderr, "usage: owngs arch_prctl|wrgsbase after|attach\n");
+		fprintf(stderr, "usage: owngs arch_prctl|wrgsbase after|attach|late\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -65,11 +66,17 @@ int main(int argc, char **argv) {
 		printf("f=%ld g=%ld gs_read_sum=%llu\n", nf, ng, (unsigned long long)gsSum());
 		return 0;
 	}
-	setgs(argv[1], area);
+	if (strcmp(argv[2], "late") != 0)
+		setgs(argv[1], area);
 	printf("ready\n");
 	long total = 0;
 	char line[64];
 	while (fgets(line, sizeof line, stdin)) {
+		if (strncmp(line, "gs", 2) == 0) {
+			setgs(argv[1], area);
+			printf("gs set\n");
+			continue;
+		}
 		long n = atol(line);
 		for (long k = 0; k < n; k++)
 			f();
