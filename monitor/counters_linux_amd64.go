@@ -16,7 +16,8 @@ import (
 // live thread, each holding every site's counter at the same offset; a
 // thread's GS base points at its slab, so a trampoline's `addq $1,
 // %gs:OFF` updates the thread's own word, exact without a locked
-// instruction. glibc and Go never use GS on x86-64; the base survives signal
+// instruction. glibc and Go never use GS on x86-64 (a program that does is
+// kept off the engine: guard_linux_amd64.go); the base survives signal
 // delivery, is inherited by new threads and fork children (the monitor gives
 // each new thread a slab of its own before it runs, and each fork child a
 // memfd of its own at the same address) and is reset by execve

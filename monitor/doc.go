@@ -49,6 +49,8 @@
 //	signals        job control, signal delivery, crash records
 //	classic        Bishop's cycle: all-stop, single-step, rep, re-arm
 //	xol            the out-of-line engine: scratch regions, slots, injected calls
+//	guard          what a program's seccomp sandbox and own GS base allow
+//	               patchprof to do in it (no injected call; no GS counters)
 //	term           the target's writes to patchprof's terminal (Options.Terminal)
 //	isample, tick  interrupt sampling (Options.Interrupt), the ptrace fallback
 //	               of --time; the signal that ends wait4 for its rounds
