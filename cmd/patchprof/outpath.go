@@ -124,7 +124,7 @@ func checkDir(flag, path string) error {
 	case !st.IsDir():
 		return failed("%s %s: %s is not a directory", flag, path, dir)
 	case !writable(dir):
-		return failed("%s %s: directory %s is not writable (the file is replaced by a rename): give a path in a writable directory", flag, path, dir)
+		return failed("%s %s: directory %s is not writable", flag, path, dir)
 	}
 	return nil
 }
