@@ -148,6 +148,10 @@ type Mapped struct {
 
 // Result is what a run produced beside the counts in Options.Table.
 type Result struct {
+	// Handled are the faults delivered to the program's own handlers, in
+	// order (handled_linux_amd64.go).
+	Handled []HandledFault
+
 	Exit      Exit
 	Bias      uint64 // load bias of the executable
 	Threads   int    // threads seen, the first included

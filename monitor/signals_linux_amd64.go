@@ -95,6 +95,7 @@ func (m *mon) signal(t *thread, st *sigStop) {
 		return
 	}
 	m.noteFault(t, st)
+	m.noteHandled(t, st)
 	if m.jumpOn {
 		m.outOfTrampoline(t, st)
 	}

@@ -25,6 +25,7 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 	}
 	var fault faultSite
 	p.Exit, fault = exitOf(root, sel, res)
+	fault.handled = res.Handled
 	addModule(p, root, "", mode, sel.blocks, fault)
 	for _, m := range sel.mods {
 		if !m.counted || m.path == root.sym.Path {
@@ -44,6 +45,11 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 type faultSite struct {
 	m    *module
 	addr uint64
+	// async: the signal was not a fault of the instruction at addr,
+	// which the thread had not begun (it was stopped before it).
+	async bool
+	// handled are the faults the program's own handlers took.
+	handled []monitor.HandledFault
 }
 
 // addModule appends module m's counts to p under the module name name;
@@ -225,12 +231,28 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 }
 
 // endsIn returns the link-time addresses in module m where an activation
-// stopped for good inside its block (Table.DeriveFlow): the faulting
-// instruction of a crash.
+// stopped for good inside its block (Table.DeriveFlow): where the thread a
+// signal killed the process through was, and, in a Go program, each
+// instruction that faulted into the runtime's handler (a panic that never
+// comes back to the rest of the block). A C program's handler may return
+// to retry the instruction instead, which would make the block's count
+// one too many: its faults are left out.
 func endsIn(m *module, fault faultSite) []uint64 {
+	t := m.plan.Table
 	var ends []uint64
 	if fault.m == m {
-		ends = append(ends, fault.addr)
+		// A thread stopped at a site by a signal it had not run into
+		// has not entered that site's block.
+		if _, atSite := t.Index(fault.addr); !fault.async || !atSite {
+			ends = append(ends, fault.addr)
+		}
+	}
+	if isGo(m.sym) {
+		for _, h := range fault.handled {
+			if h.Image != nil && h.Image.Table == t {
+				ends = append(ends, h.Addr)
+			}
+		}
 	}
 	return ends
 }
