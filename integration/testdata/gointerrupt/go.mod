@@ -1,0 +1,3 @@
+module target
+
+go 1.22

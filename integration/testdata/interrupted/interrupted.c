@@ -1,0 +1,133 @@
+/*
+ * interrupted.c: activations left in the middle of a function. Each run
+ * goes down DEPTH frames of level, each running a loop (work) before it
+ * calls the next, and at the bottom ends in the way argv[1] says:
+ *   segv          a fault in the middle of a loop's block
+ *   longjmp       longjmp back to main, 5 times
+ *   exit, _exit   exit(3) or _exit(4)
+ *   pthread_exit  a thread goes down the frames and calls pthread_exit
+ *   cancel        a thread goes down the frames and blocks in pause();
+ *                 main cancels it
+ * The frames above the bottom never run the code after their call.
+ */
+#include <pthread.h>
+#include <semaphore.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { SEGV, LONGJMP, EXIT, UEXIT, PEXIT, CANCEL };
+
+static int how;
+static int *volatile nowhere;
+static volatile long sink;
+static jmp_buf env;
+static sem_t ready;
+
+__attribute__((noipa)) static int
+work(int n)
+{
+	int i, s = 0;
+
+	for (i = 0; i < n; i++) {
+		if (i % 3 == 0)
+			s += i;
+		else
+			s -= 1;
+	}
+	return s;
+}
+
+__attribute__((noipa)) static int
+bottom(int n)
+{
+	int i;
+
+	switch (how) {
+	case SEGV:
+		for (i = 0; i < n; i++) {
+			sink += i;
+			if (i == n / 2)
+				*nowhere = i; /* SEGV_LINE */
+			sink -= 1;
+		}
+		break;
+	case LONGJMP:
+		longjmp(env, n);
+	case EXIT:
+		exit(3);
+	case UEXIT:
+		_exit(4);
+	case PEXIT:
+		pthread_exit(NULL);
+	case CANCEL:
+		sem_post(&ready);
+		for (;;)
+			pause();
+	}
+	return n;
+}
+
+__attribute__((noipa)) static int
+level(int depth, int n)
+{
+	int s = work(n);
+
+	if (depth == 0)
+		return s + bottom(n);
+	if (s & 1)
+		s += level(depth - 1, n + 1);
+	else
+		s -= level(depth - 1, n + 2);
+	sink += s; /* AFTER_CALL */
+	return s;
+}
+
+static void *
+thread(void *arg)
+{
+	(void)arg;
+	sink += level(4, 10);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const names[] = {"segv", "longjmp", "exit", "_exit", "pthread_exit", "cancel"};
+	volatile int k;
+	pthread_t th;
+
+	if (argc < 2)
+		return 2;
+	for (how = 0; how < 6 && strcmp(argv[1], names[how]) != 0; how++)
+		;
+	sink += work(20);
+	switch (how) {
+	case LONGJMP:
+		for (k = 0; k < 5; k++)
+			if (setjmp(env) == 0)
+				sink += level(4, 10 + k);
+			else
+				sink += work(k); /* LONGJMP_BACK */
+		break;
+	case PEXIT:
+	case CANCEL:
+		sem_init(&ready, 0, 0);
+		pthread_create(&th, NULL, thread, NULL);
+		if (how == CANCEL) {
+			sem_wait(&ready);
+			pthread_cancel(th);
+		}
+		pthread_join(th, NULL);
+		break;
+	case 6:
+		return 2;
+	default:
+		sink += level(4, 10);
+	}
+	printf("sink %ld\n", sink);
+	return 0;
+}
