@@ -22,7 +22,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime/debug"
@@ -64,6 +63,12 @@ func Main(args []string, stderr io.Writer) int {
 	pr := newProgress(stderr)
 	defer pr.done()
 	stderr = pr
+	// From here a termination signal says what it ended.
+	before := fmt.Sprintf(" before attaching to PID %d, which runs on untouched", f.run.attach)
+	if f.run.attach == 0 {
+		before = " before " + f.args[0] + " started"
+	}
+	f.run.sigs = watchSignals(newRunSignals(stderr, before))
 	t, err := f.target()
 	if err != nil {
 		return fail(stderr, err)
@@ -80,7 +85,6 @@ func Main(args []string, stderr io.Writer) int {
 			f.run.notes = append(f.run.notes, output.PinnedNote)
 		}
 	}
-	f.run.usr1 = notifySoon(snapshotSignals)
 	pr.step("reading " + t.Name)
 	prof, err := profiler.Open(f.cfg, t)
 	if err != nil {
@@ -313,7 +317,7 @@ type runFlags struct {
 	prog               string
 	notes              []string // the first notes of the report (setIDNotes)
 	lf                 *listenFlags
-	usr1               *notified // the snapshot signals (interimReports)
+	sigs               *runSignals // what patchprof's own signals do (signals.go)
 }
 
 // run profiles the target with prof and reports, handling patchprof's
@@ -323,30 +327,24 @@ type runFlags struct {
 func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) int {
 	// Terminal signals reach the target from the terminal itself: patchprof
 	// waits for the target and reports. Termination requests are passed on.
-	// A handler (not SIG_IGN) keeps the target's inherited dispositions default.
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, termSignals...)
-	defer signal.Stop(sigs)
-	pidc := make(chan int, 1)
+	// A handler (not SIG_IGN) keeps the target's inherited dispositions
+	// default. Attached, patchprof's signals and the duration end the
+	// profile: restore the code, detach, report. The target runs on.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	if f.attach > 0 {
-		// Attached, patchprof's signals and the duration end the profile:
-		// restore the code, detach, report. The target runs on.
+	if f.sigs == nil {
+		f.sigs = watchSignals(newRunSignals(stderr, ""))
+	}
+	f.sigs.start(f.attach > 0, cancel)
+	defer f.sigs.finish()
+	if f.attach > 0 && f.duration > 0 {
 		go func() {
-			var timeout <-chan time.Time
-			if f.duration > 0 {
-				timeout = time.After(f.duration)
-			}
 			select {
-			case <-sigs:
-			case <-timeout:
+			case <-time.After(f.duration):
 			case <-ctx.Done():
 			}
 			cancel()
 		}()
-	} else {
-		go forwardSignals(sigs, pidc)
 	}
 	interim := interimReports(prof, f, stderr)
 	defer interim()
@@ -363,7 +361,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	warn := func(msg string) { fmt.Fprintf(stderr, "patchprof: %s\n", msg) }
 	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, Warn: warn, Terminal: pr.terminal(), OnStart: func(pid int) {
 		pr.done()
-		pidc <- pid
+		f.sigs.started(pid)
 		if f.attach > 0 {
 			// Operators (and tests) need to know when counting starts.
 			fmt.Fprintf(stderr, "patchprof: attached to PID %d, %d sites planted; SIGINT (Ctrl-C)%s detaches\n",
@@ -373,6 +371,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 		}
 		pr.stepCounting(fmt.Sprintf("counting in %s (PID %d)", f.prog, pid), hits.Load, "hits")
 	}})
+	f.sigs.finish()
 	pr.done()
 	interim()
 	stopServe(p)
@@ -417,11 +416,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 // profiler's snapshots. The returned function stops them and waits until
 // the last one is written.
 func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop func()) {
-	if f.usr1 == nil {
-		f.usr1 = notifySoon(snapshotSignals)
-	}
-	usr1 := f.usr1.c
-	<-f.usr1.ready
+	usr1 := f.sigs.snap
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -460,7 +455,6 @@ func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			signal.Stop(usr1)
 			cancel()
 			<-done
 		})

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package main
+
+import "os"
+
+// send does nothing: no target runs outside Unix.
+func send(pid int, s os.Signal) {}
