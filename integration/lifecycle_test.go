@@ -167,24 +167,28 @@ func TestIntervalSave(t *testing.T) {
 }
 
 // TestUSR1Report: SIGUSR1 to patchprof prints an interim report at once and
-// profiling goes on to the end.
+// profiling goes on to the end. The target waits on a pipe the test holds
+// until the interim report is out: no fixed life to outrun on a loaded
+// machine.
 func TestUSR1Report(t *testing.T) {
-	mustHaveCC(t)
-	mustHavePtrace(t)
-	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
-	res := run(t, runOpts{
-		args: []string{"--funcs", "--func", "^work$", exe, "4"},
-		started: func(pid int, _ func() string) {
-			time.Sleep(700 * time.Millisecond)
-			syscall.Kill(pid, syscall.SIGUSR1)
-		},
-	})
-	if res.code != 0 {
-		t.Fatalf("exit %d\n%s", res.code, res)
+	needs(t)
+	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	r := startOwn(t, "--funcs", "--func", "^work$", exe)
+	if s, _ := r.line(); s != "ready" {
+		t.Fatalf("target printed %q, want ready\n%s", s, r.stderr.String())
 	}
-	i := strings.Index(res.stderr, "is running: interim report")
-	j := strings.Index(res.stderr, "exited with code 0")
+	r.ask(200)
+	r.signal(syscall.SIGUSR1)
+	if !r.waitStderr(interimRE) {
+		t.Fatalf("patchprof ended with no interim report:\n%s", r.stderr.String())
+	}
+	r.in.Close()
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stderr.String())
+	}
+	i := strings.Index(r.stderr.String(), "is running: interim report")
+	j := strings.Index(r.stderr.String(), "exited with code 0")
 	if i < 0 || j < i {
-		t.Errorf("want an interim report, then the final one:\n%s", res.stderr)
+		t.Errorf("want an interim report, then the final one:\n%s", r.stderr.String())
 	}
 }

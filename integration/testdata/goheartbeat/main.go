@@ -1,9 +1,12 @@
 // Command goheartbeat calls work from 4 goroutines every 100 us and prints a
-// heartbeat with the running total twice a second, argv[1] times.
+// heartbeat with the running total twice a second, argv[1] times; with
+// argv[1] "stdin", until its standard input ends (after a last beat), so a
+// test decides when it ends.
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -19,7 +22,14 @@ func work() {
 
 func main() {
 	n := 8
-	if len(os.Args) > 1 {
+	var eof chan struct{}
+	if len(os.Args) > 1 && os.Args[1] == "stdin" {
+		n, eof = -1, make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, os.Stdin)
+			close(eof)
+		}()
+	} else if len(os.Args) > 1 {
 		n, _ = strconv.Atoi(os.Args[1])
 	}
 	for g := 0; g < 4; g++ {
@@ -31,8 +41,16 @@ func main() {
 		}()
 	}
 	fmt.Println("ready", os.Getpid())
-	for s := 1; s <= n; s++ {
-		time.Sleep(500 * time.Millisecond)
+	for s := 1; s <= n || n < 0; s++ {
+		var end bool
+		select {
+		case <-eof:
+			end = true
+		case <-time.After(500 * time.Millisecond):
+		}
 		fmt.Println("beat", s, calls.Load())
+		if end {
+			return
+		}
 	}
 }
