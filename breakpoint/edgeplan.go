@@ -101,7 +101,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if off+n > uint64(len(fcode)) {
 		return arcCounter{}, false
 	}
-	js, ok := planRun(fcode[off:off+n], bl.Start, int(n), func(a uint64) bool { return isLeader(g, a) })
+	js, ok := planRun(fcode[off:off+n], bl.Start, int(n), p.leaderOf(g))
 	if !ok || js.Len != int(n) {
 		return arcCounter{}, false
 	}

@@ -44,6 +44,9 @@ type PlanOptions struct {
 	// SiteSpec.Notify): the dynamic linker's notification point, planted in
 	// ld.so whether or not its code is profiled.
 	Notify []uint64
+	// Resume lists link-time addresses of internal sites where preempted
+	// goroutines resume (SiteSpec.Resume), for the in-process engine.
+	Resume []uint64
 
 	// Blocks plants at the start of every basic block of the kept
 	// functions (their flow graphs built with cfg), counting blocks and the
@@ -131,6 +134,7 @@ type Plan struct {
 
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
 	model     *lineModel        // lines derived from blocks (see planlines.go)
+	targets   *symtab.Targets   // where the module's code may branch (PlanJumps)
 }
 
 // NewPlan chooses the sites for one executable. lt may be nil when only
@@ -240,6 +244,9 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	}
 	for _, a := range opt.Notify {
 		specs = append(specs, SiteSpec{Addr: a, Func: -1, Notify: true})
+	}
+	for _, a := range opt.Resume {
+		specs = append(specs, SiteSpec{Addr: a, Func: -1, Resume: true})
 	}
 	p.Table = NewTable(specs, 0)
 	var blocksErr error

@@ -12,6 +12,7 @@ import (
 const (
 	JumpFlagsLive    = "the arithmetic flags are live at the site"
 	JumpNotify       = "the dynamic linker's notification point"
+	JumpResume       = "where preempted goroutines resume"
 	JumpRep          = "a rep-prefixed string instruction"
 	JumpRows         = "its function's lines are counted by rows (no flow graph)"
 	JumpUnderived    = "its function's edges do not all follow from block counts"
@@ -136,6 +137,7 @@ func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSit
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
+	p.targets = sym.Targets()
 	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
@@ -193,7 +195,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t.jump.tail = p.planTails(sym, graphOf)
 	for i, r := range reasons {
 		switch {
-		case t.jump.derived[i]:
+		case t.jump.derived[i], t.IsResume(i):
 		case r == "":
 			jp.Sites++
 		case !t.jump.derived[i]:
@@ -296,6 +298,8 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	switch {
 	case t.IsNotify(i):
 		return JumpNotify
+	case t.IsResume(i):
+		return JumpResume
 	case t.IsRep(i):
 		return JumpRep
 	}
@@ -336,7 +340,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 		return JumpNoCode
 	}
 	fcode, _ := sym.Code(f.Addr, int(f.Size))
-	js := PlanJump(code, addr, JumpOptions{Target: func(a uint64) bool { return isLeader(g, a) }, End: end, Func: fcode, FuncAddr: f.Addr})
+	js := PlanJump(code, addr, JumpOptions{Target: p.leaderOf(g), End: end, Func: fcode, FuncAddr: f.Addr})
 	if js.Len == 0 {
 		return js.Reason
 	}
@@ -347,11 +351,20 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 		return JumpOtherSite
 	}
 	t.jump.length[i] = uint8(js.Len)
-	if n, _ := wholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) {
+	if n, _ := wholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) && !p.targets.Within(addr, addr+uint64(n)) {
 		t.jump.least[i] = uint8(js.Len)
 		t.jump.length[i] = uint8(n)
 	}
 	return ""
+}
+
+// leaderOf returns the test of whether a branch may land at an address of
+// g's function: a block of g starts there, or some code of the module (a
+// jump from another function, a symbol, an address in data:
+// symtab.Targets) may go there. No patch covers such an address but at its
+// first byte.
+func (p *Plan) leaderOf(g *cfg.Graph) func(uint64) bool {
+	return func(a uint64) bool { return isLeader(g, a) || p.targets.Has(a) }
 }
 
 // isLeader reports whether a block of g starts at addr.
@@ -433,7 +446,7 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 	}
 	f := sym.Funcs[fn]
 	end := f.Addr + f.Size
-	leader := func(a uint64) bool { return isLeader(g, a) }
+	leader := p.leaderOf(g)
 	code, ok := sym.Code(addr, int(min(end-addr, 16)))
 	if !ok {
 		return false
@@ -502,7 +515,7 @@ func (p *Plan) hostOf(sym *symtab.File, g *cfg.Graph, b int) (h, n int, ok bool)
 	if !ok {
 		return 0, 0, false
 	}
-	if _, ok := planRun(hcode, hb.Start, n, func(a uint64) bool { return isLeader(g, a) }); !ok {
+	if _, ok := planRun(hcode, hb.Start, n, p.leaderOf(g)); !ok {
 		return 0, 0, false
 	}
 	return h, n, true

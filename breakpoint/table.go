@@ -81,6 +81,12 @@ type SiteSpec struct {
 	// Notify asks for an internal site (it may have Kind 0, counting nothing
 	// for the report): the dynamic linker's notification point.
 	Notify bool
+	// Resume asks for an internal site (Kind 0) where a thread returns to
+	// code that a saved context interrupted: the return of Go's
+	// runtime.asyncPreempt, through which every goroutine stopped by an
+	// asynchronous preemption goes back to the instruction it was stopped
+	// at (IsResume).
+	Resume bool
 	// Block is the table-wide index of the basic block starting at Addr
 	// (see Table.SetBlocks), meaningful when Kind has KindBlock.
 	Block int32
@@ -115,9 +121,10 @@ type Table struct {
 	// entries; for any other, arrivals the cursor could not attribute.
 	BlockArrivals []uint64
 
-	siteBlock []int32     // per site: table-wide block index, -1; nil without blocks
-	blk       *blockGraph // the flow graphs of the block-counted functions
-	jump      *jumpInfo   // the in-process engine's plan (PlanJumps), nil without
+	siteBlock []int32      // per site: table-wide block index, -1; nil without blocks
+	resume    map[int]bool // the Resume sites, nil if none
+	blk       *blockGraph  // the flow graphs of the block-counted functions
+	jump      *jumpInfo    // the in-process engine's plan (PlanJumps), nil without
 
 	bias uint64 // runtime address = link-time address + bias
 }
@@ -136,6 +143,7 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 		fn := s.Func
 		l := s.Len
 		blockIdx := int32(-1)
+		resume := false
 		j := i
 		for ; j < len(sorted) && sorted[j].Addr == s.Addr; j++ {
 			o := sorted[j]
@@ -149,6 +157,7 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 			if o.Notify {
 				flags |= flagNotify
 			}
+			resume = resume || o.Resume
 			if o.Go {
 				flags |= flagGo
 			}
@@ -173,6 +182,12 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 		t.flags = append(t.flags, flags)
 		t.fn = append(t.fn, fn)
 		t.insnLen = append(t.insnLen, l)
+		if resume {
+			if t.resume == nil {
+				t.resume = map[int]bool{}
+			}
+			t.resume[len(t.addr)-1] = true
+		}
 		if blockIdx >= 0 && t.siteBlock == nil {
 			t.siteBlock = make([]int32, len(t.addr)-1, len(sorted))
 			for k := range t.siteBlock {
@@ -225,6 +240,10 @@ func (t *Table) Func(i int) int32 { return t.fn[i] }
 
 // IsEntry reports whether site i is its function's entry.
 func (t *Table) IsEntry(i int) bool { return t.flags[i]&flagEntry != 0 }
+
+// IsResume reports whether site i is an internal site where preempted
+// goroutines resume (SiteSpec.Resume).
+func (t *Table) IsResume(i int) bool { return t.resume[i] }
 
 // IsRep reports whether the instruction at site i is a rep-prefixed string
 // instruction, which stays at the same address for several single-steps.

@@ -28,7 +28,12 @@ type File struct {
 	Funcs []Func
 
 	f    *os.File
+	ef   *elf.File // kept for Targets, which reads relocations and data lazily
 	segs []*segment
+
+	symAddrs    []uint64 // every symbol's address in code, for Targets
+	targetsOnce sync.Once
+	targets     *Targets
 }
 
 // A Func is one function: a start address with every symbol naming it.
@@ -193,6 +198,8 @@ func newFile(r *os.File, path string) (f *File, err error) {
 		return nil, &FormatError{Path: path, Err: err, Msg: "corrupt symbol table"}
 	}
 	f.Funcs = f.funcs(syms)
+	f.symAddrs = f.symbolTargets(syms)
+	f.ef = ef
 	return f, nil
 }
 

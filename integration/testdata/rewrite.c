@@ -6,14 +6,17 @@
  * cannot run out of line): the site keeps its breakpoint, and a trampoline
  * whose way out was aimed at that site's trampoline must be aimed back at
  * the site. step is called 100 times, its body runs 96 times (x >= 4).
+ * main finds the nops by their bytes (the xchg's 0x90, then the three
+ * nops: its 0x66 may already be an int3): a symbol or a pointer in data
+ * would tell patchprof's analysis that code may branch there
+ * (symtab.Targets), and the patch would not cover them in the first place.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-extern char rewritten[];
 
 __attribute__((noinline)) int
 step(int x)
@@ -21,7 +24,7 @@ step(int x)
 	int y = x * 3;
 
 	if (y > 10) { /* STEP_IF */
-		__asm__ volatile("xchg %%ax, %%ax\n.globl rewritten\nrewritten: nop; nop; nop" ::: "memory", "cc");
+		__asm__ volatile("xchg %%ax, %%ax\nnop; nop; nop" ::: "memory", "cc");
 		y -= 10; /* STEP_BODY */
 	}
 	return y; /* STEP_RETURN */
@@ -31,9 +34,17 @@ int
 main(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t at = (uintptr_t)rewritten & ~(uintptr_t)(page - 1);
+	char *rewritten = memmem((void *)step, 256, "\x90\x90\x90\x90", 4);
+	uintptr_t at;
 	long sum = 0;
 	int i;
+
+	if (rewritten == NULL) {
+		fprintf(stderr, "the nops are not in step\n");
+		return 1;
+	}
+	rewritten += 1; /* past xchg %ax, %ax */
+	at = (uintptr_t)rewritten & ~(uintptr_t)(page - 1);
 
 	if (mprotect((void *)at, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC) != 0) {
 		perror("mprotect");
