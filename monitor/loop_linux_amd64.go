@@ -567,6 +567,10 @@ func (m *mon) trap(t *thread) {
 	// whole register set). A thread whose PC is just past our int3, inside
 	// an instruction longer than one byte, can only have got there by
 	// executing the int3: the siginfo need not be read either.
+	if ours && mp.tab.IsResume(i) {
+		m.hitResume(t, mp, i)
+		return
+	}
 	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong && !t.trapRisk() {
 		m.hitXOLFast(t, mp, i)
 		return
@@ -589,6 +593,9 @@ func (m *mon) trap(t *thread) {
 			return
 		}
 		m.hit(t, mp, i, pc, st)
+		return
+	}
+	if st.info.Code == siKernel && !ours && m.intoCovered(t, pc) {
 		return
 	}
 	m.signal(t, st)

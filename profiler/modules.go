@@ -58,6 +58,9 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		}
 	}
 	popt.GoPrologue = isGo(sym)
+	if s.jump && popt.GoPrologue {
+		popt.Resume = goResumePoints(sym)
+	}
 	// Lines are derived from block and arc counts (package linecount), so
 	// --lines needs the flow graphs as --blocks does.
 	if s.blocks || (s.lines && lt != nil) {

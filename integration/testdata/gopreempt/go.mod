@@ -1,0 +1,3 @@
+module gopreempt
+
+go 1.26
