@@ -562,15 +562,15 @@ func (m *mon) trap(t *thread) {
 			m.o.Hits.Add(1)
 		}
 	}
+	if ours && mp.tab.IsResume(i) {
+		m.hitResume(t, mp, i)
+		return
+	}
 	// The out-of-line hit, the common case, reads and writes only the words
 	// it needs (BenchmarkRegisterAccess: one system call less than the
 	// whole register set). A thread whose PC is just past our int3, inside
 	// an instruction longer than one byte, can only have got there by
 	// executing the int3: the siginfo need not be read either.
-	if ours && mp.tab.IsResume(i) {
-		m.hitResume(t, mp, i)
-		return
-	}
 	if ours && m.xolOn && mp.xol != nil && mp.xol.state[i] == slotReadyLong && !t.trapRisk() {
 		m.hitXOLFast(t, mp, i)
 		return
@@ -595,6 +595,7 @@ func (m *mon) trap(t *thread) {
 		m.hit(t, mp, i, pc, st)
 		return
 	}
+	// An int3 no site's may be a patch's filler (filler_linux_amd64.go).
 	if st.info.Code == siKernel && !ours && m.intoCovered(t, pc) {
 		return
 	}
