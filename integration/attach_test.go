@@ -340,19 +340,7 @@ func TestAttachExactWindow(t *testing.T) {
 	ask(500) // before the attach: not counted
 
 	save := filepath.Join(t.TempDir(), "p.json")
-	pp := exec.Command(patchprofBin, "--save", save, "--funcs", "--func", "^work$", "-p", strconv.Itoa(target.Process.Pid))
-	perr, err := pp.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer pp.Process.Kill()
-	esc := bufio.NewScanner(perr)
-	if !esc.Scan() || !strings.HasPrefix(esc.Text(), "patchprof: attached to PID ") {
-		t.Fatalf("patchprof did not report the attach: %q", esc.Text())
-	}
+	pp, esc := startAttached(t, "--save", save, "--funcs", "--func", "^work$", "-p", strconv.Itoa(target.Process.Pid))
 	if got := ask(3000); got != "done 3000 3500" {
 		t.Fatalf("target answered %q while attached, want \"done 3000 3500\"", got)
 	}

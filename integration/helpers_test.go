@@ -1046,3 +1046,25 @@ func childrenOf(pid int) []int {
 	}
 	return kids
 }
+
+// startAttached starts patchprof with args (an attach, -p) and waits for
+// its line saying it attached. It returns the command, to signal and wait
+// for, and a scanner over the rest of patchprof's stderr; the command is
+// killed when the test ends.
+func startAttached(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
+	t.Helper()
+	pp := exec.Command(patchprofBin, args...)
+	perr, err := pp.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pp.Process.Kill() })
+	esc := bufio.NewScanner(perr)
+	if !esc.Scan() || !strings.HasPrefix(esc.Text(), "patchprof: attached to PID ") {
+		t.Fatalf("patchprof did not report the attach: %q", esc.Text())
+	}
+	return pp, esc
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -143,19 +142,7 @@ func attachWindowWith(t *testing.T, pid int, engine string, in io.Writer, sc *bu
 	ask("500", "done 500 500")
 	calls = 0
 	save := filepath.Join(t.TempDir(), "p.json")
-	pp := exec.Command(patchprofBin, "--engine="+engine, "--save", save, "--funcs", "--func", "^(f|g)$", "-p", strconv.Itoa(pid))
-	perr, err := pp.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer pp.Process.Kill()
-	esc := bufio.NewScanner(perr)
-	if !esc.Scan() || !strings.HasPrefix(esc.Text(), "patchprof: attached to PID ") {
-		t.Fatalf("patchprof did not report the attach: %q", esc.Text())
-	}
+	pp, esc := startAttached(t, "--engine="+engine, "--save", save, "--funcs", "--func", "^(f|g)$", "-p", strconv.Itoa(pid))
 	during(ask)
 	pp.Process.Signal(syscall.SIGINT)
 	var rest strings.Builder
