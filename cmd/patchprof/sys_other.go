@@ -4,13 +4,6 @@ package main
 
 import "os"
 
-// termSignals are the signals patchprof catches while a target runs. Outside
-// Unix no target runs (monitor.Run fails); only os.Interrupt exists everywhere.
-var termSignals = []os.Signal{os.Interrupt}
-
-// snapshotSignals: none outside Unix.
-var snapshotSignals []os.Signal
-
 // passOn does nothing: no target runs outside Linux.
 func passOn(pid int, s os.Signal) {}
 

@@ -9,13 +9,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// termSignals are the signals patchprof catches while a target runs: terminal
-// interrupts and termination requests.
-var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP}
-
-// snapshotSignals ask for an interim report.
-var snapshotSignals = []os.Signal{syscall.SIGUSR1}
-
 // passOn sends s, caught by patchprof, to the target pid. SIGINT and SIGQUIT
 // typed at the terminal reach the target directly (same foreground process
 // group); passing them on too would deliver them twice. Sent to patchprof
