@@ -17,31 +17,26 @@ import (
 	"time"
 )
 
-// startHeartbeat starts the heartbeat target for n half-second beats and
-// returns it, its PID and a reader positioned after its "ready" line.
-func startHeartbeat(t *testing.T, n int) (*exec.Cmd, int, *bufio.Scanner) {
+// startHeartbeat starts the heartbeat target (startTarget).
+func startHeartbeat(t *testing.T) (*exec.Cmd, int, io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
-	return startTarget(t, buildC(t, "heartbeat.c", "-g", "-O0", "-pthread"), n)
+	return startTarget(t, buildC(t, "heartbeat.c", "-g", "-O0", "-pthread"))
 }
 
-func startTarget(t *testing.T, exe string, n int) (*exec.Cmd, int, *bufio.Scanner) {
+// startTarget starts exe, a heartbeat target (heartbeat.c, goheartbeat), in
+// its stdin mode: it beats every half second until the test closes its
+// stdin, so no fixed life has to outlast patchprof on a loaded machine. It
+// returns the command, the target's PID and stdin, and a reader positioned
+// after its "ready" line; the target is killed when the test ends.
+func startTarget(t *testing.T, exe string) (*exec.Cmd, int, io.WriteCloser, *bufio.Scanner) {
 	t.Helper()
-	cmd := exec.Command(exe, strconv.Itoa(n))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	sc := bufio.NewScanner(out)
+	cmd, in, sc := startPiped(t, exe, "stdin")
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
 		t.Fatalf("target did not start: %q", sc.Text())
 	}
 	codeMaps.Store(cmd.Process.Pid, execMappings(t, cmd.Process.Pid))
 	sigMaps.Store(cmd.Process.Pid, dispositions(t, cmd.Process.Pid))
-	return cmd, cmd.Process.Pid, sc
+	return cmd, cmd.Process.Pid, in, sc
 }
 
 // startPiped starts exe with args, its stdin and stdout piped to the test,
@@ -91,12 +86,20 @@ func execMappings(t *testing.T, pid int) string {
 	return strings.Join(keep, "\n")
 }
 
-// checkRunsOn checks that the detach left the target as it was, then reads
-// its remaining heartbeats and waits for it to exit 0 (checkBeats).
-func checkRunsOn(t *testing.T, cmd *exec.Cmd, pid int, sc *bufio.Scanner, n int) {
+// checkRunsOn checks that the detach left the target as it was, that it
+// beats twice more (each beat with more calls than the last: it works on),
+// then closes its stdin, reads its last beats and waits for it to exit 0
+// (checkBeats).
+func checkRunsOn(t *testing.T, cmd *exec.Cmd, pid int, in io.Closer, sc *bufio.Scanner) {
 	t.Helper()
 	checkDetached(t, pid)
-	checkBeats(t, cmd, sc, n)
+	for k := 0; k < 2; k++ {
+		if !sc.Scan() {
+			t.Fatalf("target ended after the detach: %v", cmd.Wait())
+		}
+	}
+	in.Close()
+	checkBeats(t, cmd, sc, 0)
 }
 
 // checkDetached checks that the detach left process pid as it was: no
@@ -125,7 +128,7 @@ func checkDetached(t *testing.T, pid int) {
 // for it to exit 0.
 func checkBeats(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, n int) {
 	t.Helper()
-	last, beats := int64(-1), 0
+	last, beats, prev := int64(-1), 0, 0
 	for sc.Scan() {
 		var s int
 		var total int64
@@ -135,7 +138,10 @@ func checkBeats(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, n int) {
 		if total <= last {
 			t.Errorf("beat %d: calls %d, not more than %d", s, total, last)
 		}
-		last = total
+		if beats > 0 && s != prev+1 {
+			t.Errorf("beat %d after beat %d", s, prev)
+		}
+		last, prev = total, s
 		beats++
 	}
 	if err := cmd.Wait(); err != nil {
@@ -147,12 +153,12 @@ func checkBeats(t *testing.T, cmd *exec.Cmd, sc *bufio.Scanner, n int) {
 }
 
 // TestAttachDuration attaches to a running multi-threaded program for a
-// second, counts its calls, detaches, and the program runs on to its normal
-// end, printing correctly.
+// second, counts its calls, detaches, and the program runs on, printing
+// correctly, to the end the test gives it.
 func TestAttachDuration(t *testing.T) {
 	mustHaveCC(t)
 	mustHavePtrace(t)
-	cmd, pid, sc := startHeartbeat(t, 8)
+	cmd, pid, in, sc := startHeartbeat(t)
 	res, p := runProfile(t, runOpts{args: []string{"--funcs", "--func", "^work$", "-p", strconv.Itoa(pid), "--duration", "1s"}})
 	if res.code != 0 {
 		t.Fatalf("patchprof exit %d, want 0\n%s", res.code, res)
@@ -166,7 +172,7 @@ func TestAttachDuration(t *testing.T) {
 	if !strings.Contains(res.stderr, "detached") {
 		t.Errorf("report header does not say detached:\n%s", res.stderr)
 	}
-	checkRunsOn(t, cmd, pid, sc, 8)
+	checkRunsOn(t, cmd, pid, in, sc)
 }
 
 // TestAttachGo attaches to a Go program (goroutines over several OS threads,
@@ -234,25 +240,29 @@ func dispositions(t *testing.T, pid int) string {
 }
 
 // TestAttachInterrupt: SIGINT to an attached patchprof ends the profile the
-// same way.
+// same way. It is sent once patchprof says it attached and the target has
+// beaten since.
 func TestAttachInterrupt(t *testing.T) {
 	mustHaveCC(t)
 	mustHavePtrace(t)
-	cmd, pid, sc := startHeartbeat(t, 8)
-	res := run(t, runOpts{
-		args: []string{"--lines", "--file", "heartbeat.c", "-p", strconv.Itoa(pid)},
-		started: func(ppid int, _ func() string) {
-			time.Sleep(time.Second)
-			syscall.Kill(ppid, syscall.SIGINT)
-		},
-	})
-	if res.code != 0 {
-		t.Fatalf("patchprof exit %d, want 0\n%s", res.code, res)
+	mustHaveCLI(t)
+	cmd, pid, in, sc := startHeartbeat(t)
+	pp, esc := startAttached(t, "--lines", "--file", "heartbeat.c", "-p", strconv.Itoa(pid))
+	if !sc.Scan() {
+		t.Fatalf("target ended while attached: %v", cmd.Wait())
 	}
-	if !strings.Contains(res.stderr, "detached") || !strings.Contains(res.stderr, "WORK_BODY") {
-		t.Errorf("report lacks the header or the listing:\n%s", res.stderr)
+	pp.Process.Signal(syscall.SIGINT)
+	var rest strings.Builder
+	for esc.Scan() {
+		rest.WriteString(esc.Text() + "\n")
 	}
-	checkRunsOn(t, cmd, pid, sc, 8)
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v, want exit 0\n%s", err, rest.String())
+	}
+	if !strings.Contains(rest.String(), "detached") || !strings.Contains(rest.String(), "WORK_BODY") {
+		t.Errorf("report lacks the header or the listing:\n%s", rest.String())
+	}
+	checkRunsOn(t, cmd, pid, in, sc)
 }
 
 // TestAttachErrors: processes that cannot be attached to get one line and
@@ -284,9 +294,12 @@ func TestAttachErrors(t *testing.T) {
 	if !zsc.Scan() {
 		t.Fatal("zombie maker printed nothing")
 	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); ; time.Sleep(10 * time.Millisecond) {
 		if st, _ := os.ReadFile("/proc/" + zsc.Text() + "/status"); strings.Contains(string(st), "State:\tZ") {
 			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %s is not a zombie after %v", zsc.Text(), eventBound)
 		}
 	}
 	res := run(t, runOpts{args: []string{"--funcs", "-p", zsc.Text()}})
@@ -296,19 +309,20 @@ func TestAttachErrors(t *testing.T) {
 		t.Errorf("attach to a zombie: exit %d, stderr %q; want 125 and one line saying zombie", res.code, res.stderr)
 	}
 	if strace, err := exec.LookPath("strace"); err == nil {
-		_, pid, _ := startHeartbeat(t, 20)
+		_, pid, _, _ := startHeartbeat(t)
 		tr := exec.Command(strace, "-p", strconv.Itoa(pid), "-o", os.DevNull)
 		if err := tr.Start(); err != nil {
 			t.Fatal(err)
 		}
 		defer func() { tr.Process.Signal(syscall.SIGINT); tr.Wait() }()
-		deadline := time.Now().Add(5 * time.Second)
-		for time.Now().Before(deadline) {
+		for deadline := time.Now().Add(eventBound); ; time.Sleep(20 * time.Millisecond) {
 			st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 			if !strings.Contains(string(st), "TracerPid:\t0\n") {
 				break
 			}
-			time.Sleep(20 * time.Millisecond)
+			if time.Now().After(deadline) {
+				t.Fatalf("strace did not attach to %d in %v", pid, eventBound)
+			}
 		}
 		res := run(t, runOpts{args: []string{"--funcs", "-p", strconv.Itoa(pid)}})
 		if res.code != exitFailure || !strings.Contains(res.stderr, "already traced") || !strings.Contains(res.stderr, "strace") {
@@ -379,16 +393,9 @@ func TestAttachChurn(t *testing.T) {
 	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")
 	for _, mode := range []string{"threads", "fork"} {
 		t.Run(mode, func(t *testing.T) {
-			cmd := exec.Command(exe, mode, "8")
-			out, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { cmd.Process.Kill(); cmd.Wait() }()
-			sc := bufio.NewScanner(out)
+			// The target churns until the test closes its stdin, after
+			// the detach.
+			cmd, in, sc := startPiped(t, exe, mode, "stdin")
 			if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
 				t.Fatalf("target did not start: %q", sc.Text())
 			}
@@ -399,6 +406,7 @@ func TestAttachChurn(t *testing.T) {
 			if n, ok := funcCount(p, "work"); !ok || n == 0 {
 				t.Errorf("work counted %d (%v)", n, ok)
 			}
+			in.Close()
 			var last string
 			for sc.Scan() {
 				last = sc.Text()
@@ -422,9 +430,8 @@ func TestAttachChurn(t *testing.T) {
 func TestAttachCycles(t *testing.T) {
 	needs(t)
 	exe := buildC(t, "churn.c", "-g", "-O0", "-pthread")
-	// 240 half-seconds: 30 attaches on a loaded machine end long before
-	// (the test kills it at its end).
-	cmd, _, sc := startPiped(t, exe, "threads", "240")
+	// The target churns until the test kills it at its end.
+	cmd, _, sc := startPiped(t, exe, "threads", "stdin")
 	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "ready ") {
 		t.Fatalf("target did not start: %q", sc.Text())
 	}

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestExitStatusPassedThrough: patchprof exits with the target's status,
@@ -137,8 +136,8 @@ func TestUnloadableELF(t *testing.T) {
 // is a bad process ID, not a missing program.
 func TestAttachPIDSpelling(t *testing.T) {
 	needs(t)
-	_, pid, _ := startHeartbeat(t, 20)
-	res := run(t, runOpts{args: []string{"--funcs", "--duration", "500ms", "-p" + strconv.Itoa(pid)}, timeout: 60 * time.Second})
+	_, pid, _, _ := startHeartbeat(t)
+	res := run(t, runOpts{args: []string{"--funcs", "--duration", "500ms", "-p" + strconv.Itoa(pid)}})
 	if res.code != 0 || !strings.Contains(res.stderr, "detached: it runs on, unharmed") {
 		t.Errorf("-p%d: want a detached report and exit 0\n%s", pid, res)
 	}

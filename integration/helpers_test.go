@@ -1047,12 +1047,16 @@ func childrenOf(pid int) []int {
 	return kids
 }
 
-// startAttached starts patchprof with args (an attach, -p) and waits for
-// its line saying it attached. It returns the command, to signal and wait
-// for, and a scanner over the rest of patchprof's stderr; the command is
-// killed when the test ends.
+// startAttached starts patchprof with args (an attach, -p; the engine of
+// the test binary added, as run adds it) and waits for its line saying it
+// attached. It returns the command, to signal and wait for, and a scanner
+// over the rest of patchprof's stderr; the command is killed when the test
+// ends.
 func startAttached(t *testing.T, args ...string) (*exec.Cmd, *bufio.Scanner) {
 	t.Helper()
+	if e := os.Getenv(engineEnv); e != "" {
+		args = append([]string{"--engine=" + e}, args...)
+	}
 	pp := exec.Command(patchprofBin, args...)
 	perr, err := pp.StderrPipe()
 	if err != nil {

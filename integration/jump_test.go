@@ -124,7 +124,7 @@ func TestJumpAttach(t *testing.T) {
 	jumpOnly(t)
 	t.Parallel()
 	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
-	cmd, pid, sc := startTarget(t, exe, 6)
+	cmd, pid, in, sc := startTarget(t, exe)
 	before := readFile(t, fmt.Sprintf("/proc/%d/maps", pid))
 	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--funcs", "--lines", "-p", strconv.Itoa(pid), "--duration", "1s"}})
 	if res.code != 0 || !p.Exit.Detached {
@@ -139,7 +139,7 @@ func TestJumpAttach(t *testing.T) {
 		t.Errorf("the target's mappings changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
 	}
 	checkText(t, pid, exe)
-	checkRunsOn(t, cmd, pid, sc, 6)
+	checkRunsOn(t, cmd, pid, in, sc)
 }
 
 // checkText compares the code of exe mapped in process pid with the file.

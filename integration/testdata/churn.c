@@ -1,5 +1,6 @@
 /* Creates short-lived threads ("threads") or child processes ("fork") for
- * argv[2] half-seconds, each calling work() 10 times. Prints "ready PID",
+ * argv[2] half-seconds, or with argv[2] "stdin" until its standard input
+ * ends, each calling work() 10 times. Prints "ready PID",
  * then "ok N" at the end, or "child failed" and exits 1 if a child did not
  * exit 0 (it would die of SIGTRAP on a breakpoint left behind). */
 #include <pthread.h>
@@ -25,6 +26,19 @@ static void *run(void *a)
 	return 0;
 }
 
+static volatile int inputEnded;
+
+/* untilEOF reads standard input to its end, then ends the loop. */
+static void *untilEOF(void *a)
+{
+	char buf[256];
+	(void)a;
+	while (read(0, buf, sizeof buf) > 0)
+		;
+	inputEnded = 1;
+	return 0;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -35,11 +49,16 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	int forks = argc > 1 && !strcmp(argv[1], "fork");
+	int stdinMode = argc > 2 && !strcmp(argv[2], "stdin");
 	double end = now() + (argc > 2 ? atoi(argv[2]) : 6) * 0.5;
 	long n = 0;
+	if (stdinMode) {
+		pthread_t t;
+		pthread_create(&t, 0, untilEOF, 0);
+	}
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (now() < end) {
+	while (stdinMode ? !inputEnded : now() < end) {
 		if (forks) {
 			pid_t p = fork();
 			if (p == 0) {
@@ -59,6 +78,6 @@ int main(int argc, char **argv)
 		n++;
 		usleep(1000);
 	}
-	printf("ok %ld %.3f\n", n, now() - end);
+	printf("ok %ld %.3f\n", n, stdinMode ? 0.0 : now() - end);
 	return 0;
 }
