@@ -42,7 +42,7 @@ func TestPatchprofKilled(t *testing.T) {
 		t.Fatalf("target printed %q, want its pid", line)
 	}
 	cmd.Process.Signal(syscall.SIGKILL)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(eventBound)
 	for {
 		// Gone, or a zombie waiting for init to reap it: either way dead.
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -51,7 +51,7 @@ func TestPatchprofKilled(t *testing.T) {
 		}
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("target %d still alive 10 s after patchprof was killed: %s", pid, b)
+			t.Fatalf("target %d still alive %v after patchprof was killed: %s", pid, eventBound, b)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -110,9 +110,9 @@ func TestTerminationForwarded(t *testing.T) {
 			go func() { done <- cmd.Wait() }()
 			select {
 			case <-done:
-			case <-time.After(30 * time.Second):
+			case <-time.After(eventBound):
 				cmd.Process.Kill()
-				t.Fatalf("patchprof still running 30 s after %v", sig)
+				t.Fatalf("patchprof still running %v after %v", eventBound, sig)
 			}
 			if code := cmd.ProcessState.ExitCode(); code != 128+int(sig) {
 				t.Fatalf("exit code %d, want %d; stderr:\n%s", code, 128+int(sig), stderr.String())
@@ -127,30 +127,48 @@ func TestTerminationForwarded(t *testing.T) {
 
 // TestIntervalSave: --interval with --save replaces the saved profile while
 // the target runs (an interim profile, exit "running"), and the final one
-// replaces it at the end.
+// replaces it at the end. The target calls work only when told, on a pipe
+// the test holds until an interim profile has come: its counts are known
+// exactly, and it lives as long as the test needs.
 func TestIntervalSave(t *testing.T) {
-	mustHaveCC(t)
-	mustHavePtrace(t)
-	exe := buildC(t, "heartbeat.c", "-g", "-O0", "-pthread")
+	needs(t)
+	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
 	save := filepath.Join(t.TempDir(), "p.json")
-	var interim *profile
-	res := run(t, runOpts{
-		args: []string{"--save", save, "--funcs", "--func", "^work$", "--interval", "200ms", exe, "6"},
-		started: func(int, func() string) {
-			deadline := time.Now().Add(20 * time.Second)
-			for interim == nil && time.Now().Before(deadline) {
-				time.Sleep(50 * time.Millisecond)
-				if p, err := readProfile(save); err == nil && p.Exit.Running {
-					interim = p
-				}
-			}
-		},
-	})
-	if res.code != 0 {
-		t.Fatalf("exit %d\n%s", res.code, res)
+	r := startOwn(t, "--save", save, "--funcs", "--func", "^work$", "--interval", "200ms", exe)
+	if s, _ := r.line(); s != "ready" {
+		t.Fatalf("target printed %q, want ready\n%s", s, r.stderr.String())
 	}
-	if interim == nil {
-		t.Fatal("no interim profile (exit running) appeared while the target ran")
+	if s := r.ask(200); s != "done 200 200" {
+		t.Fatalf("target answered %q, want \"done 200 200\"", s)
+	}
+	// The first interim profile of a moment after the 200 calls; one of
+	// an earlier moment has 0.
+	var interim *profile
+	for deadline := time.Now().Add(eventBound); interim == nil; time.Sleep(20 * time.Millisecond) {
+		if p, err := readProfile(save); err == nil && p.Exit.Running {
+			switch n, _ := funcCount(p, "work"); n {
+			case 200:
+				interim = p
+			case 0:
+			default:
+				t.Fatalf("interim profile: work %d, want 0 or 200", n)
+			}
+		}
+		select {
+		case <-r.done:
+			t.Fatalf("patchprof ended with no interim profile of the 200 calls:\n%s", r.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no interim profile (exit running) of the 200 calls in %v", eventBound)
+		}
+	}
+	if s := r.ask(300); s != "done 300 500" {
+		t.Fatalf("target answered %q, want \"done 300 500\"", s)
+	}
+	r.in.Close()
+	if code := r.wait(); code != 0 {
+		t.Fatalf("exit %d\n%s", code, r.stderr.String())
 	}
 	final, err := readProfile(save)
 	if err != nil {
@@ -161,8 +179,8 @@ func TestIntervalSave(t *testing.T) {
 	}
 	a, _ := funcCount(interim, "work")
 	b, _ := funcCount(final, "work")
-	if a == 0 || a > b {
-		t.Errorf("work: interim count %d, final %d; want 0 < interim <= final", a, b)
+	if a == 0 || a > b || b != 500 {
+		t.Errorf("work: interim count %d, final %d; want 0 < interim <= final, final 500", a, b)
 	}
 }
 
