@@ -35,7 +35,7 @@ func moduleRoot() (string, error) {
 	gomod := strings.TrimSpace(string(out))
 	data, err := os.ReadFile(gomod)
 	if err != nil || !bytes.Contains(data, []byte("module github.com/patchprof/patchprof\n")) {
-		return "", errors.New("not inside the patchprof repository: run `go run ./bench` from its root")
+		return "", errors.New("not inside the patchprof repository: run `go run ./cmd/patchprof-bench` from its root")
 	}
 	return filepath.Dir(gomod), nil
 }
@@ -48,10 +48,10 @@ func buildPatchprof(root, dir string) (string, error) {
 	return exe, command(root, []string{"CGO_ENABLED=0"}, "go", "build", "-o", exe, "./cmd/patchprof")
 }
 
-// buildFloor builds ./bench/floor of the tree into dir.
+// buildFloor builds ./cmd/patchprof-bench/floor of the tree into dir.
 func buildFloor(root, dir string) (string, error) {
 	exe := filepath.Join(dir, "floor")
-	return exe, command(root, nil, "go", "build", "-o", exe, "./bench/floor")
+	return exe, command(root, nil, "go", "build", "-o", exe, "./cmd/patchprof-bench/floor")
 }
 
 // command runs a build step in dir and returns its output in the error when

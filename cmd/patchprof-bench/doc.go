@@ -1,6 +1,6 @@
 // Command bench measures patchprof's engines against the alternatives, in
 // one run on one machine (issue 13, "Benchmarks"): per workload, the native
-// program, the floor (the program under bench/floor, a Go ptrace tracer
+// program, the floor (the program under cmd/patchprof-bench/floor, a Go ptrace tracer
 // that starts it and lets it run to its exit, doing nothing else: the part
 // of patchprof's cost that no profiling work can go below), a
 // `gcc --coverage` build (`go build -cover` for Go), callgrind, uftrace
@@ -11,11 +11,11 @@
 // table gives each one's median wall time, its ratio to the native median
 // and its cost per hit over native.
 //
-// Run it from the repository (it builds ./cmd/patchprof, ./bench/floor and
-// the targets in bench/testdata into a temporary directory):
+// Run it from the repository (it builds ./cmd/patchprof, ./cmd/patchprof-bench/floor and
+// the targets in cmd/patchprof-bench/testdata into a temporary directory):
 //
-//	go run ./bench -n 5
-//	go run ./bench -workloads fib,shellsort -configs native,xol,jump
+//	go run ./cmd/patchprof-bench -n 5
+//	go run ./cmd/patchprof-bench -workloads fib,shellsort -configs native,xol,jump
 //
 // A hit is one event the profile counts: the sum of the `sites` counts of
 // the xol engine's saved profile (every counted function entry and block
@@ -31,6 +31,6 @@
 // first profile of the workload. Any difference is printed in capitals and
 // makes the command exit 1.
 //
-// bench is not a test: `go test ./bench/` runs only the unit tests of its
+// bench is not a test: `go test ./cmd/patchprof-bench/` runs only the unit tests of its
 // pure parts (medians, the table, the comparison of profiles).
 package main

@@ -23,7 +23,7 @@ type bench struct {
 	opts      *Options
 	root, tmp string
 	patchprof string
-	// floor is the build of ./bench/floor, when the floor configuration
+	// floor is the build of ./cmd/patchprof-bench/floor, when the floor configuration
 	// runs.
 	floor string
 	// uftrace and valgrind are set when the tool is on PATH.

@@ -13,7 +13,7 @@ import (
 // in the table.
 const (
 	cfgNative = "native"
-	// cfgFloor is the workload under bench/floor, a Go ptrace tracer
+	// cfgFloor is the workload under cmd/patchprof-bench/floor, a Go ptrace tracer
 	// that does nothing else: the floor of any tool of patchprof's shape.
 	cfgFloor     = "floor"
 	cfgGcov      = "gcov"
@@ -74,7 +74,7 @@ func parseOptions(args []string, known []string, stderr io.Writer) (*Options, er
 	fs.StringVar(&extra, "patchprof-flags", "", "space-separated `FLAGS` added to every patchprof run (say --pin=false)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory (builds, reports, saved profiles)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: go run ./bench [flags]\n\nworkloads: %s\nconfigurations: %s\n\n",
+		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/patchprof-bench [flags]\n\nworkloads: %s\nconfigurations: %s\n\n",
 			strings.Join(known, ", "), strings.Join(allConfigs, ", "))
 		fs.PrintDefaults()
 	}
