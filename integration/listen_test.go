@@ -77,7 +77,7 @@ func startServedOn(t *testing.T, exe string, args ...string) *served {
 	// its stderr reaches the buffer through exec's copying goroutine,
 	// which may not have run yet when the target's first line arrives.
 	m := servingRE.FindStringSubmatch(s.stderr.String())
-	for deadline := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(eventBound); m == nil && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 		m = servingRE.FindStringSubmatch(s.stderr.String())
 	}
@@ -140,7 +140,7 @@ func getURL(t *testing.T, u string) (int, string) {
 func waitConnected(t *testing.T, port int) {
 	t.Helper()
 	local := fmt.Sprintf(":%04X ", port)
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		b, _ := os.ReadFile("/proc/net/tcp")
 		for _, l := range strings.Split(string(b), "\n") {
 			// sl local_address rem_address st: 01 is ESTABLISHED.
@@ -224,7 +224,7 @@ func TestListenPrometheus(t *testing.T) {
 // startPrometheus starts the Prometheus server prom scraping base (an
 // http:// URL) every second, stopped at the test's end, and returns a
 // function that waits until a PromQL query with a single result gives
-// want (a minute at most).
+// want (eventBound at most).
 func startPrometheus(t *testing.T, prom, base string) func(q, want string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -291,12 +291,12 @@ scrape_configs:
 	return func(q, want string) {
 		t.Helper()
 		got := ""
-		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		for deadline := time.Now().Add(eventBound); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
 			if got = query(q); got == want {
 				return
 			}
 		}
-		t.Fatalf("Prometheus: %s = %q after a minute, want %q\nprometheus log:\n%s", q, got, want, tail(plog.String()))
+		t.Fatalf("Prometheus: %s = %q after %v, want %q\nprometheus log:\n%s", q, got, eventBound, want, tail(plog.String()))
 	}
 }
 
@@ -386,7 +386,7 @@ func TestListenAttachSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pp.Process.Kill()
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(stderr.String(), "attached to PID"); time.Sleep(20 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); !strings.Contains(stderr.String(), "attached to PID"); time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("patchprof did not attach:\n%s", stderr.String())
 		}

@@ -151,8 +151,8 @@ func runOnTerminal(t *testing.T, args ...string) (string, int) {
 	select {
 	case s := <-out:
 		return s, cmd.ProcessState.ExitCode()
-	case <-time.After(10 * time.Second):
-		t.Fatal("the terminal stayed open after patchprof ended")
+	case <-time.After(eventBound):
+		t.Fatalf("the terminal stayed open %v after patchprof ended", eventBound)
 		return "", 0
 	}
 }

@@ -223,7 +223,7 @@ var cpuRE = regexp.MustCompile(`(?m)^patchprof_function_cpu_seconds_total(\{[^}]
 func settledCPU(t *testing.T, s *served, series string) (string, float64) {
 	t.Helper()
 	last, body := math.NaN(), ""
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
+	for deadline := time.Now().Add(eventBound); time.Now().Before(deadline); time.Sleep(300 * time.Millisecond) {
 		var code int
 		code, body = getURL(t, s.base+"/metrics")
 		if code != 200 {
@@ -246,7 +246,7 @@ func settledCPU(t *testing.T, s *served, series string) (string, float64) {
 		}
 		last = v
 	}
-	t.Fatalf("work's CPU seconds did not settle above 0 in 30 s:\n%s", body)
+	t.Fatalf("work's CPU seconds did not settle above 0 in %v:\n%s", eventBound, body)
 	return "", 0
 }
 
