@@ -400,7 +400,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 		saveErr = saveProfile(p, f.save, stderr)
 	}
 	writeErr := f.rf.write(p, f.opt, stderr)
-	if err := f.bf.writeDisasm(stderr, prof.Modules(), p, f.opt); err != nil {
+	if err := f.bf.writeDisasm(stderr, prof, p, f.opt); err != nil {
 		fmt.Fprintf(stderr, "patchprof: %v\n", err)
 	}
 	for _, err := range []error{saveErr, writeErr} {
