@@ -69,7 +69,7 @@ func TestAttachInsideFork(t *testing.T) {
 	}
 	pid := cmd.Process.Pid
 	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	for deadline := time.Now().Add(5 * time.Second); !signalInMask("/proc/"+strconv.Itoa(pid)+"/status", "SigCgt", int(unix.SIGUSR1)); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(2 * time.Minute); !signalInMask("/proc/"+strconv.Itoa(pid)+"/status", "SigCgt", int(unix.SIGUSR1)); time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the target did not install its SIGUSR1 handler")
 		}

@@ -82,31 +82,30 @@ func TestReportColorAlways(t *testing.T) {
 }
 
 // TestProgress draws the progress line only after progressDelay, redraws it
-// in place, and erases it before anything else is written.
+// in place, and erases it before anything else is written. The test drives
+// the progress's timers (drivenProgress): what is drawn does not depend on
+// how loaded the machine is.
 func TestProgress(t *testing.T) {
 	b := new(syncBuffer)
 	p := newProgress(b)
 	if p.enabled {
 		t.Fatal("a progress on a buffer is enabled; want it only on a terminal")
 	}
+	p.after = func(time.Duration) <-chan time.Time {
+		t.Error("a disabled progress waits to draw")
+		return nil
+	}
 	p.step("reading ./x")
-	time.Sleep(progressDelay + progressTick)
 	p.Write([]byte("patchprof: done\n"))
 	if got := b.String(); got != "patchprof: done\n" {
 		t.Errorf("a disabled progress wrote %q", got)
 	}
 
-	b = new(syncBuffer)
-	p = newProgress(b)
-	p.enabled = true
+	p, b, fire := drivenProgress(t)
 	now := time.Unix(0, 0)
 	p.now = func() time.Time { now = now.Add(700 * time.Millisecond); return now }
 	p.step("planting 9 sites in ./x")
-	// Wait for the first drawing, however loaded the machine is: the test
-	// is about what is drawn, not when.
-	for deadline := time.Now().Add(30 * time.Second); !strings.HasPrefix(b.String(), "\rpatchprof: planting") && time.Now().Before(deadline); {
-		time.Sleep(progressTick / 4)
-	}
+	fire(true)
 	p.Write([]byte("patchprof: attached\n"))
 	got := b.String()
 	if !strings.HasPrefix(got, "\rpatchprof: planting 9 sites in ./x... 0.7s\x1b[K") ||
@@ -114,10 +113,43 @@ func TestProgress(t *testing.T) {
 		t.Errorf("progress wrote %q", got)
 	}
 	p.step("quick")
+	fire(false)
 	p.done()
 	if b.String() != got {
 		t.Errorf("a step shorter than %v drew %q", progressDelay, b.String()[len(got):])
 	}
+}
+
+// drivenProgress returns an enabled progress on a buffer whose timers the
+// test drives with fire: it checks that the current step waits progressDelay
+// before its first drawing and, with draw, ends that wait and returns once
+// the line is drawn (the progress then waits progressTick to redraw it).
+func drivenProgress(t *testing.T) (p *progress, b *syncBuffer, fire func(draw bool)) {
+	b = new(syncBuffer)
+	p = newProgress(b)
+	p.enabled = true
+	waits, ends := make(chan time.Duration, 16), make(chan time.Time)
+	p.after = func(d time.Duration) <-chan time.Time { waits <- d; return ends }
+	waited := func(want time.Duration) {
+		t.Helper()
+		select {
+		case d := <-waits:
+			if d != want {
+				t.Fatalf("the progress waits %v, want %v", d, want)
+			}
+		case <-time.After(2 * time.Minute): // only a hang
+			t.Fatalf("the progress did not wait for %v", want)
+		}
+	}
+	fire = func(draw bool) {
+		t.Helper()
+		waited(progressDelay)
+		if draw {
+			ends <- time.Time{}
+			waited(progressTick) // asked for after the drawing
+		}
+	}
+	return p, b, fire
 }
 
 // syncBuffer is a bytes.Buffer safe for the progress goroutine.
@@ -141,17 +173,13 @@ func (s *syncBuffer) String() string {
 // TestProgressCounting: an attached run's progress line shows the hits so
 // far after the elapsed time, with thousands separators.
 func TestProgressCounting(t *testing.T) {
-	b := new(syncBuffer)
-	p := newProgress(b)
-	p.enabled = true
+	p, b, fire := drivenProgress(t)
 	now := time.Unix(0, 0)
 	p.now = func() time.Time { now = now.Add(1500 * time.Millisecond); return now }
 	var hits atomic.Uint64
 	hits.Store(1234567)
 	p.stepCounting("counting in PID 42", hits.Load, "hits")
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(b.String(), "hits") && time.Now().Before(deadline); {
-		time.Sleep(progressTick / 4)
-	}
+	fire(true)
 	p.done()
 	if got, want := b.String(), "\rpatchprof: counting in PID 42... 1.5s, 1,234,567 hits\x1b[K"; !strings.HasPrefix(got, want) {
 		t.Errorf("progress wrote %q, want it to start with %q", got, want)
