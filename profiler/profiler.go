@@ -94,12 +94,23 @@ type Profiler struct {
 	tl *timeline // the sampled time (--time), nil without
 }
 
+// defaults decides, once for every caller, what a run counts when its
+// Config does not say: lines when neither lines nor functions are asked
+// for; and block counts need function entries (an activation opens at
+// each), with lines still the default.
+func (c *Config) defaults() {
+	if !c.Lines && !c.Funcs {
+		c.Lines = true
+	}
+	if c.Blocks {
+		c.Funcs = true
+	}
+}
+
 // Open reads the target's executable and plans what to plant in it. The
 // returned Profiler holds the files open until Close.
 func Open(cfg Config, t Target) (*Profiler, error) {
-	if !cfg.Lines && !cfg.Funcs {
-		cfg.Lines = true
-	}
+	cfg.defaults()
 	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks,
 		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source,
 		jump: cfg.Engine == monitor.EngineJump}

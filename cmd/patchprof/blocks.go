@@ -26,9 +26,8 @@ func registerBlockFlags(fs *flag.FlagSet) *blockFlags {
 }
 
 // apply checks the flags and adds what they imply: --disasm needs block
-// counts, and block counts need function entries (an activation opens at
-// each); lines stay the default.
-func (b *blockFlags) apply(lines, funcs *bool) error {
+// counts (which imply function entries: profiler.Config.Blocks).
+func (b *blockFlags) apply() error {
 	if b.disasm != "" {
 		re, err := regexp.Compile(b.disasm)
 		if err != nil {
@@ -36,12 +35,6 @@ func (b *blockFlags) apply(lines, funcs *bool) error {
 		}
 		b.re = re
 		b.blocks = true
-	}
-	if b.blocks {
-		if !*lines && !*funcs {
-			*lines = true
-		}
-		*funcs = true
 	}
 	return nil
 }

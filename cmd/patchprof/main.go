@@ -210,7 +210,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	case duration > 0 && attach == 0:
 		return nil, &userError{msg: "--duration only applies with -p PID (a started program is profiled to its end)"}
 	}
-	if err := bf.apply(&lines, &funcs); err != nil {
+	if err := bf.apply(); err != nil {
 		return nil, err
 	}
 	if err := lf.check(); err != nil {
@@ -220,9 +220,6 @@ func parseFlags(args []string) (*mainFlags, error) {
 		return nil, err
 	}
 	lf.engine = engine
-	if !lines && !funcs {
-		lines = true
-	}
 	opt, err := rf.options()
 	if err != nil {
 		return nil, err
