@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // elfHeader is a minimal ELF header (64 bytes, no program or section
@@ -134,7 +133,7 @@ func TestBadArguments(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			res := run(t, runOpts{args: tc.args, timeout: 30 * time.Second})
+			res := run(t, runOpts{args: tc.args})
 			msg := oneLineError(t, res)
 			if tc.want != "" && !strings.Contains(msg, tc.want) {
 				t.Errorf("%s: message %q does not mention %q", res.cmdline, msg, tc.want)

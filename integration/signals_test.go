@@ -134,7 +134,7 @@ func TestSignalsStop(t *testing.T) {
 			}
 		}()
 	}
-	res, p := runProfile(t, runOpts{args: []string{"--funcs", exe, "stop"}, started: started, timeout: 60 * time.Second})
+	res, p := runProfile(t, runOpts{args: []string{"--funcs", exe, "stop"}, started: started})
 	close(done)
 	wantExitCode(t, res, p, 0)
 	var ms int64

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestSourceNotRegular: a source path that is a FIFO, a symlink to
@@ -58,7 +57,7 @@ func TestSourceNotRegular(t *testing.T) {
 			tc.replace(t, src)
 			note := "note: source " + src + " is " + tc.note + "\n"
 			save := filepath.Join(dir, "p.json")
-			res := run(t, runOpts{args: []string{"--lines", "--save", save, exe}, timeout: 30 * time.Second})
+			res := run(t, runOpts{args: []string{"--lines", "--save", save, exe}})
 			if res.code != 0 || !strings.Contains(res.stderr, note) {
 				t.Errorf("want exit 0 and %q\n%s", note, res)
 			}
@@ -67,12 +66,12 @@ func TestSourceNotRegular(t *testing.T) {
 					t.Errorf("listing lacks the row %v without text\n%s", row, res)
 				}
 			}
-			rep := run(t, runOpts{args: []string{"report", save}, timeout: 30 * time.Second})
+			rep := run(t, runOpts{args: []string{"report", save}})
 			if rep.code != 0 || !strings.Contains(rep.stdout, note) {
 				t.Errorf("report: want exit 0 and %q in the listing on stdout\n%s", note, rep)
 			}
 			html := filepath.Join(dir, "r.html")
-			rep = run(t, runOpts{args: []string{"report", "--format", "html", "-o", html, save}, timeout: 30 * time.Second})
+			rep = run(t, runOpts{args: []string{"report", "--format", "html", "-o", html, save}})
 			b, _ := os.ReadFile(html)
 			if rep.code != 0 || !strings.Contains(string(b), `<p class="note">`+strings.TrimSuffix(note, "\n")+`</p>`) {
 				t.Errorf("report --format html: want exit 0 and the note in the page\n%s", rep)
