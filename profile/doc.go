@@ -13,4 +13,22 @@
 // exit into a shell status (Exit.ShellStatus). It does not own how counts are
 // gathered (package monitor) or how they are printed (package output). It is
 // pure Go and builds on any OS.
+//
+// Files:
+//
+//	profile.go: Version, Profile, Module, Exit, Line, Function, Site,
+//	    Dropped; Sort and the module names
+//	blocks.go: Block, Edge, Branch and Call (the --blocks model), their
+//	    validation, order and merge
+//	time.go: Time and Sample (the --time model) and their validation
+//	address.go: Address and its hex notation
+//	signal.go: the Linux signal names and numbers
+//
+//	json.go: Decode (a stream, one list element at a time) and Encode
+//	json_errors.go: encoding/json's errors as FormatErrors a user can act on
+//	file.go: Save, Load, and ReplaceFile, how patchprof writes every file
+//	validate.go: Validate, the schema's rules beyond JSON's types
+//	errors.go: ErrVersion, ErrNotRegular and FormatError
+//	merge.go: Merge, saturating sums of profiles of one executable
+//	clone.go: Clone, a deep copy
 package profile

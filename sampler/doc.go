@@ -15,7 +15,13 @@
 // task and CPU, as perf record does; the events of one CPU share the ring
 // buffer of the first (PERF_EVENT_IOC_SET_OUTPUT).
 //
-// Files: sampler_linux.go (Open, Close, the drain loop), ring_unsafe_linux.go
-// (the mmapped ring buffers), record.go (the record format, pure), and
-// unsupported.go (every other platform).
+// Files:
+//
+//	sampler_linux.go: Config, Stats, Sampler: Open (one event per task and
+//	    CPU), the drain loop, Close, Now
+//	ring_unsafe_linux.go: the mmapped ring buffers and their reading
+//	record.go: Sample and the perf record format (pure)
+//	period.go: DefaultRate, MaxRate and the sample period of a rate
+//	errors.go: ErrUnavailable, UnavailableError, and the RefuseEnv test hook
+//	unsupported.go: the same API on every other platform, where Open fails
 package sampler

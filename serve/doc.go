@@ -15,4 +15,14 @@
 // it does not own the counts (package profiler), the profile's schema
 // (package profile) or the pprof layout (output.WritePprof). It is pure Go
 // and builds on any OS.
+//
+// Files:
+//
+//	handler.go: Source, Options, Handler: the endpoints and their index,
+//	    the bearer token, the bound on requests in flight, pprof and JSON
+//	delta.go: Delta, the counts one profile added since another
+//	metrics.go: /metrics in the Prometheus text exposition format
+//	cpu_unix.go, cpu_other.go: patchprof's own CPU time for /metrics
+//	    (getrusage where there is one)
+//	listen.go: Listen and its policy, ListenError, Server
 package serve

@@ -12,4 +12,22 @@
 // symtab is pure Go and builds on every OS. It never panics on a corrupt
 // file: debug/elf can panic on some malformed inputs, so Open recovers and
 // returns a *FormatError instead.
+//
+// Files:
+//
+//	symtab.go: File, Func and Open: the sorted function table (FuncAt),
+//	    code bytes by link-time address (Code, LinkAddr), and the look-ups
+//	    in .dynsym alone (ExportsFunc, ExportedObject)
+//	gnuhash.go: those look-ups through the GNU hash table, as ld.so does
+//	buildid.go: the build ID from the GNU or Go build ID note
+//	errors.go: ErrNotELF, ErrNotX86_64, ErrNotExecutable, ErrNoSymbols,
+//	    FormatError and DecodeError
+//
+//	decode.go: InstructionStarts (linear decoding), DecodeInst over
+//	    x86asm, and the ENDBR and VZEROUPPER tests
+//	insnlen.go: instruction lengths and branch displacements from the
+//	    opcode maps, without a full decode
+//	targets.go: Targets, every address control may reach other than by
+//	    falling through (symbols, direct branches, code addresses in data)
+//	callsite.go: IsReturnAddress, whether an address follows a call
 package symtab
