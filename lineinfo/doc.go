@@ -1,12 +1,17 @@
 // Package lineinfo reads the DWARF line table (.debug_line) of an
 // executable: which machine addresses begin which source lines. patchprof
 // plants a breakpoint at every statement row (Table.Rows) and names the
-// source line of a crash PC (Table.Lookup).
+// source line of a crash PC or a time sample (Table.Lookup). It also reads
+// what .debug_info says about each function's source beyond its rows
+// (Subprograms): its declaration line, goto labels with code, stack-frame
+// locals, language and producer, which the line counts need to match
+// gcov's.
 //
-// lineinfo owns the line table only. It does not know functions or code
-// bytes (package symtab), and it does not decide which rows become
-// breakpoints (package breakpoint drops rows that are not instruction
-// starts or not in code). Addresses are link-time addresses.
+// lineinfo owns the DWARF view of the sources only. It does not know
+// function symbols or code bytes (package symtab), and it does not decide
+// which rows become breakpoints (package breakpoint drops rows that are
+// not instruction starts or not in code). Addresses are link-time
+// addresses.
 //
 // # How delve's pkg/dwarf/line is used, and why not all of it
 //
@@ -22,8 +27,8 @@
 //
 // So lineinfo uses delve for what it does well, the unit header and file
 // table (line.Parse, one call per unit), and executes the line-number
-// program itself ([DWARF5 6.2.5], about a hundred and fifty lines in
-// program.go and state.go) from the prologue values delve decoded. That gives every row with its is_stmt
+// program itself ([DWARF5 6.2.5], in program.go and state.go) from the
+// prologue values delve decoded. That gives every row with its is_stmt
 // flag and every end_sequence, in one pass. debug/dwarf's LineReader could
 // run the program too, but it needs the unit's .debug_info entry, so it
 // could not be fuzzed on .debug_line bytes alone.
@@ -50,4 +55,25 @@
 // with debug/dwarf from .debug_info; DWARF 5 headers already carry the
 // compilation directory as directory 0. Compressed sections (SHF_COMPRESSED,
 // or the older .zdebug_ sections) are decompressed.
+//
+// # Files
+//
+//	read.go: Read and ReadWith, the compile units' DW_AT_comp_dir, ELF
+//	    opening and section reading that never panic
+//	table.go: Table and Row: Lookup, LookupRead, GoRoot
+//	gostd.go: ReadOptions.DeferGoStd, a Go program's runtime and standard
+//	    library units left unrun until Lookup needs them
+//	program.go: splitting .debug_line into units, delve's header parse, and
+//	    running each unit's line-number program
+//	state.go: the line-number state machine and a unit's file table
+//	header.go: checkHeader, the bounds check of a unit header before delve
+//	    reads it
+//	reader.go: the sticky-error reader of DWARF values
+//	sections.go: the debug sections read and inflated once, and the
+//	    *dwarf.Data built from them
+//	dwarfcache.go: the *dwarf.Data Read hands to Subprograms on one file
+//	errors.go: ErrNoLineInfo and DecodeError
+//
+//	subprogram.go: Subprogram, Label, IsC and Subprograms
+//	locals.go: Local, the stack-frame variables of each subprogram
 package lineinfo
