@@ -20,7 +20,9 @@
 // target, every jump-table target, the instruction after a branch or a
 // return, the instruction after a call to a function that does not
 // return), then cut the decoded instructions into blocks and record their
-// edges. Calls do not end a block; they are kept apart as Call sites.
+// edges. Calls are kept apart as Call sites and do not end a block, unless
+// Options.SplitCalls asks for it, as GCC's profiling graph does (gcov-style
+// line counts need the return as an edge of its own).
 //
 // Jump tables are read through an Image, the bytes of the whole executable
 // by link-time address (ELFImage is one over debug/elf), because gcc and Go
@@ -39,4 +41,30 @@
 // block and edge counts of one function agree with each other.
 //
 // cfg is pure Go, builds on every OS and never panics on bad input.
+//
+// Files:
+//
+//	graph.go: Graph, Block, Edge, EdgeKind, Term, Call and Table: the result
+//	build.go: Image, CodeImage, Options and Build: decoding from the entry
+//	    along control flow, and the leaders
+//	build_graph.go: cutting the decoded instructions into blocks and edges
+//	build_gaps.go: the bytes decoding does not reach: padding, dead code
+//	    after a call that does not return, landing pads
+//	decode.go: one instruction's decode and the length of padding
+//	noreturn.go: DefaultNoReturn, the functions known never to return
+//	errors.go: Error, its reasons (ErrJumpTable, ...) and Reason
+//	flow.go: FlowError and CheckFlow, flow conservation of counts
+//
+//	jumptable.go: finding and recovering jump tables: the recognised
+//	    forms, the search, the table's entries
+//	jumptable_machine.go: the symbolic machine that evaluates a block
+//	jumptable_step.go: the machine's step, one instruction at a time
+//	jumptable_preds.go: what a block's predecessors say: constants on
+//	    entry and the bound check of a table's index
+//
+//	elf.go: ELFImage, an executable's loadable segments with
+//	    R_X86_64_RELATIVE applied, and its PLT stub names
+//	resolve.go: CalleeNames, call targets named from symtab and the PLT
+//	lsda.go: ELFLandingPads and ParseLandingPads, C++ landing pads from
+//	    .eh_frame and .gcc_except_table, and EHError
 package cfg
