@@ -3,10 +3,13 @@
 // function table and closing notes; and as the files other tools read:
 // lcov tracefiles (WriteLCOV), gcov text (WriteGcov) and JSON
 // (WriteGcovJSON), pprof protobufs (WritePprof), Cobertura XML
-// (WriteCobertura) and a self-contained HTML page (WriteHTML). It owns the layout and the search for
-// source files (Options.SourceDirs, Options.Subst); it does not own the
-// counts (package profile) or how they were gathered (package monitor).
-// The package is pure Go and builds on any OS.
+// (WriteCobertura) and a self-contained HTML page (WriteHTML); and an
+// annotated disassembly the caller decodes (WriteDisasm, --disasm). It owns
+// the layout, which code is shown (Scope: start-up functions and system
+// sources left out) and the search for source files (Options.SourceDirs,
+// Options.Subst); it does not own the counts (package profile), how they
+// were gathered (package monitor) or the decoding of machine code. The
+// package is pure Go and builds on any OS.
 //
 // # Report
 //
@@ -89,7 +92,8 @@
 // Title `FUNCTION CALLS`, a column header, then one row per function:
 // COUNT right-aligned, the name, and FILE:LINE of its entry (shortened like
 // the listing) when known. Rows are sorted by count, highest first, then by
-// name and address. Functions never called show 0.
+// name and address (by sampled time first when Options.Sort says so).
+// Functions never called show 0.
 //
 // Names are shown as their language writes them (DisplayName): C++ and
 // Rust symbols demangled, Go and C names as they are.
@@ -136,4 +140,28 @@
 //
 // The profile's own notes, then the notes about sources (not found, or
 // shorter than the profile expects) in file order, each as `note: TEXT`.
+//
+// # Files
+//
+//	report.go: Write: the report's sections, the listing, the hottest
+//	    lines, the function table and the notes
+//	options.go: Options, Style and Subst, and their parsers
+//	header.go: the header line, and PinnedNote
+//	bars.go: the histogram and scaled COUNT cells
+//	color.go: the heat colours (ANSI SGR)
+//	time.go: Key, the sampled-time columns, FormatNanos
+//	branches.go: branch outcomes and block summaries (--blocks), shared by
+//	    the listing and the exports
+//	source.go: finding and reading sources; tab expansion
+//	scope.go: Scope, StartupFuncs, SystemDirs, GoRoots: what is shown
+//	names.go: DisplayName, demangled C++ and Rust names
+//	escape.go: control characters in names written as Go escapes
+//	disasm.go: DisasmFunc and WriteDisasm
+//
+//	lcov.go: WriteLCOV, and the per-file view every file-based export uses
+//	gcov.go: WriteGcov, one .gcov file per source
+//	gcovjson.go: WriteGcovJSON, gcov's JSON intermediate format
+//	cobertura.go: WriteCobertura, Cobertura XML
+//	html.go: WriteHTML, one self-contained page
+//	pprof.go: WritePprof, pprof protobufs, one mapping per module
 package output
