@@ -1,21 +1,27 @@
-// Command bench measures patchprof's engines against the alternatives, in
-// one run on one machine (issue 13, "Benchmarks"): per workload, the native
-// program, the floor (the program under cmd/patchprof-bench/floor, a Go ptrace tracer
-// that starts it and lets it run to its exit, doing nothing else: the part
-// of patchprof's cost that no profiling work can go below), a
-// `gcc --coverage` build (`go build -cover` for Go), callgrind, uftrace
-// where installed (on a `-pg` build), and patchprof under each engine
-// (classic, xol, jump), and the in-process engine with --time (jump+time:
-// what sampling costs beside counting). The configurations run round-robin,
-// N times each, so that drift of the machine spreads over all of them; the
-// table gives each one's median wall time, its ratio to the native median
-// and its cost per hit over native.
+// Patchprof-bench measures patchprof's engines against the alternatives, in
+// one run on one machine: per workload, the native program, the floor (the
+// program under cmd/patchprof-bench/floor, a Go ptrace tracer that starts it
+// and lets it run to its exit, doing nothing else: the part of patchprof's
+// cost that no profiling work can go below), a `gcc --coverage` build
+// (`go build -cover` for Go), callgrind, uftrace where installed (on a `-pg`
+// build), and patchprof under each engine (classic, xol, jump), and the
+// in-process engine with --time (jump+time: what sampling costs beside
+// counting). The configurations run round-robin, N times each, so that drift
+// of the machine spreads over all of them; the table gives each one's median
+// wall time, its ratio to the native median and its cost per hit over
+// native.
 //
-// Run it from the repository (it builds ./cmd/patchprof, ./cmd/patchprof-bench/floor and
-// the targets in cmd/patchprof-bench/testdata into a temporary directory):
+// Run it from the repository (it builds ./cmd/patchprof,
+// ./cmd/patchprof-bench/floor and the targets in cmd/patchprof-bench/testdata
+// into a temporary directory):
 //
 //	go run ./cmd/patchprof-bench -n 5
 //	go run ./cmd/patchprof-bench -workloads fib,shellsort -configs native,xol,jump
+//
+// The other flags: -skip WORKLOAD:CONFIG,... leaves pairs out, -timeout D
+// bounds one run (a configuration that exceeds it is not run again),
+// -patchprof-flags adds flags to every patchprof run, -keep keeps the
+// temporary directory with its builds, reports and saved profiles.
 //
 // A hit is one event the profile counts: the sum of the `sites` counts of
 // the xol engine's saved profile (every counted function entry and block
@@ -26,11 +32,28 @@
 // as it counts nothing.
 //
 // The command also checks what it measures: every patchprof and floor run
-// must exit 0 and print what the native program printed, and the line and
+// must exit 0 and print what the workload's first run printed (the native
+// program's, when native is among the configurations), and the line and
 // function counts of every engine's saved profile must equal those of the
 // first profile of the workload. Any difference is printed in capitals and
 // makes the command exit 1.
 //
-// bench is not a test: `go test ./cmd/patchprof-bench/` runs only the unit tests of its
-// pure parts (medians, the table, the comparison of profiles).
+// It is not a test: `go test ./cmd/patchprof-bench/` runs only the unit
+// tests of its pure parts (medians, the table, the comparison of profiles).
+//
+// Files:
+//
+//	main.go: main: the flags, then run
+//	options.go: Options, the configurations and the flags' parsing
+//	workloads.go: Workload and the workloads, in table order
+//	build_linux.go: Target: building patchprof, the floor and each
+//	    workload's plain, coverage and -pg programs
+//	run_linux.go: run: the round-robin of configurations, one run's
+//	    command line, its output checked against the first run's
+//	run_other.go: run elsewhere, which says the benchmark needs Linux
+//	report_linux.go: the table and the checks, and the exit status
+//	table.go: Measure and Row: medians, ratios, ns/hit, the table's text
+//	compare.go: Counts: a saved profile's line and function counts, keyed
+//	    to compare across engines, and the sites hit
+//	check.go: countChecker, every engine's counts against the first profile
 package main

@@ -20,4 +20,9 @@
 // stop's signal on. It follows no clone, fork or exec (no
 // PTRACE_O_TRACECLONE): a Go target's other threads run untraced, which
 // only lowers the floor.
+//
+// Files:
+//
+//	floor_linux.go: main, the traced start and the wait loop
+//	floor_other.go: main elsewhere, which says the floor needs Linux
 package main
