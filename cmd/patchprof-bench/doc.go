@@ -1,5 +1,5 @@
-// Patchprof-bench measures patchprof's engines against the alternatives, in
-// one run on one machine: per workload, the native program, the floor (the
+// Command patchprof-bench measures patchprof's engines against the
+// alternatives, in one run on one machine: per workload, the native program, the floor (the
 // program under cmd/patchprof-bench/floor, a Go ptrace tracer that starts it
 // and lets it run to its exit, doing nothing else: the part of patchprof's
 // cost that no profiling work can go below), a `gcc --coverage` build
