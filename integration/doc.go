@@ -10,10 +10,17 @@
 // The package has no code outside its tests. It does not import patchprof's
 // packages: the saved profile is decoded with the test's own structs, so the
 // tests hold patchprof to its command-line contract (docs/cli.md) and nothing
-// else.
+// else. One test checks the source tree instead: TestDocMap requires every
+// package's doc.go to name each of its non-test files, as this one does.
 //
 // The tests need gcc and g++ (with gcov) and permission to ptrace; without a
 // compiler they skip and say so. Run them with
 //
 //	go test ./integration/
+//
+// Files (the tests, *_test.go, are split by feature; helpers_test.go holds
+// what they share: building patchprof and the targets, running them, the
+// gcov oracle):
+//
+//	doc.go: this comment, the package's only non-test file
 package integration
