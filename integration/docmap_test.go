@@ -27,7 +27,8 @@ var docMapPending = map[string]bool{
 
 // docFileName matches a Go file name in a comment. A name written with a
 // directory ("symtab/insnlen.go") matches with it, and so is told apart from
-// a file of the package itself.
+// a file of the package itself; of a pattern ("*_test.go") it matches the
+// part after the star.
 var docFileName = regexp.MustCompile(`[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.go\b`)
 
 // TestDocMap requires every package of the module to have a doc.go whose
@@ -170,7 +171,9 @@ func checkDocMap(pkg goPackageDir) (missing, stale []string, err error) {
 	}
 	named := map[string]bool{}
 	for _, name := range docFileName.FindAllString(f.Doc.Text(), -1) {
-		if strings.Contains(name, "/") {
+		if strings.Contains(name, "/") || strings.HasPrefix(name, "_") {
+			// Another directory's file, or the tail of a pattern
+			// ("*_test.go"): no file of the package starts with "_".
 			continue
 		}
 		if !named[name] && !pkg.all[name] {
