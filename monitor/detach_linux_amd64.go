@@ -42,7 +42,7 @@ func (m *mon) detachAll() {
 			m.fold(t.mm)
 			m.unjump(t.mm)
 			for _, mp := range t.mm.maps {
-				if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
+				if err := mp.tab.RestoreIn(mp.memIn(t.mm)); err != nil {
 					m.leaveChanged(fmt.Errorf("restore the code of %s in process %d: %w", mp.Image.Path, t.mm.tgid, err))
 				}
 			}

@@ -163,7 +163,7 @@ func (m *mon) hitJumped(t *thread, tr *breakpoint.Trampoline) {
 // Preconditions: on the tracer thread; t is stopped just after the int3.
 func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 	mm := t.mm
-	if mm.noJump {
+	if mm.noJump || !mp.jumpable() {
 		return false
 	}
 	if mp.jmp != nil && mp.jmp.state[i] != jumpUntried {

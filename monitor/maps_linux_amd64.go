@@ -23,12 +23,15 @@ type mapping struct {
 	// serves the module in this process.
 	xolFailed bool
 	jmp       *jumpArea // trampolines of the in-process engine, nil if none
+	// text is what the program did to this code (mremap, munmap,
+	// mprotect: textchange_linux_amd64.go), nil if nothing.
+	text *textChange
 }
 
 // lookup returns the mapping and site at runtime address pc.
 func (mm *space) lookup(pc uint64) (*mapping, int, bool) {
 	for _, mp := range mm.maps {
-		if pc >= mp.Lo && pc < mp.Hi {
+		if pc >= mp.Lo && pc < mp.Hi && !mp.isGone(pc) {
 			i, ok := mp.tab.Lookup(pc)
 			return mp, i, ok
 		}
@@ -163,7 +166,9 @@ func (m *mon) scanMaps(mm *space) error {
 		r := regions[k]
 		lo, hi := r.lo, r.hi
 		j := k + 1
-		for ; j < len(regions) && regions[j].path == r.path; j++ {
+		// A run of one file's mappings at one bias: code mremap moved
+		// elsewhere is a piece of its own (pieceOf).
+		for ; j < len(regions) && regions[j].path == r.path && regions[j].lo-regions[j].off == r.lo-r.off; j++ {
 			hi = max(hi, regions[j].hi)
 		}
 		k = j
@@ -200,7 +205,11 @@ func (m *mon) scanMaps(mm *space) error {
 			}
 		}
 		mp := &mapping{Mapped: Mapped{Image: img, Bias: bias, Lo: lo, Hi: hi}, tab: img.Table.At(bias), seen: true}
-		if err := mp.tab.Plant(mm.mem); err != nil {
+		if !pieceOf(mm, mp, r, regions) {
+			m.lose(fmt.Errorf("plant code of %s moved to %#x in process %d: its original bytes were never read", img.Path, lo, mm.tgid))
+			continue
+		}
+		if err := mp.tab.Plant(mp.memIn(mm)); err != nil {
 			if img == m.rootImg {
 				rootErr = err
 			} else {

@@ -293,6 +293,7 @@ func (m *mon) syscallStop(t *thread) {
 		t.pendSig = 0
 		m.termEntry(t, &si)
 		m.guardEntry(t, si.Val, si.Args)
+		m.textEntry(t, si.Val, si.Args)
 		if si.Val == sysRtSigaction && si.Args[1] != 0 && si.Args[0] >= 1 && si.Args[0] <= nsig {
 			b := make([]byte, 32)
 			if _, err := t.mm.mem.ReadMemory(si.Args[1], b); err == nil {
@@ -320,6 +321,7 @@ func (m *mon) syscallStop(t *thread) {
 		// that is to restart (a restart code in rax) is restarted by
 		// syscallIn itself.
 		t.inSyscall = false
+		m.textExit(t, nr, si.Val)
 		switch nr {
 		case sysRtSigaction:
 			if t.pendSig != 0 && si.Val == 0 && t.sigs != nil {

@@ -72,6 +72,9 @@ type thread struct {
 	// loading: resumed next without system-call stops, into the dynamic
 	// linker's mapping window (loader_linux_amd64.go).
 	loading bool
+	// textCall is a system call changing code, from its entry to its
+	// exit (textchange_linux_amd64.go).
+	textCall *textCall
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
@@ -332,7 +335,7 @@ func (m *mon) release(t *thread) {
 		m.resend(t, m.leaveScratch(t, true))
 		m.unjump(t.mm)
 		for _, mp := range t.mm.maps {
-			if err := mp.tab.RestoreIn(t.mm.mem); err != nil {
+			if err := mp.tab.RestoreIn(mp.memIn(t.mm)); err != nil {
 				m.leaveChanged(fmt.Errorf("restore the code of process %d before letting it go: %w", t.tgid, err))
 			}
 		}
