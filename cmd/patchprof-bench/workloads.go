@@ -30,16 +30,16 @@ const sqliteModule = "github.com/mattn/go-sqlite3@v1.14.22"
 var workloads = []Workload{
 	{
 		Name: "empty", Title: "an empty C program, `--lines --funcs` (a run's fixed cost)",
-		Sources: []string{"cmd/patchprof-cmd/patchprof-bench/testdata/empty.c"}, Mode: []string{"--lines", "--funcs"},
+		Sources: []string{"cmd/patchprof-bench/testdata/empty.c"}, Mode: []string{"--lines", "--funcs"},
 	},
 	{
 		Name: "fib", Title: "recursive fib(30), `--funcs`",
-		Sources: []string{"cmd/patchprof-cmd/patchprof-bench/testdata/fib.c"}, Args: []string{"30"},
+		Sources: []string{"cmd/patchprof-bench/testdata/fib.c"}, Args: []string{"30"},
 		Mode: []string{"--funcs"},
 	},
 	{
 		Name: "shellsort", Title: "Shell sort of 20,000 numbers, `--lines`",
-		Sources: []string{"cmd/patchprof-cmd/patchprof-bench/testdata/shellsort.c"}, Args: []string{"20000"},
+		Sources: []string{"cmd/patchprof-bench/testdata/shellsort.c"}, Args: []string{"20000"},
 		Mode: []string{"--lines"},
 	},
 	{
@@ -52,17 +52,17 @@ var workloads = []Workload{
 	},
 	{
 		Name: "fib36", Title: "recursive fib(36), `--lines --funcs` (48 million calls: the cost per hit)",
-		Sources: []string{"cmd/patchprof-cmd/patchprof-bench/testdata/fib.c"}, Args: []string{"36"},
+		Sources: []string{"cmd/patchprof-bench/testdata/fib.c"}, Args: []string{"36"},
 		Mode: []string{"--lines", "--funcs"},
 	},
 	{
 		Name: "threads", Title: "4 threads, fib(24) each, `--funcs`",
-		Sources: []string{"cmd/patchprof-cmd/patchprof-bench/testdata/threads.c"}, CFlags: []string{"-pthread"},
+		Sources: []string{"cmd/patchprof-bench/testdata/threads.c"}, CFlags: []string{"-pthread"},
 		Args: []string{"24"}, Mode: []string{"--funcs"},
 	},
 	{
 		Name: "goroutines", Title: "Go, 8 goroutines, fib(20) each, `--lines --funcs`",
-		Go: true, Dir: "cmd/patchprof-cmd/patchprof-bench/testdata/goroutines", Args: []string{"20"},
+		Go: true, Dir: "cmd/patchprof-bench/testdata/goroutines", Args: []string{"20"},
 		Mode: []string{"--lines", "--funcs"},
 	},
 }

@@ -1,15 +1,3 @@
-// Command patchprof counts how many times each source line and function of an
-// unmodified Linux x86-64 program runs, by patching int3 breakpoints into it
-// under ptrace (Matt Bishop's execution monitor), and prints the source
-// annotated with the counts, even when the program crashes.
-//
-// Usage:
-//
-//	patchprof [flags] [--] PROGRAM [ARGS...]
-//	patchprof report [flags] FILE
-//
-// See docs/cli.md for the flags. This package only parses flags and wires the
-// other packages together.
 package main
 
 import (

@@ -1,11 +1,3 @@
-// Command cfgstat builds the control-flow graph of every function of an
-// executable and reports how many could not be recovered, and why.
-//
-//	go run ./cfg/internal/cfgstat [-v] [-func REGEXP] EXECUTABLE
-//
-// It is the test-free way to see what package cfg makes of a real binary;
-// -v lists every unrecoverable function with its error, -func prints the
-// blocks and edges of the matching functions.
 package main
 
 import (
