@@ -10,8 +10,7 @@ import (
 // Read and then Subprograms open the same file one after the other, and
 // each needs its parsed DWARF: debug/elf decompresses every section again
 // for each (a Go binary's are zlib-compressed, tens of megabytes once
-// inflated; inflating them twice was a fifth of patchprof's start on a
-// small Go program). Read leaves what it parsed here; the Subprograms call
+// inflated). Read leaves what it parsed here; the Subprograms call
 // on the same unchanged file takes it, and the cache is empty again.
 
 // A fileID tells a file apart from the same path rewritten.

@@ -59,7 +59,7 @@ func readLocals(d *dwarf.Data, subs []Subprogram) error {
 		if e.Tag == dwarf.TagCompileUnit {
 			// Only C and C++ functions' locals are read (the line
 			// model's); a Go program's runtime units are most of its
-			// DWARF, and walking them was a tenth of its start.
+			// DWARF.
 			if lang, _ := e.Val(dwarf.AttrLanguage).(int64); !IsC(int(lang)) {
 				r.SkipChildren()
 				continue

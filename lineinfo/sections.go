@@ -10,9 +10,8 @@ import (
 // A program's line table and its units' comp dirs come from .debug_line
 // and .debug_info, which debug/elf's File.DWARF inflates again (with every
 // other debug section, location lists and call frames included) though
-// Read has just inflated them: on a Go binary, whose sections are
-// compressed, the second inflation was a tenth of patchprof's start.
-// debugSections reads each section once and builds the DWARF from those
+// Read has just inflated them, and a Go binary's sections are
+// compressed. debugSections reads each section once and builds the DWARF from those
 // it needs.
 
 // debugSections is one ELF file's DWARF sections, each read on first use.

@@ -415,8 +415,8 @@ func exported(path, name string, accept func(*elf.Symbol) bool) (uint64, bool) {
 
 // exports looks name up in ef's dynamic symbols, reading the raw entries
 // in place: DynamicSymbols makes a string and a version of each of a C
-// library's thousands, which was a tenth of a small program's run. A
-// corrupt table reads as not found.
+// library's thousands of symbols, for the one wanted. A corrupt table
+// reads as not found.
 func exports(ef *elf.File, name string, accept func(*elf.Symbol) bool) (value uint64, found bool) {
 	defer func() {
 		if recover() != nil {

@@ -26,7 +26,7 @@ type Workload struct {
 // SQLite amalgamation (3.45.1), as integration/sqlite_test.go uses it.
 const sqliteModule = "github.com/mattn/go-sqlite3@v1.14.22"
 
-// workloads are the programs of issue 13's goal, in table order.
+// workloads are the programs the bench runs, in table order.
 var workloads = []Workload{
 	{
 		Name: "empty", Title: "an empty C program, `--lines --funcs` (a run's fixed cost)",

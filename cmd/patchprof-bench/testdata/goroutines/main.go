@@ -1,4 +1,4 @@
-// Command goroutines is the Go benchmark of bench/ (issue 13): 8 goroutines
+// Command goroutines is the Go workload of cmd/patchprof-bench: 8 goroutines
 // each compute fib(n) recursively (os.Args[1], default 25: 242,785 calls of
 // fib and as many of leaf per goroutine) and the program prints the sum.
 package main
