@@ -54,8 +54,12 @@ func launchFor(tb testing.TB, prog string, argv ...string) (int, func()) {
 	}
 	return pid, func() {
 		unix.Kill(pid, unix.SIGKILL)
+		// A killed tracee stops once more at its PTRACE_EVENT_EXIT
+		// (traceOptions) before it dies: let it go on.
 		var ws unix.WaitStatus
-		waitPid(pid, &ws, unix.WALL)
+		for waitPid(pid, &ws, unix.WALL) == nil && ws.Stopped() {
+			cont(pid, 0)
+		}
 	}
 }
 

@@ -12,3 +12,19 @@ type HandledFault struct {
 	Image *Image
 	Addr  uint64 // link-time address of the faulting instruction in Image
 }
+
+// A ThreadEnd is where a thread was in a profiled image when it ended:
+// killed while it ran the program's code (another thread's exit_group or
+// execve, a fatal signal sent to the process) or ending through its own
+// system call. The activation there never runs the rest of its block, so
+// the in-process engine's derived counts take it out of that block's flow
+// (breakpoint.Table.DeriveFlow).
+type ThreadEnd struct {
+	Image *Image
+	Addr  uint64 // link-time address of the instruction the thread was at
+	// Entered: the thread had been counted at Addr, a site it had begun
+	// (in a trampoline past its counter update, or in an out-of-line
+	// slot). A thread at a block's first instruction otherwise had not
+	// entered that block.
+	Entered bool
+}

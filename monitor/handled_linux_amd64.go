@@ -1,5 +1,10 @@
 package monitor
 
+import (
+	"github.com/patchprof/patchprof/breakpoint"
+	"golang.org/x/sys/unix"
+)
+
 // noteHandled records in the result a fault delivered to a handler of the
 // program, with the original address noteFault found (outside any slot
 // or trampoline), when it lies in a profiled image.
@@ -17,4 +22,60 @@ func (m *mon) noteHandled(t *thread, st *sigStop) {
 			return
 		}
 	}
+}
+
+// threadExit records where t was in profiled code when it ended
+// (Result.ThreadEnds): its registers at PTRACE_EVENT_EXIT are those of
+// the user context it left, at the instruction it was interrupted before
+// (another thread's exit_group or execve, a fatal signal) or just after
+// the system call that ended it. A PC in a trampoline or an out-of-line
+// slot is reported at the original instruction; one just past an armed
+// int3 whose trap was never served is reported at the site, not entered.
+// The thread that took the process's fatal fault is not recorded again:
+// its end is the crash's (Result.Exit.Fault).
+//
+// Preconditions: on the tracer thread; t is in its PTRACE_EVENT_EXIT stop.
+func (m *mon) threadExit(t *thread) {
+	var regs unix.PtraceRegs
+	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+		return // gone already: there is nothing to read
+	}
+	pc, entered := regs.Rip, false
+	mm := t.mm
+	if _, _, tr := mm.trampolineAt(pc); tr != nil {
+		orig, p := tr.Where(pc)
+		if p == breakpoint.Inside || p == breakpoint.BeforeCount {
+			// Half way through an emulated call or an arc's update,
+			// or at the site before its count: no original point
+			// inside a block.
+			return
+		}
+		pc, entered = orig, true
+	} else if site, ok := m.slotSite(mm, pc); ok {
+		pc, entered = site, true
+	} else if mp, i, ok := mm.lookup(pc - 1); ok && mp.tab.Armed(i) && !mm.dead {
+		pc = pc - 1 // executed the int3, its trap still to be served
+	}
+	if f := m.faults[t.tgid]; f != nil && f.PC == pc && f.SP == regs.Rsp {
+		return
+	}
+	for _, mp := range mm.maps {
+		if pc >= mp.Lo && pc < mp.Hi && mp.Image != nil {
+			m.res.ThreadEnds = append(m.res.ThreadEnds, ThreadEnd{Image: mp.Image, Addr: pc - mp.Bias, Entered: entered})
+			return
+		}
+	}
+}
+
+// slotSite returns the runtime address of the site whose out-of-line slot
+// holds pc.
+func (m *mon) slotSite(mm *space, pc uint64) (uint64, bool) {
+	for _, mp := range mm.maps {
+		if mp.xol != nil && mp.xol.contains(pc) {
+			if i := int((pc - mp.xol.base) / slotStride); i < mp.tab.Len() {
+				return mp.tab.RuntimeAddr(i), true
+			}
+		}
+	}
+	return 0, false
 }

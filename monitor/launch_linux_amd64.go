@@ -12,11 +12,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// traceOptions follow every child and thread, report exec, and make the kernel
-// kill the target if patchprof dies (ptrace(2), PTRACE_O_EXITKILL).
+// traceOptions follow every child and thread, report exec and each task's
+// end while its registers are still readable (PTRACE_O_TRACEEXIT: where a
+// thread another one's exit_group, a fatal signal or an execve killed was
+// in its code, threadExit), and make the kernel kill the target if
+// patchprof dies (ptrace(2), PTRACE_O_EXITKILL).
 const traceOptions = unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEFORK |
 	unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACEVFORKDONE |
-	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_EXITKILL | unix.PTRACE_O_TRACESYSGOOD
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_EXITKILL | unix.PTRACE_O_TRACESYSGOOD
 
 // launch starts the target stopped at its exec and seized.
 //

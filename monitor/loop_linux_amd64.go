@@ -474,6 +474,14 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 		return nil, st, outGone
 	}
 	t := m.threads[ev.tid]
+	if t == nil && st.kind == stopExit {
+		// One the monitor gave up (a child it killed): let it die. A
+		// new task's first report is its PTRACE_EVENT_STOP, never this.
+		if err := cont(ev.tid, 0); err != nil && !gone(err) {
+			m.lose(fmt.Errorf("let task %d end: %w", ev.tid, err))
+		}
+		return nil, st, outGone
+	}
 	if t == nil {
 		// A new task can report its first stop before its parent reports
 		// creating it; keep the report until then.
@@ -508,6 +516,8 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 		return t, st, outSignal
 	case stopSyscall:
 		m.syscallStop(t)
+	case stopExit:
+		m.threadExit(t)
 	}
 	return t, st, outResume
 }

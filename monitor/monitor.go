@@ -151,6 +151,9 @@ type Result struct {
 	// Handled are the faults delivered to the program's own handlers, in
 	// order (handled_linux_amd64.go).
 	Handled []HandledFault
+	// ThreadEnds are where threads were in profiled code when they ended
+	// (handled_linux_amd64.go, threadExit).
+	ThreadEnds []ThreadEnd
 
 	Exit      Exit
 	Bias      uint64 // load bias of the executable

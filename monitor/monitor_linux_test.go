@@ -71,8 +71,10 @@ func TestDecodeStatus(t *testing.T) {
 		// A group-stop reports the stop signal, not SIGTRAP.
 		{stoppedBy(unix.SIGTSTP, unix.PTRACE_EVENT_STOP), stop{kind: stopEvent, event: unix.PTRACE_EVENT_STOP, sig: unix.SIGTSTP}, false, true},
 		{stoppedBy(unix.SIGSTOP, unix.PTRACE_EVENT_STOP), stop{kind: stopEvent, event: unix.PTRACE_EVENT_STOP, sig: unix.SIGSTOP}, false, true},
-		// PTRACE_EVENT_EXIT is not asked for (traceOptions); unknown events are ignored.
-		{stoppedBy(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), stop{kind: stopOther, event: unix.PTRACE_EVENT_EXIT, sig: unix.SIGTRAP}, false, false},
+		// A task about to end (traceOptions asks for PTRACE_EVENT_EXIT).
+		{stoppedBy(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), stop{kind: stopExit, event: unix.PTRACE_EVENT_EXIT, sig: unix.SIGTRAP}, true, false},
+		// Unknown events are ignored.
+		{stoppedBy(unix.SIGTRAP, unix.PTRACE_EVENT_SECCOMP), stop{kind: stopOther, event: unix.PTRACE_EVENT_SECCOMP, sig: unix.SIGTRAP}, false, false},
 		{unix.WaitStatus(0xffff), stop{kind: stopOther}, false, false}, // WIFCONTINUED
 	} {
 		got := decodeStatus(c.ws)

@@ -35,6 +35,7 @@ const (
 	stopEvent                     // PTRACE_EVENT_STOP: first stop, group-stop, interrupt, end of a listen
 	stopSignal                    // signal-delivery-stop; int3 and single-steps report SIGTRAP here
 	stopSyscall                   // syscall-entry- or syscall-exit-stop (PTRACE_SYSCALL, PTRACE_O_TRACESYSGOOD)
+	stopExit                      // PTRACE_EVENT_EXIT: the task is about to end, its registers still its own
 )
 
 // A stop is one wait status of a traced task, decoded.
@@ -73,6 +74,8 @@ func decodeStatus(ws unix.WaitStatus) stop {
 		st.kind = stopExec
 	case unix.PTRACE_EVENT_STOP:
 		st.kind = stopEvent
+	case unix.PTRACE_EVENT_EXIT:
+		st.kind = stopExit
 	default:
 		st.kind = stopOther
 	}
@@ -81,10 +84,12 @@ func decodeStatus(ws unix.WaitStatus) stop {
 
 // inSyscall reports whether the stop happens inside a system call that the
 // kernel completes after it (clone, fork, vfork, exec): resumed, the thread
-// finishes that call and writes its result into rax.
+// finishes that call and writes its result into rax. A task at its exit
+// event is in the kernel's exit path: resumed, it ends, so nothing can be
+// run in it either.
 func (s stop) inSyscall() bool {
 	switch s.kind {
-	case stopNewTask, stopVforkDone, stopExec, stopSyscall:
+	case stopNewTask, stopVforkDone, stopExec, stopSyscall, stopExit:
 		return true // a syscall-exit-stop is refined by syscallStop
 	}
 	return false

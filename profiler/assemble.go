@@ -26,6 +26,7 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 	var fault faultSite
 	p.Exit, fault = exitOf(root, sel, res)
 	fault.handled = res.Handled
+	fault.threads = res.ThreadEnds
 	addModule(p, root, "", mode, sel.blocks, fault)
 	for _, m := range sel.mods {
 		if !m.counted || m.path == root.sym.Path {
@@ -50,6 +51,8 @@ type faultSite struct {
 	async bool
 	// handled are the faults the program's own handlers took.
 	handled []monitor.HandledFault
+	// threads are where threads were when they ended.
+	threads []monitor.ThreadEnd
 }
 
 // addModule appends module m's counts to p under the module name name;
@@ -236,7 +239,10 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 // instruction that faulted into the runtime's handler (a panic that never
 // comes back to the rest of the block). A C program's handler may return
 // to retry the instruction instead, which would make the block's count
-// one too many: its faults are left out.
+// one too many: its faults are left out. Every thread that ended inside a
+// block of m is one more (another thread's exit_group killed it in a
+// loop, a system call of m ended it): a thread at a block's first
+// instruction had not entered that block, unless it was counted there.
 func endsIn(m *module, fault faultSite) []uint64 {
 	t := m.plan.Table
 	var ends []uint64
@@ -246,6 +252,15 @@ func endsIn(m *module, fault faultSite) []uint64 {
 		if _, atSite := t.Index(fault.addr); !fault.async || !atSite {
 			ends = append(ends, fault.addr)
 		}
+	}
+	for _, e := range fault.threads {
+		if e.Image == nil || e.Image.Table != t {
+			continue
+		}
+		if i, ok := t.Index(e.Addr); ok && t.BlockOf(i) >= 0 && !e.Entered {
+			continue
+		}
+		ends = append(ends, e.Addr)
 	}
 	if isGo(m.sym) {
 		for _, h := range fault.handled {

@@ -1,0 +1,67 @@
+//go:build linux
+
+package integration
+
+import "testing"
+
+// A thread killed in the middle of a loop (tracker issue 24): the spinner
+// of killmid.c counts rounds until main's exit_group kills it, at a point
+// no run can predict. The jump engine derives some of the loop's counts by
+// flow conservation, which needs where the thread was when it died (the
+// monitor reads it at PTRACE_EVENT_EXIT): without it, the loop's first
+// line came out one less than the second, in the same block.
+
+// TestInterruptedKilledThread checks what holds by construction, whatever
+// the round the spinner died in: the loop head's two lines are one block;
+// the if's halves alternate; every round that passed the if reaches the
+// line after the join, but perhaps the last.
+func TestInterruptedKilledThread(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	const src = "interrupted/killmid.c"
+	exe := buildC(t, src, "-g", "-O0", "-pthread")
+	for run := 0; run < 3; run++ {
+		p := profileUnder(t, "jump", exe, []string{"exit"}, 0)
+		wantJumped(t, p)
+		got := linesOf(p, "killmid.c")
+		at := func(marker string) int64 { return got[markerLine(t, src, marker)] }
+		i, cond, odd, even, spins, done := at("BODY_I"), at("BODY_IF"), at("BODY_ODD"), at("BODY_EVEN"), at("BODY_SPINS"), at("BODY_DONE")
+		t.Logf("run %d: i++ %d, if %d, odd %d, even %d, spins %d, done %d", run, i, cond, odd, even, spins, done)
+		if i < 200000 {
+			t.Fatalf("the spinner ran %d rounds, want at least 200000 (main waits for them)", i)
+		}
+		if i != cond {
+			t.Errorf("the loop head's lines (one block) differ: i++ %d, if %d", i, cond)
+		}
+		if d := odd - even; d < 0 || d > 1 {
+			t.Errorf("odd %d, even %d: odd rounds come first, one at most ahead", odd, even)
+		}
+		if s := odd + even; s != cond && s != cond-1 {
+			t.Errorf("odd+even %d, if %d: every round but perhaps the last passed the if", s, cond)
+		}
+		if s := odd + even; spins != s && spins != s-1 {
+			t.Errorf("spins %d, odd+even %d: every round but perhaps the last reached the join", spins, odd+even)
+		}
+		if done != spins && done != spins-1 {
+			t.Errorf("done %d, spins %d", done, spins)
+		}
+	}
+}
+
+// TestInterruptedParkedThread: the same loop run exactly 100,000 rounds by
+// a thread that then blocks in read(2) until main's exit kills it there,
+// in the C library: every count is known, and the jump engine's equal the
+// out-of-line engine's (a thread's end outside the program adds nothing).
+func TestInterruptedParkedThread(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	const src = "interrupted/killmid.c"
+	exe := buildC(t, src, "-g", "-O0", "-pthread")
+	jump := profileUnder(t, "jump", exe, []string{"fixed"}, 0)
+	xol := profileUnder(t, "xol", exe, []string{"fixed"}, 0)
+	wantJumped(t, jump)
+	sameEngineCounts(t, jump, xol, nil)
+	for marker, n := range map[string]int64{"BODY_I": 100000, "BODY_IF": 100000, "BODY_ODD": 50000, "BODY_EVEN": 50000, "BODY_SPINS": 100000, "BODY_DONE": 100000} {
+		wantLine(t, jump, "killmid.c", markerLine(t, src, marker), n)
+	}
+}

@@ -1,0 +1,73 @@
+/* killmid: a thread spins in a counted loop and dies in the middle of it.
+ *
+ *   killmid exit    main calls exit once the spinner is well under way: the
+ *                   exit_group kills the spinner wherever it is
+ *   killmid signal  main sends the spinner SIGTERM (tgkill): the process
+ *                   dies of it (status 143), the spinner wherever it was
+ *   killmid fixed   the spinner runs exactly ROUNDS rounds, then blocks in
+ *                   read(2) until main exits: every count is known
+ *
+ * Build: gcc -g -O0 -pthread killmid.c
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define ROUNDS 100000
+
+static volatile unsigned long spins, odd, even;
+static volatile pid_t spinner_tid;
+static int fixed;
+static int never[2]; /* a pipe nobody writes to */
+static int done[2];  /* the spinner's word that it ran ROUNDS rounds */
+
+static void *spinner(void *arg)
+{
+	unsigned long i = 0;
+	(void)arg;
+	spinner_tid = (pid_t)syscall(SYS_gettid);
+	for (;;) {
+		i++;                       /* BODY_I */
+		if (i & 1)                 /* BODY_IF */
+			odd++;             /* BODY_ODD */
+		else
+			even++;            /* BODY_EVEN */
+		spins = i;                 /* BODY_SPINS */
+		if (fixed && i == ROUNDS) { /* BODY_DONE */
+			char c = 'd';
+			write(done[1], &c, 1);
+			read(never[0], &c, 1);
+		}
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "exit";
+	pthread_t th;
+	fixed = strcmp(mode, "fixed") == 0;
+	if (pipe(never) != 0 || pipe(done) != 0)
+		return 1;
+	pthread_create(&th, NULL, spinner, NULL);
+	if (fixed) {
+		char c;
+		if (read(done[0], &c, 1) != 1)
+			return 1;
+	}
+	while (spins < 200000 && !fixed)
+		usleep(1000);
+	if (strcmp(mode, "signal") == 0) {
+		syscall(SYS_tgkill, getpid(), spinner_tid, SIGTERM);
+		for (;;)
+			pause();
+	}
+	printf("spun %s\n", fixed ? "100000" : "enough");
+	fflush(stdout);
+	exit(0);
+}
