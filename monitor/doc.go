@@ -49,6 +49,8 @@
 //	signals        job control, signal delivery, crash records
 //	classic        Bishop's cycle: all-stop, single-step, rep, re-arm
 //	xol            the out-of-line engine: scratch regions, slots, injected calls
+//	textchange     code the program moves, unmaps, drops or makes writable
+//	               (mremap, munmap, madvise, mprotect): its own bytes first
 //	guard          what a program's seccomp sandbox and own GS base allow
 //	               patchprof to do in it (no injected call; no GS counters)
 //	term           the target's writes to patchprof's terminal (Options.Terminal)
