@@ -1,19 +1,113 @@
-// Package breakpoint owns the site table: every address where patchprof plants an
-// int3, the original byte it replaced, what the site counts (a line-table row, a
-// function entry, or both), and the raw trap counts.
+// Package breakpoint owns the site table and everything planned over it:
+// which addresses of one executable image are counted, how, and what the
+// counts of a run mean.
 //
-// It plans sites from the symbol table (symtab) and the line table (lineinfo),
-// refusing any address that is not the start of an instruction, and plants and
-// removes them through the small Memory interface, page by page, so that planting
-// a hundred thousand sites costs a few hundred system calls rather than a hundred
-// thousand PTRACE_POKETEXTs. It does not know about ptrace: the monitor hands it a
-// Memory backed by /proc/PID/mem, and the tests hand it a fake.
+// A site is an address where patchprof counts: a line-table row, a function
+// entry, a basic block's start, or an internal site the monitor needs (the
+// dynamic linker's notification point, the return of Go's
+// runtime.asyncPreempt). The Table keeps, per site, the original byte its
+// int3 replaced and the raw trap counts, in parallel slices (structure of
+// arrays), so that a binary with a million sites costs tens of megabytes,
+// not hundreds. NewPlan chooses the sites from the symbol table (symtab),
+// the line table (lineinfo) and the flow graphs cfg recovers, refusing any
+// address that is not the start of an instruction. Planting and restoring
+// go through the small Memory interface, one read and one write per
+// touched page; the package does not know about ptrace: the monitor hands
+// it a Memory backed by /proc/PID/mem, and the tests a fake. A Cursor is
+// one thread's open activations, from which a trap is counted as an entry
+// to its line (gcov's definition) and as an edge between blocks.
 //
-// It also relocates an instruction to run out of line (relocate.go and its
-// relocate_*.go neighbours), for the monitor's default engine, and keeps the
-// per-activation state (Cursor) from which line entries and block edges are
-// counted.
+// Lines are counted as gcov counts them: a function whose flow graph cfg
+// recovers has no line sites; its blocks are counted, and each line's count
+// is derived after the run from block and arc counts, through a model of
+// the blocks GCC's graph has and the machine code does not (case and goto
+// labels, loop latches, clobbers, empty cases: planlines.go and the
+// planlines_*.go files). A function whose flow cannot be recovered, and
+// every function under PlanOptions.RowSites, is counted at its rows instead,
+// with the cursor's rule.
 //
-// The table is stored as parallel slices (structure of arrays) so that a binary
-// with a million line rows costs tens of megabytes, not hundreds.
+// Relocate turns one x86-64 instruction into code that runs out of line, at
+// another address, with the same effect (relocate.go and the relocate_*.go
+// files; pure, bytes in and bytes out). The xol engine runs a site's
+// instruction from such a slot; the in-process engine displaces whole
+// instructions into trampolines with it.
+//
+// The in-process engine (--engine jump, the default) is planned here too
+// (PlanJumps): which sites take a 5-byte jmp to a trampoline that counts the
+// hit in the target and runs the displaced instructions (whole blocks where
+// they fit), which keep their int3 and why, which arcs of a conditional jump
+// or a jump table a trampoline counts, and which blocks are never planted
+// because their counts, and every edge count, follow from the others' by
+// flow conservation (DeriveFlow, after the run). Writing the trampolines into
+// the target, the per-thread counters and the scratch regions are the
+// monitor's.
+//
+// Files:
+//
+// The site table:
+//
+//	table.go        Table, SiteSpec, Kind, Memory: the sites in parallel
+//	                slices, their counts, lookup by address, views at
+//	                another load bias (At)
+//	plant.go        Plant, Restore, RestoreIn, Unplant page by page;
+//	                ArmIn and DisarmIn of one site in one address space
+//	cursor.go       Cursor, Hit, Unhit: per-activation state, line entries
+//	blocks.go       FuncGraph, SetBlocks: the flow graphs in table-wide
+//	                numbering, block and edge counting on a hit
+//	plan.go         PlanOptions, Plan, NewPlan: choosing the sites (function
+//	                entries, rows, Go's stack-check prologue, rep sites)
+//	planblocks.go   block sites: flow graphs built in parallel, BlockError,
+//	                Flow (gcov's per-function summary)
+//	pendinglines.go provisional numbers for the lines of row sites until
+//	                the line model has numbered its own
+//
+// gcc's line model:
+//
+//	planlines.go            the model: blocks carrying their statements'
+//	                        lines, and the rules that differ from the rows
+//	planlines_counts.go     LineCounts: line counts from block and arc counts
+//	                        (package linecount), cut at a fault
+//	planlines_codeless.go   statements GCC keeps that -O0 emits no code for
+//	planlines_epilogue.go   a closing brace's epilogue rows
+//	planlines_labels.go     case and default labels read from the source,
+//	                        preprocessor conditionals above them
+//	planlines_gotolabels.go goto labels and folded break or continue as
+//	                        blocks with no code
+//	planlines_jumps.go      break, continue, goto and return sharing a row;
+//	                        the jump past an else
+//	planlines_loops.go      the latch of a loop with no condition
+//	planlines_finally.go    the copies of a scope's clobbers, one per
+//	                        destination of the jumps leaving it
+//	planlines_locals.go     the locals whose scope ends with clobbers
+//	planlines_emptycases.go cases whose statements compile to nothing,
+//	                        counted as a group
+//	lazyre.go               the model's regular expressions, compiled at
+//	                        first use
+//
+// x86 relocation:
+//
+//	relocate.go          Relocate, Displaced, Form, RelocateError and the
+//	                     reasons for refusing; copied instructions, their
+//	                     RIP-relative displacements rewritten
+//	relocate_decode.go   decoding, with a second reading of prefixes and
+//	                     ModRM that refuses what the two disagree on
+//	relocate_branches.go direct jumps, branches and loops re-encoded as
+//	                     rel32; calls emulated (push the original return
+//	                     address, jmp)
+//	relocate_emit.go     the emitter that writes a slot's code
+//
+// The in-process engine:
+//
+//	jumpsite.go   JumpSite, PlanJump: where a jmp rel32 fits, flag liveness
+//	planjumps.go  PlanJumps, JumpPlan, the reasons a site keeps its int3,
+//	              short sites in a host block, DeriveFlow
+//	trampoline.go Trampoline, BuildTrampoline: the counter update, the
+//	              displaced code, exits; mapping a PC in it to the original
+//	wholeblock.go blocks displaced whole, with the tail after them;
+//	              Table.BuildTrampoline and its fallbacks
+//	edgecount.go  EdgeCount: a trampoline counting arcs of its jump
+//	edgeplan.go   which arcs are counted in the target, so that a function's
+//	              edges follow from its block counts
+//	derive.go     flow conservation: planning and solving the equations
+//	derivehot.go  leaving patchable blocks unplanted too, costliest first
 package breakpoint
