@@ -1,15 +1,3 @@
-// Package profiler owns one profiling run for any front end (the command
-// line today, a live endpoint next): which files are profiled and what is
-// planted in them (modules, selection, the Go filter, the launcher
-// decision), running the target under the monitor, and turning the
-// monitor's counts into a profile.Profile (lines derived from blocks,
-// functions, blocks, branches and calls, the crash site). A front end
-// keeps its flags, its terminal, its signals and its output.
-//
-// Data flows one way: the readers (symtab, lineinfo, cfg) feed breakpoint,
-// the monitor runs the plan, the profiler assembles the profile, and
-// output renders it. Models: delve's service/debugger, one layer shared by
-// every front end, and pprof's driver.
 package profiler
 
 import (
