@@ -78,9 +78,9 @@ func TestTextMove(t *testing.T) {
 // TestTextWrite: the program makes scale's page writable, finds the
 // constant in scale's body and rewrites it, then calls scale again.
 // Under the jump patch it read the patch, found nothing and computed
-// the old sums. Now the page is the program's from the mprotect on: the
-// output is native, scale's count is exact up to the rewrite (N; its
-// sites are not counted after) and the rest of the program's is exact.
+// the old sums. Now the patches of the page become int3s at the mprotect
+// (the constant is at no site's first byte): the output is native and
+// scale's count exact, 2 x N.
 func TestTextWrite(t *testing.T) {
 	textOnly(t)
 	t.Parallel()
@@ -96,9 +96,9 @@ func TestTextWrite(t *testing.T) {
 		if res.stdout != want {
 			t.Errorf("--engine=%s: stdout %q, natively %q", e, res.stdout, want)
 		}
-		wantFunc(t, p, "scale", n)
+		wantFunc(t, p, "scale", 2*n)
 		wantFunc(t, p, "main", 1)
-		wantLine(t, p, "textwrite.c", markerLine(t, "textwrite.c", "SCALE_BODY"), n)
+		wantLine(t, p, "textwrite.c", markerLine(t, "textwrite.c", "SCALE_BODY"), 2*n)
 		wantTextNote(t, p, "writable (mprotect)")
 	}
 }

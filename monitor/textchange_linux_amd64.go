@@ -19,8 +19,8 @@ import (
 // changes the code of a profiled mapping, with the process's other threads
 // held:
 //
-//   - mremap, munmap of part of a mapping, madvise(MADV_DONTNEED), and
-//     mprotect adding PROT_WRITE: the mapping's jump patches become
+//   - mremap, munmap of part of a mapping, madvise(MADV_DONTNEED): the
+//     mapping's jump patches become
 //     int3s again (unjumpMapping: the counts so far stay in the slabs and
 //     are folded as usual), and the original byte of every site in the range
 //     is put back. The range is then the program's (textChange.gone): no
@@ -32,6 +32,12 @@ import (
 //   - mprotect dropping PROT_EXEC: the jump patches become int3s again, so
 //     that a thread running into the range faults at the program's own
 //     instruction, not in a trampoline that runs on; the int3s stay.
+//   - mprotect adding PROT_WRITE: the jump patches become int3s again, so
+//     that the program reads and rewrites its own code but for the int3
+//     at each site's first byte (a slot is made from the bytes in memory at
+//     the site's first hit, a patch at its function's); the mapping may
+//     still be patched. Code rewritten inside a block patched after the
+//     call runs from the trampoline's stale copy: not handled.
 //
 // At the call's exit: a failed call plants the range again; the pages of
 // MADV_DONTNEED are the file's again and are planted again; after mremap
@@ -39,9 +45,8 @@ import (
 // piece of its module, planted within its own range (textMem), and a range
 // moved back to where it was is planted again. A mapping that went away
 // whole has its scratch region and trampolines unmapped through the
-// calling thread. After mprotect adding PROT_WRITE the range stays the
-// program's: what it writes there is not ours to count. One note per
-// process and kind of change says what was done.
+// calling thread. One note per process and kind of change says what was
+// done.
 
 // System calls and arguments that change code (asm/unistd_64.h,
 // asm-generic/mman-common.h).
@@ -61,7 +66,7 @@ const (
 	textMove   textKind = iota + 1 // mremap
 	textUnmap                      // munmap
 	textDrop                       // madvise(MADV_DONTNEED): back to the file's bytes
-	textWrite                      // mprotect adding PROT_WRITE
+	textWrite                      // mprotect adding PROT_WRITE: the patches go
 	textNoExec                     // mprotect dropping PROT_EXEC
 )
 
@@ -303,6 +308,14 @@ func (m *mon) releaseText(mm *space, mp *mapping, c *textCall) bool {
 	if old == nil {
 		old = &textChange{}
 	}
+	if c.kind == textWrite {
+		// The int3s stay, at each site's first byte: the program reads
+		// and rewrites its own code around them, and a site's slot is
+		// made from the bytes in memory at its first hit. A function first
+		// run after this is patched from the bytes in memory then.
+		m.note(fmt.Sprintf("process %d made code of %s writable (mprotect): its jump patches there were made breakpoints again, so that the program reads and rewrites its own code but for the int3 at each site's first byte", mm.tgid, mp.Image.Path))
+		return false
+	}
 	if c.kind == textNoExec {
 		// The int3s stay (a thread running there faults at the program's
 		// instruction, as without patchprof); only the patches had to go.
@@ -323,8 +336,6 @@ func (m *mon) releaseText(mm *space, mp *mapping, c *textCall) bool {
 		m.note(fmt.Sprintf("process %d unmapped part of the code of %s (munmap): patchprof put its original bytes back first; the rest keeps breakpoints", mm.tgid, mp.Image.Path))
 	case textDrop:
 		m.note(fmt.Sprintf("process %d dropped pages of the code of %s (madvise MADV_DONTNEED): patchprof put its original bytes back first and planted them again after; that code keeps breakpoints", mm.tgid, mp.Image.Path))
-	case textWrite:
-		m.note(fmt.Sprintf("process %d made code of %s writable (mprotect): patchprof put the original bytes of those pages back first, so that the program reads and rewrites its own code; the sites there are not counted from then on", mm.tgid, mp.Image.Path))
 	}
 	return true
 }
