@@ -9,14 +9,25 @@
 // ptrace calls, waits and /proc/PID/mem accesses there. Functions that must run
 // on that thread say so in a "Preconditions:" line.
 //
-// Engines. The out-of-line engine (xol_linux_amd64.go, the default) leaves the
-// int3 in place: at a module's first hit in a process it maps a scratch region
-// near the module by running mmap in the trapped thread, fills each site's slot
-// with its relocated instruction (breakpoint.Relocate) at the site's first hit,
-// and serves a hit by counting and moving the thread's PC to the slot: one stop,
-// and the other threads run on. Signals delivered while a thread is in a slot
-// first move it back to the original PC; detach moves every thread out and
-// unmaps the regions.
+// Engines. The in-process engine (Options.Engine = EngineJump, the
+// default; jump_linux_amd64.go) counts in the target: at a function's first
+// hit it writes a trampoline for each of its sites that the plan marked
+// (breakpoint.Table.JumpLen) and replaces the site's first bytes with a jmp
+// there; each thread adds to its own counter slab, addressed through its GS
+// base, in a memfd patchprof maps too (counters_linux_amd64.go), so later
+// hits cost no stop. Sites it cannot patch keep their int3, served by the
+// out-of-line engine. A thread that comes back into the middle of a patched
+// site (a goroutine preempted there, a signal handler's return) runs on from
+// the trampoline's copy of its instruction (filler_linux_amd64.go).
+//
+// The out-of-line engine (EngineXOL; xol_linux_amd64.go) leaves the int3 in
+// place: at a module's first hit in a process it maps a scratch region near
+// the module by running mmap in the trapped thread, fills each site's slot
+// with its relocated instruction (breakpoint.Relocate) at the site's first
+// hit, and serves a hit by counting and moving the thread's PC to the slot:
+// one stop, and the other threads run on. Signals delivered while a thread
+// is in a slot first move it back to the original PC; detach moves every
+// thread out and unmaps the regions.
 //
 // The classic cycle (Options.Engine = EngineClassic, and any site the
 // out-of-line engine cannot relocate): a trap at a site is counted, the thread's PC moved
@@ -32,31 +43,62 @@
 // of its code ran) and then handed over to PTRACE_SEIZE (detach with SIGSTOP,
 // seize, resume), because only a seized tracee supports PTRACE_INTERRUPT and
 // PTRACE_LISTEN, which the all-stop and transparent job control need.
-// PTRACE_O_EXITKILL makes the kernel kill the target if patchprof dies, so no
-// process lives on with planted int3s.
+// A launched target has PTRACE_O_EXITKILL: the kernel kills it if patchprof
+// dies, so no process lives on with planted int3s. An attached one has not
+// (attach_linux_amd64.go): an operator's daemon must not die because
+// patchprof did.
 //
-// Files, by concern (all but monitor.go and unsupported.go are Linux x86-64):
+// Files, by concern (all but monitor.go, unsupported.go, handled.go,
+// isample.go and layout.go are Linux x86-64):
 //
-//	monitor.go     Options, Result, Image, the errors: the API on every platform
-//	unsupported.go the same API elsewhere, returning *UnsupportedError
-//	launch         starting the target: fork, exec, hand-over to PTRACE_SEIZE
-//	attach, detach seizing a running process; restoring it and letting it go
-//	loop           Run, the event loop, dispatch (the one place that acts on a
-//	               wait status), the trap of a site
-//	wait           decodeStatus: wait statuses as stops (pure)
-//	tasks          threads, address spaces, new tasks, exec, --no-follow
-//	maps           /proc/PID/maps, modules, planting
-//	signals        job control, signal delivery, crash records
-//	classic        Bishop's cycle: all-stop, single-step, rep, re-arm
-//	xol            the out-of-line engine: scratch regions, slots, injected calls
-//	textchange     code the program moves, unmaps, drops or makes writable
-//	               (mremap, munmap, madvise, mprotect): its own bytes first
-//	guard          what a program's seccomp sandbox and own GS base allow
-//	               patchprof to do in it (no injected call; no GS counters)
-//	term           the target's writes to patchprof's terminal (Options.Terminal)
-//	isample, tick  interrupt sampling (Options.Interrupt), the ptrace fallback
-//	               of --time; the signal that ends wait4 for its rounds
-//	ptrace_unsafe, mem, proc, pin   raw requests, /proc/PID/mem, /proc reads, CPU pinning
+// The API and the loop:
+//
+//	monitor.go: Options, Result, Image, Fault, the errors: the API on every platform
+//	unsupported.go: the same API elsewhere, returning *UnsupportedError
+//	loop_linux_amd64.go: Run, the event loop, dispatch (the one place that acts on a wait status), the trap of a site
+//	wait_linux.go: decodeStatus, wait statuses as stops (pure)
+//	debug_linux_amd64.go: the event ring PATCHPROF_DEBUG=1 prints, for developers
+//
+// Processes, threads and modules:
+//
+//	launch_linux_amd64.go: starting the target (fork, exec, hand-over to PTRACE_SEIZE) and the trace options
+//	attach_linux_amd64.go: seizing a running process (-p)
+//	detach_linux_amd64.go: putting back every byte, register and mapping, and letting the process go
+//	tasks_linux_amd64.go: threads, address spaces, new tasks, exec, --no-follow
+//	maps_linux_amd64.go: /proc/PID/maps, modules, planting
+//	loader_linux_amd64.go: the dynamic linker's notifications, and its mapping window run without system-call stops
+//	textchange_linux_amd64.go: code the program moves, unmaps, drops or makes writable (mremap, munmap, madvise, mprotect): its own bytes first
+//	layout.go, layout_linux_amd64.go: the code layout of each address space, reported to Options.Layout for the samplers
+//
+// Signals:
+//
+//	signals_linux_amd64.go: job control, signal delivery, crash records
+//	sigstate_linux_amd64.go: the target's SIGTRAP disposition and mask, kept as the program set them
+//	handled.go, handled_linux_amd64.go: faults delivered to the program's own handlers, and where each thread ended (Result.Handled, Result.ThreadEnds)
+//	unkick_linux_amd64.go: restarting the system calls our stops would end with EINTR
+//	term_linux_amd64.go: the target's writes to patchprof's terminal (Options.Terminal)
+//
+// Engines:
+//
+//	classic_linux_amd64.go: Bishop's cycle: all-stop, single-step, rep, re-arm
+//	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots, injected calls
+//	jump_linux_amd64.go: the in-process engine: trampolines, patching a function at its first hit, exits, unpatching
+//	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)
+//	counters_linux_amd64.go, counters_unsafe_linux_amd64.go: the per-thread counter slabs in a memfd, and their GS bases
+//	live_linux_amd64.go: the counts read while the target runs (snapshots, --listen)
+//	guard_linux_amd64.go: what a program's seccomp sandbox and own GS base allow patchprof to do in it (no injected call; no GS counters)
+//
+// Sampling:
+//
+//	isample.go, isample_linux_amd64.go: interrupt sampling (Options.Interrupt), the ptrace fallback of --time
+//	tick_unsafe_linux_amd64.go: the signal that ends wait4 for a sampling round
+//
+// Raw access:
+//
+//	ptrace_unsafe_linux_amd64.go: raw ptrace requests x/sys/unix lacks
+//	mem_linux.go: /proc/PID/mem as a breakpoint.Memory
+//	proc_linux.go: /proc/PID/status fields and signal masks
+//	pin_linux.go, getcpu_unsafe_linux.go: pinning the tracer and the target to one CPU
 //
 // Errors. A ptrace request that fails with ESRCH (gone) means the thread died
 // meanwhile: its death comes next from wait4 and is not an error. Any other
