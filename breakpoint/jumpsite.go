@@ -36,7 +36,7 @@ type JumpSite struct {
 	// those of the tail.
 	Insns []int
 	// Tail is the length of the code after the displaced bytes that the
-	// trampoline runs too, unpatched (Table.planTails): the block the last
+	// trampoline runs too, unpatched (Plan.planTails): the block the last
 	// displaced instruction falls into.
 	Tail int
 	// FlagsDead reports that no instruction reads the arithmetic flags

@@ -5,9 +5,9 @@ import (
 	"sync"
 )
 
-// A lazyRegexp is a regular expression compiled at its first use. The line
-// model's expressions were half a millisecond of every patchprof start,
-// --version and --funcs included, which use none of them.
+// A lazyRegexp is a regular expression compiled at its first use: the line
+// model's expressions cost every patchprof start something, and --version
+// and --funcs use none of them.
 type lazyRegexp struct {
 	expr string
 	once sync.Once

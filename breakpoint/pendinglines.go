@@ -2,7 +2,7 @@ package breakpoint
 
 // pendingLines numbers the lines of sites at rows before the line model
 // has numbered its own: add gives a provisional number, resolve the final
-// ones (Plan.lineRef, called in add's order, as lineSpecs once called it).
+// ones (Plan.lineRef, called in add's order: the order of the rows).
 type pendingLines struct {
 	refs  []LineRef
 	funcs []int

@@ -224,8 +224,8 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	}
 	// The sites at rows (of the functions without a flow graph) come
 	// before the line model, so that the table is whole while the model
-	// runs; their lines are numbered after it (pendingLines), in the order
-	// they always were.
+	// runs; their lines are numbered after it (pendingLines), in their
+	// rows' order.
 	var pending pendingLines
 	if opt.Lines && lt != nil {
 		for i := range modeled {

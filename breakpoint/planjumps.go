@@ -102,8 +102,8 @@ func (t *Table) JumpLen(i int) int {
 }
 
 // planRun decodes whole instructions from addr until at least n bytes, and
-// returns them as a jump site when they end at exactly... n for a planned
-// length; for a short site (n = 2), as soon as they cover n. Every one must
+// returns them as a jump site: for a planned length, when they end at
+// exactly n; for a short site (n = 2), as soon as they cover n. Every one must
 // run out of line, only the last may transfer control, and none but the
 // first may start where leader says a branch may land.
 func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSite, bool) {

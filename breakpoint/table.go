@@ -114,7 +114,7 @@ type Table struct {
 	// along the edge (see SetBlocks); nil without blocks.
 	EdgeCounts []uint64
 	// ArcHits counts, per arc the in-process engine counts in the target
-	// (ArcOf), how often control went along it.
+	// (ArcsOf), how often control went along it.
 	ArcHits []uint64
 	// BlockArrivals counts, per table-wide block index, the arrivals at the
 	// block along none of its edges: for a function's first block, its

@@ -70,7 +70,7 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		// Without .debug_info the rows alone are used: a C function's
 		// entry then counts on its opening brace, not its declarator.
 		// A Go program without C reads nothing there (lineinfo skips Go
-		// units), and inflating its .debug_info was a sixth of its start.
+		// units), and its .debug_info is large and compressed.
 		if !popt.GoPrologue || hasCSource(lt) {
 			popt.Subprograms, _ = lineinfo.Subprograms(sym.Path)
 		}

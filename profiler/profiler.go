@@ -319,7 +319,7 @@ func (p *Profiler) interim(bias uint64) *profile.Profile {
 
 // describeELFError words an error of symtab.Open for the user. The message
 // names prog once: a *symtab.FormatError names the path itself, so only
-// its parts are used (the message used to read "X: X: EOF").
+// its parts are used (not "X: X: EOF").
 func describeELFError(prog string, err error) error {
 	switch {
 	case errors.Is(err, symtab.ErrNotELF):
