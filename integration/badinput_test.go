@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -104,6 +105,22 @@ func TestBadProgram(t *testing.T) {
 				t.Errorf("%s: stdout %q, want nothing", res.cmdline, res.stdout)
 			}
 		})
+	}
+}
+
+// TestFIFOProgram: a program path naming a FIFO marked executable is
+// refused at once from its mode, with 126 and one line, never opened:
+// opening it to read would wait for a writer that never comes.
+func TestFIFOProgram(t *testing.T) {
+	mustHaveCLI(t)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, runOpts{args: []string{"--funcs", fifo}, timeout: eventBound})
+	msg := oneLineErrorStatus(t, res, exitCannotRun)
+	if want := "patchprof: " + fifo + " is not a regular file (a FIFO): give the program's path"; msg != want {
+		t.Errorf("%s: message %q, want %q", res.cmdline, msg, want)
 	}
 }
 
