@@ -3,6 +3,9 @@
  * the jump engine, or attached to with -p in between). Each mode prints
  * ready, waits for a line on stdin (the moment to attach), then makes the
  * first call, releases the parked contexts and prints its own counters.
+ * With a second argument, hold, it prints held after the first call and
+ * waits for another line before releasing them (the moment to detach,
+ * with the contexts still parked inside the patched function).
  *
  *   savedctx handler  K threads spin in spin(); each is sent SIGUSR1 and
  *                     parks in the handler on a semaphore, its interrupted
@@ -11,8 +14,9 @@
  *                     swaps back to main in its middle; main calls park()
  *                     itself, then resumes every coroutine to its end
  *   savedctx first    a thread blocks in a read system call made by the
- *                     first block of gate(); main calls gate() itself, then
- *                     writes the byte that releases the thread
+ *                     first block of gate(), and main waits until it is
+ *                     blocked there; main calls gate() itself, then writes
+ *                     the byte that releases the thread
  *
  * Build: gcc -g -O0 -pthread savedctx.c
  */
@@ -23,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -84,6 +89,7 @@ static void coro(int k)
 }
 
 static int pipefd[2];
+static volatile long gatetid;
 
 /* gate's first block makes the read system call itself: a thread blocked
  * in it is stopped inside that block. */
@@ -103,6 +109,7 @@ static void *gatekeeper(void *arg)
 {
 	(void)arg;
 	long r;
+	gatetid = syscall(SYS_gettid);
 	do
 		r = gate(pipefd[0]);
 	while (r == 100 - 4); /* EINTR: call again */
@@ -110,10 +117,29 @@ static void *gatekeeper(void *arg)
 	return NULL;
 }
 
-static void wait_line(void)
+/* in_read reports whether the gatekeeper thread is blocked in its read
+ * of fd, as proc(5)'s /proc/PID/task/TID/syscall shows it: the system call
+ * number (0, read) and its first argument. */
+static int in_read(int fd)
+{
+	char path[64], buf[256], want[32];
+	long tid = gatetid;
+	if (tid == 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/self/task/%ld/syscall", tid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	int ok = fgets(buf, sizeof buf, f) != NULL;
+	fclose(f);
+	snprintf(want, sizeof want, "0 0x%x ", fd);
+	return ok && strncmp(buf, want, strlen(want)) == 0;
+}
+
+static void wait_line(const char *say)
 {
 	char buf[64];
-	printf("ready\n");
+	printf("%s\n", say);
 	fflush(stdout);
 	if (!fgets(buf, sizeof buf, stdin))
 		exit(9);
@@ -122,6 +148,7 @@ static void wait_line(void)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "handler";
+	int hold = argc > 2 && strcmp(argv[2], "hold") == 0;
 	pthread_t th[K];
 	if (strcmp(mode, "handler") == 0) {
 		sem_init(&release, 0, 0);
@@ -134,8 +161,10 @@ int main(int argc, char **argv)
 			pthread_kill(th[k], SIGUSR1);
 		while (parked < K)
 			usleep(1000);
-		wait_line();
+		wait_line("ready");
 		spin(&one); /* the first call since the attach */
+		if (hold)
+			wait_line("held");
 		go = 1;
 		for (int k = 0; k < K; k++)
 			sem_post(&release);
@@ -151,8 +180,10 @@ int main(int argc, char **argv)
 			makecontext(&coro_ctx[k], (void (*)(void))coro, 1, k);
 			swapcontext(&main_ctx, &coro_ctx[k]);
 		}
-		wait_line();
+		wait_line("ready");
 		printf("main: %d\n", park(-1, 7)); /* the first call since the attach */
+		if (hold)
+			wait_line("held");
 		for (int k = 0; k < K; k++)
 			swapcontext(&main_ctx, &coro_ctx[k]);
 		printf("park called %ld times\n", calls_park);
@@ -160,12 +191,15 @@ int main(int argc, char **argv)
 		if (pipe(pipefd) != 0)
 			return 1;
 		pthread_create(&th[0], NULL, gatekeeper, NULL);
-		usleep(100000); /* the thread is in its read by now, or soon */
-		wait_line();
+		while (!in_read(pipefd[0]))
+			usleep(1000);
+		wait_line("ready");
 		int p2[2];
 		if (pipe(p2) != 0 || write(p2[1], "x", 1) != 1)
 			return 1;
 		printf("main gate: %ld\n", gate(p2[0])); /* the first call since the attach */
+		if (hold)
+			wait_line("held");
 		if (write(pipefd[1], "y", 1) != 1)
 			return 1;
 		pthread_join(th[0], NULL);
