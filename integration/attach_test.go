@@ -195,7 +195,8 @@ func TestAttachGo(t *testing.T) {
 			// made the kernel reset Go's handler, in the runtime's own code
 			// that --std plants.
 			before := dispositions(t, pid)
-			args := []string{"--funcs", "--lines", "-p", strconv.Itoa(pid), "--duration", "1s"}
+			save := filepath.Join(t.TempDir(), "p.json")
+			args := []string{"--save", save, "--funcs", "--lines", "-p", strconv.Itoa(pid)}
 			if std {
 				// The classic engine's single-steps in Go's runtime leave
 				// the trap flag set in a thread now and then (a stray
@@ -203,12 +204,42 @@ func TestAttachGo(t *testing.T) {
 				// engine, also before this test): --std runs under xol.
 				args = append([]string{"--std", "--engine=xol"}, args...)
 			}
-			res, p := runProfile(t, runOpts{args: args})
-			if res.code != 0 || !p.Exit.Detached {
-				t.Fatalf("patchprof exit %d, saved exit %+v; want 0 and detached\n%s", res.code, p.Exit, res)
+			pp, esc := startAttached(t, args...)
+			var report strings.Builder
+			drained := make(chan struct{})
+			go func() {
+				for esc.Scan() {
+					report.WriteString(esc.Text() + "\n")
+				}
+				close(drained)
+			}()
+			// Two answers asked for after the attach, the second with a
+			// greater total: four goroutines called main.work between
+			// them, with its sites planted. Then the detach, on SIGINT.
+			asked := func() int64 {
+				if _, err := in.Write([]byte("\n")); err != nil {
+					t.Fatal(err)
+				}
+				for sc.Scan() {
+					if f := strings.Fields(sc.Text()); len(f) == 2 && f[0] == "asked" {
+						n, _ := strconv.ParseInt(f[1], 10, 64)
+						return n
+					}
+				}
+				t.Fatalf("target ended while attached: %v", cmd.Wait())
+				return 0
+			}
+			for first := asked(); asked() <= first; {
+			}
+			pp.Process.Signal(syscall.SIGINT)
+			<-drained
+			err := pp.Wait()
+			p, perr := readProfile(save)
+			if err != nil || perr != nil || !p.Exit.Detached {
+				t.Fatalf("patchprof: %v, profile %v (%+v); want exit 0 and detached\n%s", err, perr, p, report.String())
 			}
 			if n, ok := funcCount(p, "main.work"); !ok || n == 0 {
-				t.Errorf("main.work counted %d (%v) in a second of four goroutines calling it", n, ok)
+				t.Errorf("main.work counted %d (%v) in a beat of four goroutines calling it", n, ok)
 			}
 			if after := dispositions(t, pid); after != before {
 				t.Errorf("signal dispositions changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)

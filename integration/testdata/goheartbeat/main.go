@@ -1,12 +1,13 @@
 // Command goheartbeat calls work from 4 goroutines every 100 us and prints a
 // heartbeat with the running total twice a second, argv[1] times; with
 // argv[1] "stdin", until its standard input ends (after a last beat), so a
-// test decides when it ends.
+// test decides when it ends, and each line it reads is answered at once with
+// "asked TOTAL", so a test knows calls were made after a moment of its own.
 package main
 
 import (
+	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -26,8 +27,14 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "stdin" {
 		n, eof = -1, make(chan struct{})
 		go func() {
-			io.Copy(io.Discard, os.Stdin)
-			close(eof)
+			r := bufio.NewReader(os.Stdin)
+			for {
+				if _, err := r.ReadString('\n'); err != nil {
+					close(eof)
+					return
+				}
+				fmt.Println("asked", calls.Load())
+			}
 		}()
 	} else if len(os.Args) > 1 {
 		n, _ = strconv.Atoi(os.Args[1])
