@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // Every int3 of ours is a forced SIGTRAP, and the kernel resets a blocked or
@@ -118,32 +118,34 @@ func TestAttachSigtrapIgnored(t *testing.T) {
 	}
 	pid := target.Process.Pid
 	before := signalState(t, pid)
-	stop := make(chan struct{})
-	fed := make(chan int)
+	save := filepath.Join(t.TempDir(), "p.json")
+	pp, esc := startAttached(t, "--save", save, "--funcs", "--func", "^f$", "-p", strconv.Itoa(pid))
 	go func() {
-		n := 0
-		defer func() { fed <- n }()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-				if _, err := in.Write([]byte("x")); err != nil {
-					return
-				}
-				n++
-			}
+		for esc.Scan() {
 		}
 	}()
-	res, p := runProfile(t, runOpts{args: []string{"--funcs", "--func", "^f$", "-p", strconv.Itoa(pid), "--duration", "300ms"}})
-	close(stop)
-	<-fed
-	if res.code != 0 {
-		t.Fatalf("patchprof exit %d, want 0\n%s", res.code, res)
+	// 50 rounds of 4 bytes, each answered once read: f runs exactly 200
+	// times while patchprof is attached.
+	for k := 1; k <= 50; k++ {
+		if _, err := in.Write([]byte("xyz\n")); err != nil {
+			t.Fatal(err)
+		}
+		if !sc.Scan() || sc.Text() != fmt.Sprintf("got %d", 4*k) {
+			t.Fatalf("target answered %q to round %d, want \"got %d\"", sc.Text(), k, 4*k)
+		}
 	}
-	if n, ok := funcCount(p, "f"); !ok || n == 0 {
-		t.Errorf("f counted %d times while the target called it for 300 ms", n)
+	pp.Process.Signal(syscall.SIGINT)
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v, want exit 0", err)
 	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.Exit.Detached {
+		t.Errorf("profile exit %+v, want detached", p.Exit)
+	}
+	wantFunc(t, p, "f", 200)
 	if after := signalState(t, pid); after != before {
 		t.Errorf("signal state changed across attach and detach:\nbefore:\n%s\nafter:\n%s", before, after)
 	}

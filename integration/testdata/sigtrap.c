@@ -9,8 +9,9 @@
  *   sigtrap handler    a SIGTRAP handler that calls f; the program's own int3
  *                      twice: "handled 2"
  *   sigtrap icebp      an int1 (icebp) at a planted line: dies of SIGTRAP
- *   sigtrap wait       SIGTRAP ignored, then f in a loop until stdin closes
- *                      (for attach), printing "ready" first
+ *   sigtrap wait       SIGTRAP ignored, then f once for each byte read until
+ *                      stdin closes (for attach), printing "ready" first and
+ *                      "got N" (the bytes so far) after each newline
  */
 #include <signal.h>
 #include <stdio.h>
@@ -102,8 +103,15 @@ int main(int argc, char **argv) {
 		puts("ready");
 		fflush(stdout);
 		char c;
-		while (read(0, &c, 1) == 1)
+		long got = 0;
+		while (read(0, &c, 1) == 1) {
 			s += f((int)c);
+			got++;
+			if (c == '\n') {
+				printf("got %ld\n", got);
+				fflush(stdout);
+			}
+		}
 		check();
 		printf("done mismatches %d\n", mismatches);
 	}
