@@ -479,21 +479,31 @@ func (m *mon) unjumpSites(mm *space, short bool) {
 			continue
 		}
 		for i, tr := range mp.jmp.tramp {
-			if tr == nil || (tr.Landing != 0) != short {
-				continue
+			if tr != nil && (tr.Landing != 0) == short {
+				m.unjumpSite(mm, mp.jmp, i)
 			}
-			_, err := mm.mem.WriteMemory(tr.Addr, []byte{breakpoint.Int3})
-			if err == nil {
-				_, err = mm.mem.WriteMemory(tr.Addr+1, tr.Orig[1:])
-			}
-			if err != nil {
-				m.leaveChanged(fmt.Errorf("restore the code at %#x in process %d: %w", tr.Addr, mm.tgid, err))
-				continue
-			}
-			mp.jmp.tramp[i] = nil
-			mp.jmp.state[i] = jumpRefused
 		}
 	}
+}
+
+// unjumpSite puts site i of j back to an int3 over its original bytes,
+// the int3 first, so that a thread running meanwhile traps rather than
+// reading half a jmp, and refuses its jump from then on. It reports
+// whether it did (a failed write is recorded: the target was changed).
+//
+// Preconditions: on the tracer thread; j.tramp[i] is set.
+func (m *mon) unjumpSite(mm *space, j *jumpArea, i int) bool {
+	tr := j.tramp[i]
+	_, err := mm.mem.WriteMemory(tr.Addr, []byte{breakpoint.Int3})
+	if err == nil {
+		_, err = mm.mem.WriteMemory(tr.Addr+1, tr.Orig[1:])
+	}
+	if err != nil {
+		m.leaveChanged(fmt.Errorf("restore the code at %#x in process %d: %w", tr.Addr, mm.tgid, err))
+		return false
+	}
+	j.tramp[i], j.state[i] = nil, jumpRefused
+	return true
 }
 
 // outOfTrampoline runs before a signal is delivered to t: a handler must see

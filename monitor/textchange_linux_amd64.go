@@ -354,19 +354,9 @@ func (m *mon) unjumpMapping(mm *space, mp *mapping) {
 	var put []*breakpoint.Trampoline
 	for _, short := range []bool{true, false} {
 		for i, tr := range j.tramp {
-			if tr == nil || (tr.Landing != 0) != short {
-				continue
+			if tr != nil && (tr.Landing != 0) == short && m.unjumpSite(mm, j, i) {
+				put = append(put, tr)
 			}
-			_, err := mm.mem.WriteMemory(tr.Addr, []byte{breakpoint.Int3})
-			if err == nil {
-				_, err = mm.mem.WriteMemory(tr.Addr+1, tr.Orig[1:])
-			}
-			if err != nil {
-				m.leaveChanged(fmt.Errorf("restore the code at %#x in process %d: %w", tr.Addr, mm.tgid, err))
-				continue
-			}
-			j.tramp[i], j.state[i] = nil, jumpRefused
-			put = append(put, tr)
 		}
 	}
 	for _, tr := range put {
