@@ -490,18 +490,7 @@ func resolve(prog string) (string, error) {
 		// Opening a FIFO to read waits for a writer, and reading a device
 		// may wait for ever: refuse them from the mode alone, unopened.
 		// execve(2) refuses them too (EACCES).
-		kind := "a special file"
-		switch {
-		case m&os.ModeNamedPipe != 0:
-			kind = "a FIFO"
-		case m&os.ModeSocket != 0:
-			kind = "a socket"
-		case m&os.ModeCharDevice != 0:
-			kind = "a character device"
-		case m&os.ModeDevice != 0:
-			kind = "a block device"
-		}
-		return "", cannotRun("%s is not a regular file (%s): give the program's path", prog, kind)
+		return "", cannotRun("%s is not a regular file (%s): give the program's path", prog, fileKind(m))
 	}
 	if st.Mode()&0o111 == 0 || !executable(path) {
 		return "", cannotRun("%s is not executable: chmod +x it", prog)
