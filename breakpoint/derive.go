@@ -196,21 +196,35 @@ func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
 	return true
 }
 
+// A Stop is where an activation of a profiled function stopped for good:
+// the faulting instruction of a crash, where a thread was when it ended.
+// Flow conservation does not hold for it (DeriveFlow).
+type Stop struct {
+	Addr uint64 // link-time address of the instruction it stopped at
+	// Entered: the activation had begun the block at Addr (the
+	// instruction at Addr faulted, or the block's count was taken).
+	// Otherwise one at a block's first instruction had arrived along an
+	// edge and not begun the block.
+	Entered bool
+}
+
 // derive replays dp on the counts of the measured blocks (c; the derived
 // blocks' entries are overwritten with their derived counts) and of the
 // measured edges (their entries of edges), giving every edge count and the
-// arrivals of every block. ends (repeats allowed) are the link-time
-// addresses where an activation stopped for good inside its block: the
-// faulting instruction of a crash, where each thread was when it ended.
-// Each is an entry of its block that left along no edge, so it is taken
-// out of that block's out-equation, whichever variable the equation
-// gives: the block's own count, when it is derived, is then one more than
-// its edges say. An end in a block ending in a call (a frame waiting for
-// its callee) changes nothing: that block has no out-equation. It reports
-// whether the counts were consistent (no variable came out negative,
-// which non-local flow the equations do not see can cause; such a
-// variable is taken as 0).
-func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, ends []uint64, edges, arrivals []uint64) bool {
+// arrivals of every block. stops (repeats allowed) are where activations
+// stopped for good. One inside its block entered it and left along no
+// edge, so it is taken out of that block's out-equation, whichever
+// variable the equation gives: the block's own count, when it is derived,
+// is then one more than its edges say. One at a block's first
+// instruction that had not begun the block took an edge into it that
+// the block's count does not hold, so it is added to that block's
+// in-equation (unless arrivals from outside are a variable there: a call
+// or an unwinder's arrival is not counted until the block begins). A stop
+// in a block ending in a call (a frame waiting for its callee) changes
+// nothing: that block has no out-equation. It reports whether the counts
+// were consistent (no variable came out negative, which non-local flow
+// the equations do not see can cause; such a variable is taken as 0).
+func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, stops []Stop, edges, arrivals []uint64) bool {
 	nb, ne := len(g.Blocks), len(g.Edges)
 	v := make([]int64, ne+2*nb)
 	for b := range g.Blocks {
@@ -229,21 +243,28 @@ func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, ends []uint64, edges, arr
 		}
 		return 1
 	}
-	var stopped map[int]int64 // per block, the activations that stopped in it
-	for _, pc := range ends {
-		if b, ok := g.BlockAt(pc); ok && pc >= g.Addr && pc < g.End {
-			if stopped == nil {
-				stopped = map[int]int64{}
-			}
-			stopped[b]++
+	// rhs0 is each equation's constant: per block, the arrivals not begun
+	// (in-equations), less the activations that stopped inside it
+	// (out-equations).
+	var rhs0 map[int32]int64
+	for _, st := range stops {
+		b, ok := g.BlockAt(st.Addr)
+		if !ok || st.Addr < g.Addr || st.Addr >= g.End {
+			continue
+		}
+		if rhs0 == nil {
+			rhs0 = map[int32]int64{}
+		}
+		switch {
+		case st.Addr != g.Blocks[b].Start || st.Entered:
+			rhs0[int32(nb+b)]--
+		case !dp.arrivals[b]:
+			rhs0[int32(b)]++
 		}
 	}
 	ok := true
 	for _, s := range dp.steps {
-		var rhs int64
-		if int(s.eq) >= nb {
-			rhs = -stopped[int(s.eq)-nb]
-		}
+		rhs := rhs0[s.eq]
 		for _, u := range dp.members[s.eq] {
 			if u != s.unknown {
 				rhs -= coef(u) * v[u]
@@ -254,6 +275,26 @@ func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, ends []uint64, edges, arr
 			x, ok = 0, false
 		}
 		v[s.unknown] = x
+	}
+	// The edges into a block with arrivals not begun hold them; the
+	// out-of-line engine counts an edge when its destination begins, so
+	// each such arrival is taken back from one edge into the block, which
+	// leaves it a stop of the block it came from. Which one that was the
+	// counts do not tell when several edges enter: the busiest is taken.
+	// Block and line counts come out the same whichever it is.
+	for eq, n := range rhs0 {
+		for b := int(eq); b < nb && n > 0; n-- {
+			k := -1
+			for e, x := range g.Edges {
+				if x.To == b && v[e] > 0 && (k < 0 || v[e] > v[k]) {
+					k = e
+				}
+			}
+			if k < 0 {
+				break
+			}
+			v[k]--
+		}
 	}
 	for k := range edges {
 		edges[k] = uint64(v[k])

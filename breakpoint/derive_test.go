@@ -51,7 +51,7 @@ func TestDeriveFault(t *testing.T) {
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
 	deriveAll(t, tab)
 	fault := uint64(0x1004)
-	if bad := tab.DeriveFlow([]uint64{fault}); bad != 0 {
+	if bad := tab.DeriveFlow([]Stop{{Addr: fault, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 0}, []uint64{1, 0, 0})
@@ -106,7 +106,7 @@ func TestDeriveFaultInDerivedBlock(t *testing.T) {
 	entry, _ := tab.Index(0x1000)
 	tab.jump.derived[entry] = true
 	tab.Hits[entry] = 0
-	if bad := tab.DeriveFlow([]uint64{0x1000}); bad != 0 {
+	if bad := tab.DeriveFlow([]Stop{{Addr: 0x1000, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	if tab.Hits[entry] != 2 {
@@ -135,11 +135,52 @@ func TestDeriveEnds(t *testing.T) {
 	entry, _ := tab.Index(0x1000)
 	tab.jump.derived[entry] = true
 	tab.Hits[entry] = 0
-	if bad := tab.DeriveFlow([]uint64{0x1001, 0x1008, 0x1001}); bad != 0 {
+	if bad := tab.DeriveFlow([]Stop{{Addr: 0x1001}, {Addr: 0x1008, Entered: true}, {Addr: 0x1001}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	if tab.Hits[entry] != 3 {
 		t.Errorf("the entry block derived %d, want 3", tab.Hits[entry])
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 1}, []uint64{3, 0, 0})
+}
+
+// TestDeriveStopBeforeBlock: a thread stopped at the first instruction of
+// the loop's exit block, which it had not begun (a signal took it there):
+// the edge into that block was taken, the block's count is one less than
+// its in-edges, and its derived count and edges equal what the cursor
+// counts (the exit block 0, the edge into it 0 as the cursor counts an
+// edge when its destination begins). Taking the stop as one inside the
+// block would make it 1.
+func TestDeriveStopBeforeBlock(t *testing.T) {
+	tab := blockTable(t)
+	var c Cursor
+	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
+	deriveAll(t, tab)
+	g := tab.Graphs()[0].Graph
+	dp, ok := planDerive(g, []bool{false, false, true})
+	if !ok {
+		t.Fatal("the loop's exit block does not follow from the others")
+	}
+	tab.jump.derive[0] = dp
+	ret, _ := tab.Index(0x1008)
+	tab.jump.derived[ret] = true
+	for _, stops := range [][]Stop{{{Addr: 0x1008}}, {{Addr: 0x1008}, {Addr: 0x1000}}} {
+		tab.Hits[ret] = 99
+		if bad := tab.DeriveFlow(stops); bad != 0 {
+			t.Errorf("stops %v: %d inconsistent functions", stops, bad)
+		}
+		if tab.Hits[ret] != 0 {
+			t.Errorf("stops %v: the exit block derived %d, want 0", stops, tab.Hits[ret])
+		}
+		// A stop at the entry before it began changes nothing: its
+		// arrivals are a variable, not counted until it begins.
+		if edges, arr := counts(tab, 0); !slices.Equal(edges, []uint64{1, 1, 0}) || !slices.Equal(arr, []uint64{1, 0, 0}) {
+			t.Errorf("stops %v: edges %v arrivals %v, want [1 1 0] [1 0 0]", stops, edges, arr)
+		}
+	}
+	tab.Hits[ret] = 99
+	tab.DeriveFlow([]Stop{{Addr: 0x1008, Entered: true}})
+	if tab.Hits[ret] != 1 {
+		t.Errorf("entered: the exit block derived %d, want 1", tab.Hits[ret])
+	}
 }

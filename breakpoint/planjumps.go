@@ -376,17 +376,16 @@ func isLeader(g *cfg.Graph, addr uint64) bool {
 // DeriveFlow sets the edge counts and arrivals of every function planned
 // as derivable (PlanJumps) from its block counts, replacing what the cursor
 // counted: under the in-process engine most of a function's hits never
-// reach the monitor. ends are the link-time addresses at which
-// activations of the table's functions stopped for good inside a block,
-// one per activation: the instruction that faulted, ending the run, and
-// where each thread was when it ended (an address that is a site's, a
-// block not yet entered, does not belong there). Flow conservation does
-// not hold for such an activation's block; a frame waiting for a callee
-// that never returned (exit, longjmp, an exception, a thread's end)
-// needs no end, since a block that ends in a call is not conserved. It
-// returns the number of functions whose counts were inconsistent with
-// their graph (non-local flow the equations do not see).
-func (t *Table) DeriveFlow(ends []uint64) int {
+// reach the monitor. stops are where activations of the table's functions
+// stopped for good, one per activation: the instruction that faulted,
+// ending the run, and where each thread was when it ended. Flow
+// conservation does not hold for such an activation's block (derive); a
+// frame waiting for a callee that never returned (exit, longjmp, an
+// exception, a thread's end) needs no stop, since a block that ends in a
+// call is not conserved. It returns the number of functions whose counts
+// were inconsistent with their graph (non-local flow the equations do not
+// see).
+func (t *Table) DeriveFlow(stops []Stop) int {
 	if t.jump == nil || t.blk == nil {
 		return 0
 	}
@@ -411,7 +410,7 @@ func (t *Table) DeriveFlow(ends []uint64) int {
 			t.jump.arcsLost++
 			continue
 		}
-		if !dp.derive(g, c, ends, edges, arr) {
+		if !dp.derive(g, c, stops, edges, arr) {
 			bad++
 		}
 		for b, bl := range g.Blocks {

@@ -14,19 +14,26 @@ import "testing"
 // TestInterruptedKilledThread checks what holds by construction, whatever
 // the round the spinner died in: the loop head's two lines are one block;
 // the if's halves alternate; every round that passed the if reaches the
-// line after the join, but perhaps the last.
+// line after the join, but perhaps the last. The spinner dies by main's
+// exit, or by a SIGTERM sent to it, which kills the process; a signal
+// often finds it at a block's first instruction, not begun (the odd and
+// even counts came out swapped when that was taken as begun).
 func TestInterruptedKilledThread(t *testing.T) {
 	jumpOnly(t)
 	t.Parallel()
 	const src = "interrupted/killmid.c"
 	exe := buildC(t, src, "-g", "-O0", "-pthread")
-	for run := 0; run < 3; run++ {
-		p := profileUnder(t, "jump", exe, []string{"exit"}, 0)
+	for run := 0; run < 8; run++ {
+		mode, status := "exit", 0
+		if run >= 3 {
+			mode, status = "signal", 128+15
+		}
+		p := profileUnder(t, "jump", exe, []string{mode}, status)
 		wantJumped(t, p)
 		got := linesOf(p, "killmid.c")
 		at := func(marker string) int64 { return got[markerLine(t, src, marker)] }
 		i, cond, odd, even, spins, done := at("BODY_I"), at("BODY_IF"), at("BODY_ODD"), at("BODY_EVEN"), at("BODY_SPINS"), at("BODY_DONE")
-		t.Logf("run %d: i++ %d, if %d, odd %d, even %d, spins %d, done %d", run, i, cond, odd, even, spins, done)
+		t.Logf("run %d (%s): i++ %d, if %d, odd %d, even %d, spins %d, done %d", run, mode, i, cond, odd, even, spins, done)
 		if i < 200000 {
 			t.Fatalf("the spinner ran %d rounds, want at least 200000 (main waits for them)", i)
 		}
@@ -35,6 +42,9 @@ func TestInterruptedKilledThread(t *testing.T) {
 		}
 		if d := odd - even; d < 0 || d > 1 {
 			t.Errorf("odd %d, even %d: odd rounds come first, one at most ahead", odd, even)
+		}
+		if r := odd + even; r != i && r != i-1 || odd != (r+1)/2 {
+			t.Errorf("odd %d, even %d, i++ %d: the rounds that passed the if alternate from odd", odd, even, i)
 		}
 		if s := odd + even; s != cond && s != cond-1 {
 			t.Errorf("odd+even %d, if %d: every round but perhaps the last passed the if", s, cond)

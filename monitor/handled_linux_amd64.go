@@ -29,8 +29,9 @@ func (m *mon) noteHandled(t *thread, st *sigStop) {
 // the user context it left, at the instruction it was interrupted before
 // (another thread's exit_group or execve, a fatal signal) or just after
 // the system call that ended it. A PC in a trampoline or an out-of-line
-// slot is reported at the original instruction; one just past an armed
-// int3 whose trap was never served is reported at the site, not entered.
+// slot is reported at the original instruction (original); one just past
+// an armed int3 whose trap was never served is reported at the site, not
+// entered.
 // The thread that took the process's fatal fault is not recorded again:
 // its end is the crash's (Result.Exit.Fault).
 //
@@ -40,21 +41,15 @@ func (m *mon) threadExit(t *thread) {
 	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
 		return // gone already: there is nothing to read
 	}
-	pc, entered := regs.Rip, false
 	mm := t.mm
-	if _, _, tr := mm.trampolineAt(pc); tr != nil {
-		orig, p := tr.Where(pc)
-		if p == breakpoint.Inside || p == breakpoint.BeforeCount {
-			// Half way through an emulated call or an arc's update,
-			// or at the site before its count: no original point
-			// inside a block.
-			return
+	pc, entered, ok := m.original(mm, regs.Rip)
+	if !ok {
+		return // half way through an emulated call: no original point
+	}
+	if pc == regs.Rip {
+		if mp, i, ok := mm.lookup(pc - 1); ok && mp.tab.Armed(i) && !mm.dead {
+			pc = pc - 1 // executed the int3, its trap still to be served
 		}
-		pc, entered = orig, true
-	} else if site, ok := m.slotSite(mm, pc); ok {
-		pc, entered = site, true
-	} else if mp, i, ok := mm.lookup(pc - 1); ok && mp.tab.Armed(i) && !mm.dead {
-		pc = pc - 1 // executed the int3, its trap still to be served
 	}
 	if f := m.faults[t.tgid]; f != nil && f.PC == pc && f.SP == regs.Rsp {
 		return
@@ -65,6 +60,29 @@ func (m *mon) threadExit(t *thread) {
 			return
 		}
 	}
+}
+
+// original maps a thread's PC to the original instruction it stands for:
+// in a trampoline, the instruction it is equivalent to; in an out-of-line
+// slot, the slot's site; anywhere else, pc itself. entered says the thread
+// was counted at that site and is past the count (a trampoline's point
+// after its counter update and before its next displaced instruction, or
+// a slot, entered through the site's trap); a thread at a block's first
+// instruction has otherwise not begun that block. ok is false for a point
+// with no original equivalent (an emulated call half done), where pc is
+// returned unchanged.
+func (m *mon) original(mm *space, pc uint64) (orig uint64, entered, ok bool) {
+	if _, _, tr := mm.trampolineAt(pc); tr != nil {
+		to, p := tr.Where(pc)
+		if p == breakpoint.Inside {
+			return pc, false, false
+		}
+		return to, p == breakpoint.Counted, true
+	}
+	if site, ok := m.slotSite(mm, pc); ok {
+		return site, true, true
+	}
+	return pc, false, true
 }
 
 // slotSite returns the runtime address of the site whose out-of-line slot

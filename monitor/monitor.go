@@ -217,7 +217,12 @@ type Fault struct {
 	Addr   uint64 // si_addr (the faulting address for SIGSEGV, SIGBUS, SIGILL, SIGFPE)
 	PC     uint64 // runtime PC of the thread
 	SP     uint64
-	Stack  []byte // up to 16 KiB of the stack from SP, to find callers
+	// Entered: the thread had begun the instruction at PC (a fault of
+	// that instruction), or had been counted there (ThreadEnd.Entered).
+	// A thread a signal stopped at a block's first instruction otherwise
+	// had not begun that block.
+	Entered bool
+	Stack   []byte // up to 16 KiB of the stack from SP, to find callers
 	// Maps are the profiled images mapped in the process at the fault, to
 	// tell which one PC and the return addresses on Stack belong to.
 	Maps []Mapped

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
 )
 
@@ -141,20 +140,15 @@ func (m *mon) noteFault(t *thread, st *sigStop) {
 	}
 	f.PC, f.SP = st.regs.Rip, st.regs.Rsp
 	f.Maps = t.mm.snapshot()
-	if _, _, tr := t.mm.trampolineAt(f.PC); tr != nil {
-		// In a trampoline: report the original instruction.
-		if orig, p := tr.Where(f.PC); p != breakpoint.Inside {
-			f.PC = orig
-		}
+	// In a trampoline or a slot: report the original instruction. Only
+	// a fault of the instruction there has begun it: a thread a signal
+	// finds counted at a site, its displaced instruction not yet run, is
+	// taken back to the site and its count with it (outOfTrampoline,
+	// outOfSlot).
+	if orig, _, ok := m.original(t.mm, f.PC); ok {
+		f.PC = orig
 	}
-	for _, mp := range t.mm.maps {
-		if mp.xol != nil && mp.xol.contains(f.PC) {
-			// In a slot: report the site whose instruction it is.
-			if i := int((f.PC - mp.xol.base) / slotStride); i < mp.tab.Len() {
-				f.PC = mp.tab.RuntimeAddr(i)
-			}
-		}
-	}
+	f.Entered = syncFault(st.sig, st.info.Code)
 	if !t.mm.dead {
 		buf := make([]byte, 16<<10)
 		n, _ := t.mm.mem.ReadMemory(f.SP, buf) // a short stack is still worth reporting

@@ -46,9 +46,11 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 type faultSite struct {
 	m    *module
 	addr uint64
-	// async: the signal was not a fault of the instruction at addr,
-	// which the thread had not begun (it was stopped before it).
-	async bool
+	// entered: the thread had begun the block at addr (the instruction
+	// there faulted, or the block's count was taken); a signal sent to
+	// the process may have stopped it at a block's first instruction
+	// before that (monitor.Fault.Entered).
+	entered bool
 	// handled are the faults the program's own handlers took.
 	handled []monitor.HandledFault
 	// threads are where threads were when they ended.
@@ -67,7 +69,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 	// Under the in-process engine, the edges of the functions it serves
 	// follow from their block counts (a no-op for the other engines),
 	// less the activations that stopped inside a block.
-	t.DeriveFlow(endsIn(m, fault))
+	t.DeriveFlow(stopsIn(m, fault))
 	if n := t.ArcsLost(); n > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d functions%s have inexact edge and line counts: an arc they need could not be counted "+
 			"in the target (its site kept a breakpoint); run with --engine xol for exact counts", n, inModule(name)))
@@ -202,8 +204,9 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 		where uint64
 		wm    *module
 	)
+	entered := true // inside a call instruction, from a return address
 	if m, link, ok := in(f.PC); ok {
-		where, wm = link, m
+		where, wm, entered = link, m, f.Entered
 		x.PC = new(profile.Address(link))
 	} else {
 		x.PC = new(profile.Address(f.PC))
@@ -230,46 +233,37 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 			x.File, x.Line = file, line
 		}
 	}
-	return x, faultSite{m: wm, addr: where}
+	return x, faultSite{m: wm, addr: where, entered: entered}
 }
 
-// endsIn returns the link-time addresses in module m where an activation
-// stopped for good inside its block (Table.DeriveFlow): where the thread a
-// signal killed the process through was, and, in a Go program, each
-// instruction that faulted into the runtime's handler (a panic that never
-// comes back to the rest of the block). A C program's handler may return
-// to retry the instruction instead, which would make the block's count
-// one too many: its faults are left out. Every thread that ended inside a
-// block of m is one more (another thread's exit_group killed it in a
-// loop, a system call of m ended it): a thread at a block's first
-// instruction had not entered that block, unless it was counted there.
-func endsIn(m *module, fault faultSite) []uint64 {
+// stopsIn returns where, in module m, an activation stopped for good
+// (Table.DeriveFlow): where the thread a signal killed the process
+// through was, and, in a Go program, each instruction that faulted into
+// the runtime's handler (a panic that never comes back to the rest of the
+// block). A C program's handler may return to retry the instruction
+// instead, which would make the block's count one too many: its faults
+// are left out. Every thread that ended in a block of m is one more
+// (another thread's exit_group killed it in a loop, a system call of m
+// ended it).
+func stopsIn(m *module, fault faultSite) []breakpoint.Stop {
 	t := m.plan.Table
-	var ends []uint64
+	var stops []breakpoint.Stop
 	if fault.m == m {
-		// A thread stopped at a site by a signal it had not run into
-		// has not entered that site's block.
-		if _, atSite := t.Index(fault.addr); !fault.async || !atSite {
-			ends = append(ends, fault.addr)
-		}
+		stops = append(stops, breakpoint.Stop{Addr: fault.addr, Entered: fault.entered})
 	}
 	for _, e := range fault.threads {
-		if e.Image == nil || e.Image.Table != t {
-			continue
+		if e.Image != nil && e.Image.Table == t {
+			stops = append(stops, breakpoint.Stop{Addr: e.Addr, Entered: e.Entered})
 		}
-		if i, ok := t.Index(e.Addr); ok && t.BlockOf(i) >= 0 && !e.Entered {
-			continue
-		}
-		ends = append(ends, e.Addr)
 	}
 	if isGo(m.sym) {
 		for _, h := range fault.handled {
 			if h.Image != nil && h.Image.Table == t {
-				ends = append(ends, h.Addr)
+				stops = append(stops, breakpoint.Stop{Addr: h.Addr, Entered: true})
 			}
 		}
 	}
-	return ends
+	return stops
 }
 
 // inModule is " in NAME" for a module's note, "" for the program's.
