@@ -103,8 +103,8 @@ func (t *Table) SetBlocks(funcs []FuncGraph) error {
 		}
 	}
 	t.blk = b
-	t.EdgeCounts = make([]uint64, ne)
-	t.BlockArrivals = make([]uint64, nb)
+	t.cnt.EdgeCounts = make([]uint64, ne)
+	t.cnt.BlockArrivals = make([]uint64, nb)
 	return nil
 }
 
@@ -195,10 +195,10 @@ func (t *Table) hitBlock(c *Cursor, i int, entry bool, jump int32, u *Undo) {
 		}
 	}
 	if e := b.edgeInto(prev, gb); e >= 0 {
-		t.EdgeCounts[e]++
+		t.cnt.EdgeCounts[e]++
 		u.edge = e + 1
 	} else {
-		t.BlockArrivals[gb]++
+		t.cnt.BlockArrivals[gb]++
 	}
 	if top != nil {
 		top.block = gb
@@ -217,9 +217,9 @@ func (t *Table) unhitBlock(c *Cursor, u Undo) {
 	gb := t.siteBlock[u.site]
 	fn := t.blk.fn[gb]
 	if u.edge > 0 {
-		t.EdgeCounts[u.edge-1]--
+		t.cnt.EdgeCounts[u.edge-1]--
 	} else {
-		t.BlockArrivals[gb]--
+		t.cnt.BlockArrivals[gb]--
 	}
 	if u.blkHadFallback {
 		c.blk[fn] = u.blkFallback

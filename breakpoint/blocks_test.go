@@ -61,8 +61,8 @@ func blockTable(t *testing.T) *Table {
 // counts returns the edge counts and arrivals of function k.
 func counts(tab *Table, k int) (edges, arrivals []uint64) {
 	g := tab.Graphs()[k]
-	edges = tab.EdgeCounts[g.FirstEdge : int(g.FirstEdge)+len(g.Graph.Edges)]
-	arrivals = tab.BlockArrivals[g.FirstBlock : int(g.FirstBlock)+len(g.Graph.Blocks)]
+	edges = tab.cnt.EdgeCounts[g.FirstEdge : int(g.FirstEdge)+len(g.Graph.Edges)]
+	arrivals = tab.cnt.BlockArrivals[g.FirstBlock : int(g.FirstBlock)+len(g.Graph.Blocks)]
 	return edges, arrivals
 }
 
@@ -77,7 +77,7 @@ func checkBlocks(t *testing.T, tab *Table, k int, wantEdges, wantArrivals []uint
 	var blocks []uint64
 	for _, b := range g.Graph.Blocks {
 		i, _ := tab.Index(b.Start)
-		blocks = append(blocks, tab.Hits[i])
+		blocks = append(blocks, tab.cnt.Hits[i])
 	}
 	if bad := cfg.CheckFlow(g.Graph, blocks, edges, arrivals[0]); bad != nil {
 		t.Errorf("%s: flow not conserved: %+v", blockFuncs[k].name, bad)
@@ -150,9 +150,9 @@ func TestBlocksUnhit(t *testing.T) {
 		tab.Unhit(&c, u)
 		tab.Hit(&c, i, x[1])
 	}
-	if !slices.Equal(tab.EdgeCounts, want.EdgeCounts) || !slices.Equal(tab.BlockArrivals, want.BlockArrivals) || !slices.Equal(tab.Hits, want.Hits) {
+	if !slices.Equal(tab.cnt.EdgeCounts, want.cnt.EdgeCounts) || !slices.Equal(tab.cnt.BlockArrivals, want.cnt.BlockArrivals) || !slices.Equal(tab.cnt.Hits, want.cnt.Hits) {
 		t.Errorf("with undone hits: edges %v arrivals %v hits %v; want %v %v %v",
-			tab.EdgeCounts, tab.BlockArrivals, tab.Hits, want.EdgeCounts, want.BlockArrivals, want.Hits)
+			tab.cnt.EdgeCounts, tab.cnt.BlockArrivals, tab.cnt.Hits, want.cnt.EdgeCounts, want.cnt.BlockArrivals, want.cnt.Hits)
 	}
 }
 

@@ -97,7 +97,7 @@ type Undo struct {
 // Hit counts one trap at site i by the thread whose cursor is c and whose stack
 // pointer is sp.
 func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
-	t.Hits[i]++
+	t.cnt.Hits[i]++
 	u := Undo{site: int32(i)}
 	fn := t.fn[i]
 	entry := t.flags[i]&flagEntry != 0
@@ -142,7 +142,7 @@ func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 	fresh := !ok || entry || t.addr[i] <= t.addr[prev]
 	for k, l := range t.Lines(i) {
 		if fresh || !containsInt32(t.Lines(int(prev)), l) {
-			t.LineEntries[l]++
+			t.cnt.LineEntries[l]++
 			if k < 64 {
 				u.entries |= 1 << k
 			}
@@ -159,14 +159,14 @@ func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 // Activations the hit found returned stay closed: the thread did get there.
 func (t *Table) Unhit(c *Cursor, u Undo) {
 	i := int(u.site)
-	t.Hits[i]--
+	t.cnt.Hits[i]--
 	if u.blk {
 		t.unhitBlock(c, u)
 	}
 	if u.line {
 		for k, l := range t.Lines(i) {
 			if k < 64 && u.entries&(1<<k) != 0 {
-				t.LineEntries[l]--
+				t.cnt.LineEntries[l]--
 			}
 		}
 		if u.hadPrev {

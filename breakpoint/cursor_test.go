@@ -60,8 +60,8 @@ func runSP(t *testing.T, tab *Table, c *Cursor, trace ...[2]uint64) {
 
 func checkEntries(t *testing.T, tab *Table, want ...uint64) {
 	t.Helper()
-	if !slices.Equal(tab.LineEntries, want) {
-		t.Errorf("LineEntries = %v, want %v", tab.LineEntries, want)
+	if !slices.Equal(tab.cnt.LineEntries, want) {
+		t.Errorf("LineEntries = %v, want %v", tab.cnt.LineEntries, want)
 	}
 }
 
@@ -104,8 +104,8 @@ func TestCursorForLoop(t *testing.T) {
 			// gcov: the for line is entered n+1 times, the body n.
 			checkEntries(t, tab, 1, uint64(n+1), uint64(n), 1, 1)
 			wantHits := []uint64{1, 1, uint64(n), uint64(n), uint64(n + 1), 1, 1}
-			if !slices.Equal(tab.Hits, wantHits) {
-				t.Errorf("Hits = %v, want %v", tab.Hits, wantHits)
+			if !slices.Equal(tab.cnt.Hits, wantHits) {
+				t.Errorf("Hits = %v, want %v", tab.cnt.Hits, wantHits)
 			}
 
 			// A second call counts again, from its entry.
@@ -270,13 +270,13 @@ func TestCursorFuncSiteOnly(t *testing.T) {
 	var c Cursor
 	run(t, tab, &c, 0x08, 0x00, 0x10)
 	checkEntries(t, tab, 2)
-	if !slices.Equal(tab.Hits, []uint64{1, 1, 1}) {
-		t.Errorf("Hits = %v, want [1 1 1]", tab.Hits)
+	if !slices.Equal(tab.cnt.Hits, []uint64{1, 1, 1}) {
+		t.Errorf("Hits = %v, want [1 1 1]", tab.cnt.Hits)
 	}
 	u := tab.Hit(&c, 0, 0)
 	tab.Unhit(&c, u)
-	if tab.Hits[0] != 1 || c.last[0] != 2 {
-		t.Errorf("Hit/Unhit of a function site: Hits[0] = %d, cursor at %d", tab.Hits[0], c.last[0])
+	if tab.cnt.Hits[0] != 1 || c.last[0] != 2 {
+		t.Errorf("Hit/Unhit of a function site: Hits[0] = %d, cursor at %d", tab.cnt.Hits[0], c.last[0])
 	}
 }
 
@@ -287,7 +287,7 @@ type state struct {
 }
 
 func snapshotState(tab *Table, c *Cursor) state {
-	return state{slices.Clone(tab.Hits), slices.Clone(tab.LineEntries), maps.Clone(c.last)}
+	return state{slices.Clone(tab.cnt.Hits), slices.Clone(tab.cnt.LineEntries), maps.Clone(c.last)}
 }
 
 func (s state) equal(o state) bool {
@@ -336,7 +336,7 @@ func TestCursorUnhit(t *testing.T) {
 	if got, want := snapshotState(tab, &c), snapshotState(plain, &pc); !got.equal(want) {
 		t.Errorf("trace with Unhits ended at %+v, without at %+v", got, want)
 	}
-	checkEntries(t, tab, plain.LineEntries...)
+	checkEntries(t, tab, plain.cnt.LineEntries...)
 }
 
 func TestCursorClone(t *testing.T) {

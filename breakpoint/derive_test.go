@@ -31,14 +31,14 @@ func TestDeriveMatchesCursor(t *testing.T) {
 		tab := blockTable(t)
 		var c Cursor
 		runSP(t, tab, &c, trace...)
-		wantE := slices.Clone(tab.EdgeCounts)
-		wantA := slices.Clone(tab.BlockArrivals)
+		wantE := slices.Clone(tab.cnt.EdgeCounts)
+		wantA := slices.Clone(tab.cnt.BlockArrivals)
 		deriveAll(t, tab)
-		if bad := tab.DeriveFlow(nil); bad != 0 {
+		if bad, _ := tab.DeriveFlow(tab.cnt, nil); bad != 0 {
 			t.Errorf("trace %v: %d inconsistent functions", trace, bad)
 		}
-		if !slices.Equal(tab.EdgeCounts, wantE) || !slices.Equal(tab.BlockArrivals, wantA) {
-			t.Errorf("trace %v: derived edges %v arrivals %v; the cursor counted %v, %v", trace, tab.EdgeCounts, tab.BlockArrivals, wantE, wantA)
+		if !slices.Equal(tab.cnt.EdgeCounts, wantE) || !slices.Equal(tab.cnt.BlockArrivals, wantA) {
+			t.Errorf("trace %v: derived edges %v arrivals %v; the cursor counted %v, %v", trace, tab.cnt.EdgeCounts, tab.cnt.BlockArrivals, wantE, wantA)
 		}
 	}
 }
@@ -51,7 +51,7 @@ func TestDeriveFault(t *testing.T) {
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
 	deriveAll(t, tab)
 	fault := uint64(0x1004)
-	if bad := tab.DeriveFlow([]Stop{{Addr: fault, Entered: true}}); bad != 0 {
+	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: fault, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 0}, []uint64{1, 0, 0})
@@ -64,8 +64,8 @@ func TestDeriveUnplantedBlock(t *testing.T) {
 	var c Cursor
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100},
 		[2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100})
-	wantE := slices.Clone(tab.EdgeCounts)
-	wantH := slices.Clone(tab.Hits)
+	wantE := slices.Clone(tab.cnt.EdgeCounts)
+	wantH := slices.Clone(tab.cnt.Hits)
 	deriveAll(t, tab)
 	g := tab.Graphs()[0].Graph
 	dp, ok := planDerive(g, []bool{false, false, true})
@@ -75,12 +75,12 @@ func TestDeriveUnplantedBlock(t *testing.T) {
 	tab.jump.derive[0] = dp
 	ret, _ := tab.Index(0x1008)
 	tab.jump.derived[ret] = true
-	tab.Hits[ret] = 0
-	if bad := tab.DeriveFlow(nil); bad != 0 {
+	tab.cnt.Hits[ret] = 0
+	if bad, _ := tab.DeriveFlow(tab.cnt, nil); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
-	if !slices.Equal(tab.EdgeCounts, wantE) || !slices.Equal(tab.Hits, wantH) {
-		t.Errorf("derived edges %v hits %v; want %v, %v", tab.EdgeCounts, tab.Hits, wantE, wantH)
+	if !slices.Equal(tab.cnt.EdgeCounts, wantE) || !slices.Equal(tab.cnt.Hits, wantH) {
+		t.Errorf("derived edges %v hits %v; want %v, %v", tab.cnt.EdgeCounts, tab.cnt.Hits, wantE, wantH)
 	}
 	if _, ok := planDerive(g, []bool{false, true, true}); ok {
 		t.Error("the loop's body and exit both follow from the entry alone")
@@ -105,12 +105,12 @@ func TestDeriveFaultInDerivedBlock(t *testing.T) {
 	tab.jump.derive[0] = dp
 	entry, _ := tab.Index(0x1000)
 	tab.jump.derived[entry] = true
-	tab.Hits[entry] = 0
-	if bad := tab.DeriveFlow([]Stop{{Addr: 0x1000, Entered: true}}); bad != 0 {
+	tab.cnt.Hits[entry] = 0
+	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1000, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
-	if tab.Hits[entry] != 2 {
-		t.Errorf("the faulting entry block derived %d, want 2", tab.Hits[entry])
+	if tab.cnt.Hits[entry] != 2 {
+		t.Errorf("the faulting entry block derived %d, want 2", tab.cnt.Hits[entry])
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 1}, []uint64{2, 0, 0})
 }
@@ -134,12 +134,12 @@ func TestDeriveEnds(t *testing.T) {
 	tab.jump.derive[0] = dp
 	entry, _ := tab.Index(0x1000)
 	tab.jump.derived[entry] = true
-	tab.Hits[entry] = 0
-	if bad := tab.DeriveFlow([]Stop{{Addr: 0x1001}, {Addr: 0x1008, Entered: true}, {Addr: 0x1001}}); bad != 0 {
+	tab.cnt.Hits[entry] = 0
+	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1001}, {Addr: 0x1008, Entered: true}, {Addr: 0x1001}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
-	if tab.Hits[entry] != 3 {
-		t.Errorf("the entry block derived %d, want 3", tab.Hits[entry])
+	if tab.cnt.Hits[entry] != 3 {
+		t.Errorf("the entry block derived %d, want 3", tab.cnt.Hits[entry])
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 1}, []uint64{3, 0, 0})
 }
@@ -165,12 +165,12 @@ func TestDeriveStopBeforeBlock(t *testing.T) {
 	ret, _ := tab.Index(0x1008)
 	tab.jump.derived[ret] = true
 	for _, stops := range [][]Stop{{{Addr: 0x1008}}, {{Addr: 0x1008}, {Addr: 0x1000}}} {
-		tab.Hits[ret] = 99
-		if bad := tab.DeriveFlow(stops); bad != 0 {
+		tab.cnt.Hits[ret] = 99
+		if bad, _ := tab.DeriveFlow(tab.cnt, stops); bad != 0 {
 			t.Errorf("stops %v: %d inconsistent functions", stops, bad)
 		}
-		if tab.Hits[ret] != 0 {
-			t.Errorf("stops %v: the exit block derived %d, want 0", stops, tab.Hits[ret])
+		if tab.cnt.Hits[ret] != 0 {
+			t.Errorf("stops %v: the exit block derived %d, want 0", stops, tab.cnt.Hits[ret])
 		}
 		// A stop at the entry before it began changes nothing: its
 		// arrivals are a variable, not counted until it begins.
@@ -178,9 +178,9 @@ func TestDeriveStopBeforeBlock(t *testing.T) {
 			t.Errorf("stops %v: edges %v arrivals %v, want [1 1 0] [1 0 0]", stops, edges, arr)
 		}
 	}
-	tab.Hits[ret] = 99
-	tab.DeriveFlow([]Stop{{Addr: 0x1008, Entered: true}})
-	if tab.Hits[ret] != 1 {
-		t.Errorf("entered: the exit block derived %d, want 1", tab.Hits[ret])
+	tab.cnt.Hits[ret] = 99
+	tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1008, Entered: true}})
+	if tab.cnt.Hits[ret] != 1 {
+		t.Errorf("entered: the exit block derived %d, want 1", tab.cnt.Hits[ret])
 	}
 }

@@ -159,12 +159,12 @@ func rotatedTable(t *testing.T) (*Table, int) {
 func TestDeriveFlowArcs(t *testing.T) {
 	tab, back := rotatedTable(t)
 	for i, c := range []uint64{10, 25, 10} {
-		tab.Hits[i] = c
+		tab.cnt.Hits[i] = c
 	}
-	tab.ArcHits[0] = 18
+	tab.cnt.ArcHits[0] = 18
 	tab.ArcServed(0)
-	if bad := tab.DeriveFlow(nil); bad != 0 || tab.ArcsLost() != 0 {
-		t.Fatalf("DeriveFlow: %d inconsistent, %d lost", bad, tab.ArcsLost())
+	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 0 || lost != 0 {
+		t.Fatalf("DeriveFlow: %d inconsistent, %d lost", bad, lost)
 	}
 	edges, arr := counts(tab, 0)
 	if edges[back] != 18 || arr[0] != 10 {
@@ -179,14 +179,14 @@ func TestDeriveFlowArcs(t *testing.T) {
 	}
 
 	tab, _ = rotatedTable(t)
-	tab.Hits[1] = 25 // B ran, and its arc was never counted in the target
-	if bad := tab.DeriveFlow(nil); bad != 1 || tab.ArcsLost() != 1 {
-		t.Errorf("an uncounted arc: %d inconsistent, %d lost; want 1 and 1", bad, tab.ArcsLost())
+	tab.cnt.Hits[1] = 25 // B ran, and its arc was never counted in the target
+	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 1 || lost != 1 {
+		t.Errorf("an uncounted arc: %d inconsistent, %d lost; want 1 and 1", bad, lost)
 	}
 	tab, _ = rotatedTable(t)
-	tab.Hits[0] = 4 // only A ran: the arc's block never did, its count is 0
-	if bad := tab.DeriveFlow(nil); bad != 0 || tab.ArcsLost() != 0 {
-		t.Errorf("an arc whose block never ran: %d inconsistent, %d lost; want none", bad, tab.ArcsLost())
+	tab.cnt.Hits[0] = 4 // only A ran: the arc's block never did, its count is 0
+	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 0 || lost != 0 {
+		t.Errorf("an arc whose block never ran: %d inconsistent, %d lost; want none", bad, lost)
 	}
 }
 

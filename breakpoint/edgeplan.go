@@ -197,14 +197,14 @@ func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
 		}
 		t.jump.measured[gi] = measured
 	}
-	t.ArcHits = make([]uint64, len(t.jump.arcs))
+	t.cnt.ArcHits = make([]uint64, len(t.jump.arcs))
 	t.jump.arcServed = make([]bool, len(t.jump.arcs))
 }
 
-// arcsIn puts the counted arcs of graph gi into edges (the graph's edge
-// counts), and reports false when one of them was not counted in the
-// target though its block ran (its site kept a breakpoint).
-func (t *Table) arcsIn(gi int, c []uint64, edges []uint64) bool {
+// arcsIn puts the counted arcs of graph gi (arcHits, per arc) into edges
+// (the graph's edge counts), and reports false when one of them was not
+// counted in the target though its block ran (its site kept a breakpoint).
+func (t *Table) arcsIn(gi int, c, edges, arcHits []uint64) bool {
 	if gi >= len(t.jump.measured) || t.jump.measured[gi] == nil {
 		return true
 	}
@@ -216,18 +216,7 @@ func (t *Table) arcsIn(gi int, c []uint64, edges []uint64) bool {
 		if !t.jump.arcServed[k] && c[g.Edges[ac.edge].From] > 0 {
 			return false
 		}
-		edges[ac.edge] = t.ArcHits[k]
+		edges[ac.edge] = arcHits[k]
 	}
 	return true
-}
-
-// ArcsLost returns how many functions the last DeriveFlow could not derive
-// because an arc they need was not counted (its site kept a breakpoint and
-// its block ran): their edges, and the lines derived from them, are the
-// cursor's partial counts.
-func (t *Table) ArcsLost() int {
-	if t.jump == nil {
-		return 0
-	}
-	return t.jump.arcsLost
 }

@@ -154,8 +154,8 @@ func TestNewPlanLines(t *testing.T) {
 			if len(p.Funcs) != len(tg.sym.Funcs) {
 				t.Fatalf("len(Funcs) = %d, want %d", len(p.Funcs), len(tg.sym.Funcs))
 			}
-			if len(p.Table.LineEntries) != len(p.Lines) {
-				t.Errorf("len(LineEntries) = %d, len(Lines) = %d", len(p.Table.LineEntries), len(p.Lines))
+			if len(p.Table.cnt.LineEntries) != len(p.Lines) {
+				t.Errorf("len(LineEntries) = %d, len(Lines) = %d", len(p.Table.cnt.LineEntries), len(p.Lines))
 			}
 			checkInsnStarts(t, tg, p)
 			for i := 0; i < p.Table.Len(); i++ {

@@ -134,7 +134,7 @@ type FlowSummary struct {
 // Flow returns the summary of function fi (index into Funcs), when it was
 // counted by blocks. Go's stack-check blocks, which run before the call
 // is counted, are left out.
-func (p *Plan) Flow(fi int) (FlowSummary, bool) {
+func (p *Plan) Flow(c *Counts, fi int) (FlowSummary, bool) {
 	for _, fg := range p.Graphs {
 		if int(fg.Func) != fi {
 			continue
@@ -146,7 +146,7 @@ func (p *Plan) Flow(fi int) (FlowSummary, bool) {
 			}
 			var n uint64
 			if i, ok := p.Table.Index(b.Start); ok {
-				n = p.Table.Hits[i]
+				n = c.Hits[i]
 			}
 			s.Blocks++
 			if n > 0 {

@@ -50,7 +50,6 @@ type jumpInfo struct {
 	arcOf     map[int][]int
 	measured  [][]bool
 	arcServed []bool
-	arcsLost  int      // functions DeriveFlow left underived for an uncounted arc
 	reasons   []string // per site: why it keeps its breakpoint, "" when it does not
 }
 
@@ -373,53 +372,54 @@ func isLeader(g *cfg.Graph, addr uint64) bool {
 	return ok
 }
 
-// DeriveFlow sets the edge counts and arrivals of every function planned
-// as derivable (PlanJumps) from its block counts, replacing what the cursor
-// counted: under the in-process engine most of a function's hits never
-// reach the monitor. stops are where activations of the table's functions
-// stopped for good, one per activation: the instruction that faulted,
-// ending the run, and where each thread was when it ended. Flow
-// conservation does not hold for such an activation's block (derive); a
-// frame waiting for a callee that never returned (exit, longjmp, an
-// exception, a thread's end) needs no stop, since a block that ends in a
-// call is not conserved. It returns the number of functions whose counts
-// were inconsistent with their graph (non-local flow the equations do not
-// see).
-func (t *Table) DeriveFlow(stops []Stop) int {
+// DeriveFlow sets, in c, the edge counts and arrivals of every function
+// planned as derivable (PlanJumps) from its block counts, replacing what
+// the cursor counted: under the in-process engine most of a function's
+// hits never reach the monitor. stops are where activations of the
+// table's functions stopped for good, one per activation: the instruction
+// that faulted, ending the run, and where each thread was when it ended.
+// Flow conservation does not hold for such an activation's block
+// (derive); a frame waiting for a callee that never returned (exit,
+// longjmp, an exception, a thread's end) needs no stop, since a block
+// that ends in a call is not conserved. It returns the number of
+// functions whose counts were inconsistent with their graph (non-local
+// flow the equations do not see), and, of those, the functions left
+// underived because an arc they need was not counted in the target (its
+// site kept a breakpoint and its block ran): their edges, and the lines
+// derived from them, are the cursor's partial counts.
+func (t *Table) DeriveFlow(c *Counts, stops []Stop) (bad, arcsLost int) {
 	if t.jump == nil || t.blk == nil {
-		return 0
+		return 0, 0
 	}
-	bad := 0
-	t.jump.arcsLost = 0
 	for gi, fg := range t.blk.funcs {
 		dp := t.jump.derive[gi]
 		if dp == nil {
 			continue
 		}
 		g := fg.Graph
-		c := make([]uint64, len(g.Blocks))
+		bc := make([]uint64, len(g.Blocks))
 		for b, bl := range g.Blocks {
 			if i, ok := t.Index(bl.Start); ok {
-				c[b] = t.Hits[i]
+				bc[b] = c.Hits[i]
 			}
 		}
-		edges := t.EdgeCounts[fg.FirstEdge : int(fg.FirstEdge)+len(g.Edges)]
-		arr := t.BlockArrivals[fg.FirstBlock : int(fg.FirstBlock)+len(g.Blocks)]
-		if !t.arcsIn(gi, c, edges) {
+		edges := c.EdgeCounts[fg.FirstEdge : int(fg.FirstEdge)+len(g.Edges)]
+		arr := c.BlockArrivals[fg.FirstBlock : int(fg.FirstBlock)+len(g.Blocks)]
+		if !t.arcsIn(gi, bc, edges, c.ArcHits) {
 			bad++ // an arc went uncounted: the cursor's counts stand
-			t.jump.arcsLost++
+			arcsLost++
 			continue
 		}
-		if !dp.derive(g, c, stops, edges, arr) {
+		if !dp.derive(g, bc, stops, edges, arr) {
 			bad++
 		}
 		for b, bl := range g.Blocks {
 			if i, ok := t.Index(bl.Start); ok && t.jump.derived[i] {
-				t.Hits[i] = c[b]
+				c.Hits[i] = bc[b]
 			}
 		}
 	}
-	return bad
+	return bad, arcsLost
 }
 
 // planShort plans block site i, too short for a jmp rel32 before a branch

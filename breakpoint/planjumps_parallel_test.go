@@ -27,8 +27,8 @@ func TestNewPlanJumpsBesideModel(t *testing.T) {
 				if len(got.Lines) == 0 || got.Table.Len() != seq.Table.Len() {
 					t.Fatalf("%d lines, %d and %d sites", len(got.Lines), got.Table.Len(), seq.Table.Len())
 				}
-				if len(got.Table.LineEntries) != len(seq.Table.LineEntries) {
-					t.Errorf("LineEntries: %d, want %d", len(got.Table.LineEntries), len(seq.Table.LineEntries))
+				if len(got.Table.cnt.LineEntries) != len(seq.Table.cnt.LineEntries) {
+					t.Errorf("LineEntries: %d, want %d", len(got.Table.cnt.LineEntries), len(seq.Table.cnt.LineEntries))
 				}
 				for i := range got.Table.Len() {
 					if !reflect.DeepEqual(got.Table.Lines(i), seq.Table.Lines(i)) {

@@ -9,7 +9,7 @@ import (
 // with the blocks of GCC's that have no code (latches, copies of clobbers,
 // goto labels, empty cases), turned into linecount's terms after the run.
 
-// LineCounts returns the count of every line of p.Lines: derived from
+// LineCounts returns the count of every line of p.Lines in c: derived from
 // block and arc counts for the functions counted by blocks, the entries
 // the cursor counted (Table.LineEntries) for the others. A non-nil fault
 // is the link-time address of the instruction that faulted, ending the
@@ -20,10 +20,9 @@ import (
 // known only for the lines derived from blocks. unknown is true for a line
 // whose count the run cannot tell (an empty case that shares its jump-table
 // entries with other values, when they ran): it has no count.
-func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
-	t := p.Table
+func (p *Plan) LineCounts(c *Counts, fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
 	out := make([]uint64, len(p.Lines))
-	copy(out, t.LineEntries)
+	copy(out, c.LineEntries)
 	unexecuted = make([]bool, len(p.Lines))
 	unknown = make([]bool, len(p.Lines))
 	m := p.model
@@ -32,7 +31,7 @@ func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted, unknown [
 	}
 	funcs := make([]linecount.Func, 0, len(m.funcs))
 	for _, mf := range m.funcs {
-		funcs = append(funcs, p.flowOf(mf, fault))
+		funcs = append(funcs, p.flowOf(c, mf, fault))
 	}
 	r := linecount.Lines(funcs, len(m.keys))
 	for k, c := range r.Counts {
@@ -43,7 +42,7 @@ func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted, unknown [
 	}
 	for _, mf := range m.funcs {
 		for _, cg := range mf.cases {
-			if cg.exact || p.groupCount(mf, cg) == 0 {
+			if cg.exact || p.groupCount(c, mf, cg) == 0 {
 				continue
 			}
 			for _, k := range cg.keys {
@@ -58,17 +57,17 @@ func (p *Plan) LineCounts(fault *uint64) (counts []uint64, unexecuted, unknown [
 
 // groupCount returns how often control went along the jump-table arcs to
 // where a group of empty cases points.
-func (p *Plan) groupCount(mf modelFunc, cg caseGroup) uint64 {
+func (p *Plan) groupCount(c *Counts, mf modelFunc, cg caseGroup) uint64 {
 	fg := p.Graphs[mf.graph]
-	var c uint64
+	var n uint64
 	for _, k := range cg.edges {
-		c += p.Table.EdgeCounts[int(fg.FirstEdge)+k]
+		n += c.EdgeCounts[int(fg.FirstEdge)+k]
 	}
-	return c
+	return n
 }
 
 // flowOf turns one modelled function's counts into linecount's terms.
-func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
+func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
 	t := p.Table
 	fg := p.Graphs[mf.graph]
 	g := fg.Graph
@@ -76,7 +75,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 	counts := make([]uint64, len(g.Blocks))
 	for b, bl := range g.Blocks {
 		if i, ok := t.Index(bl.Start); ok {
-			counts[b] = t.Hits[i]
+			counts[b] = cnt.Hits[i]
 		}
 		ls := make([]int32, 0, len(mf.blocks[b]))
 		if !mf.skip[b] {
@@ -85,7 +84,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 			}
 		}
 		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b], Exceptional: bl.Landing}
-		if a := t.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
+		if a := cnt.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: linecount.Outside, To: int32(b), Count: a})
 		}
 	}
@@ -130,7 +129,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		if to < 0 {
 			continue
 		}
-		c := t.EdgeCounts[int(fg.FirstEdge)+k]
+		c := cnt.EdgeCounts[int(fg.FirstEdge)+k]
 		if lb, ok := labOf[k]; ok {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: lb, To: to, Count: c})
 			labCount[int(lb)-labBase] += c
@@ -169,7 +168,7 @@ func (p *Plan) flowOf(mf modelFunc, fault *uint64) linecount.Func {
 		if len(cg.extra) == 0 {
 			continue
 		}
-		c := p.groupCount(mf, cg)
+		c := p.groupCount(cnt, mf, cg)
 		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(cg.dispatch), To: int32(len(f.Blocks)), Count: c})
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), cg.extra...), Count: c})
 	}

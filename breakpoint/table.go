@@ -2,6 +2,7 @@ package breakpoint
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -94,21 +95,15 @@ type SiteSpec struct {
 	Go bool
 }
 
-// A Table holds the sites of one executable image, sorted by address. Sites are
-// identified by their index. The zero Table is empty.
-type Table struct {
-	addr      []uint64 // link-time address, sorted, unique
-	orig      []byte   // the byte the int3 replaced, valid once planted
-	flags     []uint8  // Kind | flag bits
-	fn        []int32  // enclosing function index or -1
-	insnLen   []uint8  // instruction length (only needed for rep sites)
-	lineStart []uint32 // lines of site i are lines[lineStart[i]:lineStart[i+1]]
-	lines     []int32
-
-	// Hits counts the traps taken at each site: the raw per-address counts.
+// Counts are what a run counted at the sites of one table: the one value a
+// run's counts travel in, from the tracer that writes them to the reports
+// that read a copy (Table.Counts). Each slice is indexed as its comment says.
+type Counts struct {
+	// Hits counts the hits of each site, by site index: the raw
+	// per-address counts.
 	Hits []uint64
-	// LineEntries counts, per source line index, how often control entered the
-	// line (see Cursor for the definition).
+	// LineEntries counts, per source line index, how often control entered
+	// the line (see Cursor for the definition).
 	LineEntries []uint64
 	// EdgeCounts counts, per table-wide edge index, how often control went
 	// along the edge (see SetBlocks); nil without blocks.
@@ -120,6 +115,45 @@ type Table struct {
 	// block along none of its edges: for a function's first block, its
 	// entries; for any other, arrivals the cursor could not attribute.
 	BlockArrivals []uint64
+}
+
+// Clone returns a copy of c that shares no memory with it.
+func (c *Counts) Clone() *Counts {
+	return &Counts{
+		Hits:          slices.Clone(c.Hits),
+		LineEntries:   slices.Clone(c.LineEntries),
+		EdgeCounts:    slices.Clone(c.EdgeCounts),
+		ArcHits:       slices.Clone(c.ArcHits),
+		BlockArrivals: slices.Clone(c.BlockArrivals),
+	}
+}
+
+// Counts returns a copy of what the run has counted so far. The tracer
+// calls it between stops (a snapshot) and once at the end (its result).
+func (t *Table) Counts() *Counts { return t.cnt.Clone() }
+
+// AddHits adds n to site i's hits: the tracer folding what the target
+// counted in-process.
+func (t *Table) AddHits(i int, n uint64) { t.cnt.Hits[i] += n }
+
+// AddArcHits adds n to arc k's count (ArcsOf).
+func (t *Table) AddArcHits(k int, n uint64) { t.cnt.ArcHits[k] += n }
+
+// A Table holds the sites of one executable image, sorted by address. Sites are
+// identified by their index. The zero Table is empty.
+type Table struct {
+	addr      []uint64 // link-time address, sorted, unique
+	orig      []byte   // the byte the int3 replaced, valid once planted
+	flags     []uint8  // Kind | flag bits
+	fn        []int32  // enclosing function index or -1
+	insnLen   []uint8  // instruction length (only needed for rep sites)
+	lineStart []uint32 // lines of site i are lines[lineStart[i]:lineStart[i+1]]
+	lines     []int32
+
+	// cnt is what the run counted; the table's views at other biases (At)
+	// share it. Only the tracer writes it, through the cursor, AddHits
+	// and AddArcHits; readers take a copy (Counts).
+	cnt *Counts
 
 	siteBlock []int32      // per site: table-wide block index, -1; nil without blocks
 	resume    map[int]bool // the Resume sites, nil if none
@@ -135,7 +169,7 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 	sorted := make([]SiteSpec, len(specs))
 	copy(sorted, specs)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Addr < sorted[j].Addr })
-	t := &Table{LineEntries: make([]uint64, numLines)}
+	t := &Table{cnt: &Counts{LineEntries: make([]uint64, numLines)}}
 	for i := 0; i < len(sorted); {
 		s := sorted[i]
 		flags := uint8(s.Kind)
@@ -201,7 +235,7 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 	}
 	t.lineStart = append(t.lineStart, uint32(len(t.lines)))
 	t.orig = make([]byte, len(t.addr))
-	t.Hits = make([]uint64, len(t.addr))
+	t.cnt.Hits = make([]uint64, len(t.addr))
 	return t
 }
 
@@ -211,7 +245,7 @@ func (t *Table) setLines(final []int32, n int) {
 	for k, l := range t.lines {
 		t.lines[k] = final[l]
 	}
-	t.LineEntries = make([]uint64, n)
+	t.cnt.LineEntries = make([]uint64, n)
 }
 
 func containsInt32(s []int32, x int32) bool {
@@ -310,6 +344,6 @@ func (t *Table) BytesPerSite() float64 {
 		return 0
 	}
 	total := 8*cap(t.addr) + cap(t.orig) + cap(t.flags) + 4*cap(t.fn) + cap(t.insnLen) +
-		4*cap(t.lineStart) + 4*cap(t.lines) + 8*cap(t.Hits) + 4*cap(t.siteBlock)
+		4*cap(t.lineStart) + 4*cap(t.lines) + 8*cap(t.cnt.Hits) + 4*cap(t.siteBlock)
 	return float64(total) / float64(n)
 }

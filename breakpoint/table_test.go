@@ -50,8 +50,8 @@ func TestNewTableMergesSpecsAtOneAddress(t *testing.T) {
 	if tab.Len() != len(want) {
 		t.Fatalf("Len() = %d, want %d", tab.Len(), len(want))
 	}
-	if len(tab.Hits) != len(want) || len(tab.LineEntries) != 5 {
-		t.Fatalf("len(Hits), len(LineEntries) = %d, %d, want %d, 5", len(tab.Hits), len(tab.LineEntries), len(want))
+	if len(tab.cnt.Hits) != len(want) || len(tab.cnt.LineEntries) != 5 {
+		t.Fatalf("len(Hits), len(LineEntries) = %d, %d, want %d, 5", len(tab.cnt.Hits), len(tab.cnt.LineEntries), len(want))
 	}
 	for i, w := range want {
 		if got := tab.Addr(i); got != w.addr {

@@ -140,8 +140,8 @@ func perHit(tb testing.TB, prog string, n int, engine string, pin bool) time.Dur
 	if engine == EngineXOL && res.ClassicSites != 0 {
 		tb.Fatalf("xol served %d sites classically", res.ClassicSites)
 	}
-	if res.Exit.Code != 0 || plan.Table.Hits[0] != uint64(n) {
-		tb.Fatalf("exit %+v, hits %d, want 0 and %d", res.Exit, plan.Table.Hits[0], n)
+	if res.Exit.Code != 0 || res.Counts[plan.Table].Hits[0] != uint64(n) {
+		tb.Fatalf("exit %+v, hits %d, want 0 and %d", res.Exit, res.Counts[plan.Table].Hits[0], n)
 	}
 	return (traced - native) / time.Duration(n)
 }
@@ -207,13 +207,14 @@ func BenchmarkFibSlowdown(b *testing.B) {
 					native += time.Since(s)
 					plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true})
 					s = time.Now()
-					if _, err := Run(Options{Path: prog, Args: []string{prog, arg}, Table: plan.Table, Entry: sym.Entry, Engine: engine, Pin: pin, Stdout: devNull(b)}); err != nil {
+					res, err := Run(Options{Path: prog, Args: []string{prog, arg}, Table: plan.Table, Entry: sym.Entry, Engine: engine, Pin: pin, Stdout: devNull(b)})
+					if err != nil {
 						b.Fatal(err)
 					}
 					traced += time.Since(s)
 					k, _ := plan.Table.Index(funcAddr(b, sym, "fib"))
-					if plan.Table.Hits[k] != calls {
-						b.Fatalf("fib counted %d, want %d", plan.Table.Hits[k], calls)
+					if got := res.Counts[plan.Table].Hits[k]; got != calls {
+						b.Fatalf("fib counted %d, want %d", got, calls)
 					}
 				}
 				b.ReportMetric(float64(traced)/float64(native), "x-native")
@@ -311,12 +312,13 @@ func mallocsFor(tb testing.TB, prog string, n int, engine string) uint64 {
 	var a, b runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&a)
-	if _, err := Run(Options{Path: prog, Args: []string{prog, strconv.Itoa(n)}, Table: plan.Table, Entry: sym.Entry, Engine: engine}); err != nil {
+	res, err := Run(Options{Path: prog, Args: []string{prog, strconv.Itoa(n)}, Table: plan.Table, Entry: sym.Entry, Engine: engine})
+	if err != nil {
 		tb.Fatal(err)
 	}
 	runtime.ReadMemStats(&b)
-	if plan.Table.Hits[0] != uint64(n) {
-		tb.Fatalf("hits %d, want %d", plan.Table.Hits[0], n)
+	if got := res.Counts[plan.Table].Hits[0]; got != uint64(n) {
+		tb.Fatalf("hits %d, want %d", got, n)
 	}
 	return b.Mallocs - a.Mallocs
 }
@@ -429,13 +431,14 @@ func BenchmarkSyscallStops(b *testing.B) {
 		native += time.Since(s)
 		plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true, FuncFilter: func(name string) bool { return name == "f" }})
 		s = time.Now()
-		if _, err := Run(Options{Path: prog, Args: []string{prog}, Table: plan.Table, Entry: sym.Entry, Pin: true, Stdout: devNull(b)}); err != nil {
+		res, err := Run(Options{Path: prog, Args: []string{prog}, Table: plan.Table, Entry: sym.Entry, Pin: true, Stdout: devNull(b)})
+		if err != nil {
 			b.Fatal(err)
 		}
 		traced += time.Since(s)
 		k, _ := plan.Table.Index(funcAddr(b, sym, "f"))
-		if plan.Table.Hits[k] != 1000 {
-			b.Fatalf("f counted %d, want 1000", plan.Table.Hits[k])
+		if got := res.Counts[plan.Table].Hits[k]; got != 1000 {
+			b.Fatalf("f counted %d, want 1000", got)
 		}
 	}
 	b.ReportMetric(float64(traced)/float64(native), "x-native")

@@ -267,12 +267,12 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 	// that was in a trampoline goes on through the others it is aimed at.
 	for i, st := range j.state {
 		if st != jumpUntried {
-			mp.tab.Hits[i] += gained(i)
+			mp.tab.AddHits(i, gained(i))
 		}
 	}
 	n := mp.tab.Len()
 	for k := 0; k < mp.tab.ArcCounters() && n+k < len(j.seen); k++ {
-		mp.tab.ArcHits[k] += gained(n + k)
+		mp.tab.AddArcHits(k, gained(n+k))
 	}
 }
 

@@ -238,8 +238,7 @@ func (m *mon) loop() (*Result, error) {
 		}
 		if m.snap.Swap(false) && m.o.Snapshot != nil {
 			// On the tracer thread, between events: the counts are at rest.
-			m.foldAll()
-			m.o.Snapshot(m.res.Bias)
+			m.o.Snapshot(m.res.Bias, m.counts())
 		}
 		if m.isamp != nil && m.isamp.due.Swap(false) {
 			m.sampleRound()
@@ -262,11 +261,30 @@ func (m *mon) loop() (*Result, error) {
 	return m.result(), nil
 }
 
-// result returns the run's result, with the problems met on the way.
+// result returns the run's result, with its counts and the problems met
+// on the way.
 func (m *mon) result() *Result {
-	m.foldAll()
+	m.res.Counts = m.counts()
 	m.res.Degraded = errors.Join(m.problems...)
 	return &m.res
+}
+
+// counts folds what the target counted in-process and returns a copy of
+// every table's counts.
+//
+// Preconditions: on the tracer thread, between events.
+func (m *mon) counts() Counts {
+	m.foldAll()
+	c := Counts{}
+	if m.o.Table != nil {
+		c[m.o.Table] = m.o.Table.Counts()
+	}
+	for _, img := range m.imgs {
+		if _, ok := c[img.Table]; !ok {
+			c[img.Table] = img.Table.Counts()
+		}
+	}
+	return c
 }
 
 // lose records a failure that leaves the counts incomplete without ending

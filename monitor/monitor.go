@@ -36,11 +36,12 @@ type Options struct {
 	NoFollow bool
 
 	// SnapshotReq asks, with each value received, for Snapshot to be called
-	// on the tracer thread while the target runs, where it may read the
-	// table's counts (--interval, SIGUSR1). Like Stop, it needs ExitIfWaker.
+	// on the tracer thread while the target runs (--interval, SIGUSR1).
+	// Like Stop, it needs ExitIfWaker.
 	SnapshotReq <-chan struct{}
-	// Snapshot receives the load bias; nil disables snapshots.
-	Snapshot func(bias uint64)
+	// Snapshot receives the load bias and a copy of the counts of the
+	// moment; nil disables snapshots.
+	Snapshot func(bias uint64, c Counts)
 
 	// OnStart, if set, is called with the target's PID once it runs.
 	OnStart func(pid int)
@@ -146,8 +147,16 @@ type Mapped struct {
 	Lo, Hi uint64
 }
 
-// Result is what a run produced beside the counts in Options.Table.
+// Counts are what a run counted, by table (Options.Table and each
+// Image's): copies taken while the tables were at rest, which their
+// reader owns. Only the monitor writes the tables' own counts.
+type Counts map[*breakpoint.Table]*breakpoint.Counts
+
+// Result is what a run produced.
 type Result struct {
+	// Counts are the run's counts at its end.
+	Counts Counts
+
 	// Handled are the faults delivered to the program's own handlers, in
 	// order (handled_linux_amd64.go).
 	Handled []HandledFault

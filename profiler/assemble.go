@@ -27,13 +27,13 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 	p.Exit, fault = exitOf(root, sel, res)
 	fault.handled = res.Handled
 	fault.threads = res.ThreadEnds
-	addModule(p, root, "", mode, sel.blocks, fault)
+	addModule(p, root, "", mode, sel.blocks, fault, countsOf(res, root))
 	for _, m := range sel.mods {
 		if !m.counted || m.path == root.sym.Path {
 			continue
 		}
 		p.Modules = append(p.Modules, profile.Module{Path: m.path, BuildID: m.sym.BuildID, Kind: m.kind})
-		addModule(p, m, m.path, mode, sel.blocks, fault)
+		addModule(p, m, m.path, mode, sel.blocks, fault, countsOf(res, m))
 	}
 	p.Sort()
 	return p
@@ -57,9 +57,20 @@ type faultSite struct {
 	threads []monitor.ThreadEnd
 }
 
-// addModule appends module m's counts to p under the module name name;
-// blocks and edges only when they were asked for (--blocks).
-func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fault faultSite) {
+// countsOf returns the counts of module m in res, the reader's own copy;
+// zero counts for a module the run never mapped.
+func countsOf(res *monitor.Result, m *module) *breakpoint.Counts {
+	if c := res.Counts[m.plan.Table]; c != nil {
+		return c
+	}
+	return m.plan.Table.Counts()
+}
+
+// addModule appends module m's counts c to p under the module name name;
+// blocks and edges only when they were asked for (--blocks). c, the
+// profile's own copy, takes the derived counts, and is kept as m's last
+// (Module.Counts).
+func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fault faultSite, c *breakpoint.Counts) {
 	plan := m.plan
 	t := plan.Table
 	var at *uint64
@@ -69,13 +80,12 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 	// Under the in-process engine, the edges of the functions it serves
 	// follow from their block counts (a no-op for the other engines),
 	// less the activations that stopped inside a block.
-	t.DeriveFlow(stopsIn(m, fault))
-	if n := t.ArcsLost(); n > 0 {
+	if _, n := t.DeriveFlow(c, stopsIn(m, fault)); n > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%d functions%s have inexact edge and line counts: an arc they need could not be counted "+
 			"in the target (its site kept a breakpoint); run with --engine xol for exact counts", n, inModule(name)))
 	}
 	if mode != profile.ModeFuncs {
-		counts, unexecuted, unknown := plan.LineCounts(at)
+		counts, unexecuted, unknown := plan.LineCounts(c, at)
 		untold := 0
 		for i, c := range counts {
 			if unknown[i] {
@@ -120,8 +130,8 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			if !ok {
 				continue
 			}
-			pf := profile.Function{Name: f.Name, Count: t.Hits[i], File: f.File, Line: f.Line, Address: profile.Address(f.Addr), Module: name}
-			if s, ok := plan.Flow(fi); ok {
+			pf := profile.Function{Name: f.Name, Count: c.Hits[i], File: f.File, Line: f.Line, Address: profile.Address(f.Addr), Module: name}
+			if s, ok := plan.Flow(c, fi); ok {
 				pf.Blocks, pf.BlocksExecuted, pf.Returns = s.Blocks, s.Executed, s.Returns
 			}
 			p.Functions = append(p.Functions, pf)
@@ -131,12 +141,13 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		if t.Kind(i) == 0 {
 			continue // the dynamic linker's notification point: ours, not the program's
 		}
-		p.Sites = append(p.Sites, profile.Site{Address: profile.Address(t.Addr(i)), Count: t.Hits[i], Kind: t.Kind(i).String(), Module: name})
+		p.Sites = append(p.Sites, profile.Site{Address: profile.Address(t.Addr(i)), Count: c.Hits[i], Kind: t.Kind(i).String(), Module: name})
 	}
 	addFlowNotes(p, m, name)
 	if blocks {
-		addBlocks(p, m, name)
+		addBlocks(p, m, name, c)
 	}
+	m.counts = c
 }
 
 // placed is a module and the load bias it had in the faulting process.

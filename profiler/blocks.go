@@ -56,7 +56,7 @@ func addFlowNotes(p *profile.Profile, m *module, name string) {
 // addBlocks appends module m's block and edge counts to p: the blocks and
 // edges lists, each function's edge total, each line's branch outcomes and
 // each call's returns.
-func addBlocks(p *profile.Profile, m *module, name string) {
+func addBlocks(p *profile.Profile, m *module, name string, c *breakpoint.Counts) {
 	plan := m.plan
 	t := plan.Table
 	if len(plan.Graphs) == 0 {
@@ -86,17 +86,17 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 		executed := 0
 		for k, b := range g.Blocks {
 			if i, ok := t.Index(b.Start); ok {
-				counts[k] = t.Hits[i]
+				counts[k] = c.Hits[i]
 			}
 			if counts[k] > 0 {
 				executed++
 			}
 			p.Blocks = append(p.Blocks, profile.Block{
 				Address: profile.Address(b.Start), End: profile.Address(b.End), Function: fnAddr,
-				Count: counts[k], Entries: t.BlockArrivals[int(fg.FirstBlock)+k], Module: name,
+				Count: counts[k], Entries: c.BlockArrivals[int(fg.FirstBlock)+k], Module: name,
 			})
 		}
-		edgeCount := func(k int) uint64 { return t.EdgeCounts[int(fg.FirstEdge)+k] }
+		edgeCount := func(k int) uint64 { return c.EdgeCounts[int(fg.FirstEdge)+k] }
 		for k, e := range g.Edges {
 			pe := profile.Edge{From: profile.Address(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: edgeCount(k), Module: name}
 			if e.To == cfg.Outside {
@@ -148,7 +148,7 @@ func addBlocks(p *profile.Profile, m *module, name string) {
 					// edge; gcov counts it as a return of the call.
 					returned = edgeCount(first)
 					if to := succ[0].To; to >= 0 {
-						returned += t.BlockArrivals[int(fg.FirstBlock)+to]
+						returned += c.BlockArrivals[int(fg.FirstBlock)+to]
 					}
 				}
 				p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.Address(b.Last),

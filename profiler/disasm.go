@@ -14,8 +14,8 @@ import (
 // Disasm builds the annotated disassembly (--disasm) of the
 // block-counted functions, in every counted module, one of whose names
 // match says yes to: each instruction with its source line, each block
-// with its count and each branch with its edges' counts, from the run's
-// tables, and with --time the blocks' sampled time from prof, the run's
+// with its count and each branch with its edges' counts, as the profile
+// Run returned reported them (Module.Counts), and with --time the blocks' sampled time from prof, the run's
 // profile, where the samples were resolved to blocks. output.WriteDisasm
 // renders it.
 func (p *Profiler) Disasm(match func(name string) bool, prof *profile.Profile) []output.DisasmFunc {
@@ -27,7 +27,9 @@ func (p *Profiler) Disasm(match func(name string) bool, prof *profile.Profile) [
 			if !match(f.Name) && !slices.ContainsFunc(f.Aliases, match) {
 				continue
 			}
-			fns = append(fns, disasmOf(m, fg, tm))
+			if m.Counts != nil {
+				fns = append(fns, disasmOf(m, fg, tm))
+			}
 		}
 	}
 	return fns
@@ -69,7 +71,7 @@ func disasmOf(m Module, fg breakpoint.FuncGraph, tm *blockTime) output.DisasmFun
 		df.TotalSamples = tm.total
 	}
 	if i, ok := t.Index(f.Site); ok && f.Planted {
-		df.Calls = t.Hits[i]
+		df.Calls = m.Counts.Hits[i]
 	}
 	symname := func(addr uint64) (string, uint64) {
 		if i, ok := m.Sym.FuncAt(addr); ok {
@@ -99,7 +101,7 @@ func disasmOf(m Module, fg breakpoint.FuncGraph, tm *blockTime) output.DisasmFun
 			if pc == bl.Start {
 				in.Block = true
 				if i, ok := t.Index(pc); ok {
-					in.Count = t.Hits[i]
+					in.Count = m.Counts.Hits[i]
 				}
 				if tm != nil {
 					pb := tm.blocks[blockKey{m.Name, pc}]
@@ -113,7 +115,7 @@ func disasmOf(m Module, fg breakpoint.FuncGraph, tm *blockTime) output.DisasmFun
 					if e.To != cfg.Outside {
 						to = g.Blocks[e.To].Start
 					}
-					in.Out = append(in.Out, output.DisasmEdge{Kind: e.Kind.String(), To: to, Count: t.EdgeCounts[int(fg.FirstEdge)+first+j]})
+					in.Out = append(in.Out, output.DisasmEdge{Kind: e.Kind.String(), To: to, Count: m.Counts.EdgeCounts[int(fg.FirstEdge)+first+j]})
 				}
 			}
 			df.Insts = append(df.Insts, in)

@@ -31,9 +31,10 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 			continue
 		}
 		t := m.plan.Table
+		c := countsOf(res, m)
 		for i := 0; i < t.Len(); i++ {
 			if r := t.KeptReason(i); r != "" {
-				traps[r] += t.Hits[i]
+				traps[r] += c.Hits[i]
 			}
 		}
 	}

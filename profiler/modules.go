@@ -26,6 +26,9 @@ type module struct {
 	// notification point: it is not reported.
 	counted bool
 	jumps   breakpoint.JumpPlan // the in-process engine's plan
+	// counts are the counts of the last profile built, derived
+	// (addModule); nil before the first.
+	counts *breakpoint.Counts
 }
 
 // A selection says what to count in every module; its image method is the

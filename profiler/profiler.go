@@ -211,7 +211,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		// The monitor serves snapshots on its own thread, between stops:
 		// SnapshotReq asks, Snapshot answers with the counts of the moment.
 		SnapshotReq: p.req,
-		Snapshot: func(bias uint64) {
+		Snapshot: func(bias uint64, c monitor.Counts) {
 			p.mu.Lock()
 			waiting := p.waiting
 			p.waiting = nil
@@ -219,7 +219,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 			if len(waiting) == 0 {
 				return
 			}
-			prof := p.interim(bias)
+			prof := p.interim(bias, c)
 			// Each reader owns its copy (readers sort, encode and add notes
 			// concurrently): the copies are made before the original is
 			// handed out. The channels are buffered: never blocks the monitor.
@@ -305,8 +305,8 @@ func (p *Profiler) Snapshot(ctx context.Context) *profile.Profile {
 }
 
 // interim builds the profile of the moment, on the monitor's thread.
-func (p *Profiler) interim(bias uint64) *profile.Profile {
-	prof := buildProfile(p.root, p.sel, &monitor.Result{Bias: bias}, p.mode, p.target.Args)
+func (p *Profiler) interim(bias uint64, c monitor.Counts) *profile.Profile {
+	prof := buildProfile(p.root, p.sel, &monitor.Result{Bias: bias, Counts: c}, p.mode, p.target.Args)
 	if p.launcher {
 		prof.Notes = append(prof.Notes, launcherNote(p.target.Path))
 	}
@@ -346,14 +346,17 @@ type Module struct {
 	Sym   *symtab.File
 	Lines *lineinfo.Table // nil without line information
 	Plan  *breakpoint.Plan
+	// Counts are the counts of the profile Run returned, as it reported
+	// them (derived under the in-process engine); nil before.
+	Counts *breakpoint.Counts
 }
 
 // Modules returns the profiled modules. They stay valid until Close.
 func (p *Profiler) Modules() []Module {
-	out := []Module{{Sym: p.root.sym, Lines: p.root.lt, Plan: p.root.plan}}
+	out := []Module{{Sym: p.root.sym, Lines: p.root.lt, Plan: p.root.plan, Counts: p.root.counts}}
 	for _, m := range p.sel.mods {
 		if m.counted && m.path != p.root.sym.Path {
-			out = append(out, Module{Name: m.path, Sym: m.sym, Lines: m.lt, Plan: m.plan})
+			out = append(out, Module{Name: m.path, Sym: m.sym, Lines: m.lt, Plan: m.plan, Counts: m.counts})
 		}
 	}
 	return out
