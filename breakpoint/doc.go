@@ -26,11 +26,12 @@
 // every function under PlanOptions.RowSites, is counted at its rows instead,
 // with the cursor's rule.
 //
-// Relocate turns one x86-64 instruction into code that runs out of line, at
-// another address, with the same effect (relocate.go and the relocate_*.go
-// files; pure, bytes in and bytes out). The xol engine runs a site's
-// instruction from such a slot; the in-process engine displaces whole
-// instructions into trampolines with it.
+// x86 relocation is not here: package breakpoint/relocate turns one x86-64
+// instruction into code that runs out of line, at another address, with the
+// same effect (pure, bytes in and bytes out, and depending on nothing here).
+// The xol engine runs a site's instruction from such a slot; the in-process
+// engine's trampolines (trampoline.go, edgecount.go) displace whole
+// instructions with it and aim the relocated exits.
 //
 // The in-process engine (--engine jump, the default) is planned here too
 // (PlanJumps): which sites take a 5-byte jmp to a trampoline that counts the
@@ -83,18 +84,6 @@
 //	                        counted as a group
 //	lazyre.go               the model's regular expressions, compiled at
 //	                        first use
-//
-// x86 relocation:
-//
-//	relocate.go          Relocate, Displaced, Form, RelocateError and the
-//	                     reasons for refusing; copied instructions, their
-//	                     RIP-relative displacements rewritten
-//	relocate_decode.go   decoding, with a second reading of prefixes and
-//	                     ModRM that refuses what the two disagree on
-//	relocate_branches.go direct jumps, branches and loops re-encoded as
-//	                     rel32; calls emulated (push the original return
-//	                     address, jmp)
-//	relocate_emit.go     the emitter that writes a slot's code
 //
 // The in-process engine:
 //

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -28,9 +29,9 @@ type EdgeCount struct {
 	Table uint64
 }
 
-// countArc rewrites d, a relocated conditional jump (FormCond: jcc rel32
-// to the target, jmp rel32 back to the next instruction), to count one of
-// its arcs:
+// countArc rewrites d, a relocated conditional jump (relocate.FormCond:
+// jcc rel32 to the target, jmp rel32 back to the next instruction), to
+// count one of its arcs:
 //
 //	fall-through:  jcc TARGET; addq $1, %gs:C; jmp NEXT
 //	taken:         jcc 1f; jmp NEXT; 1: addq $1, %gs:C; jmp TARGET
@@ -39,9 +40,9 @@ type EdgeCount struct {
 // counted: no original point is equivalent (Resume says so), and the
 // monitor steps it past the update; one at the jmp after it is at the
 // arc's destination.
-func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
-	if d.Form != FormCond || len(d.Code) != 11 || d.Code[0] != 0x0F || d.Code[6] != 0xE9 {
-		return nil, &RelocateError{Addr: d.Addr, Reason: "the arc to count is not a conditional jump's"}
+func countArc(d *relocate.Displaced, ec EdgeCount) (*relocate.Displaced, error) {
+	if d.Form != relocate.FormCond || len(d.Code) != 11 || d.Code[0] != 0x0F || d.Code[6] != 0xE9 {
+		return nil, &relocate.Error{Addr: d.Addr, Reason: "the arc to count is not a conditional jump's"}
 	}
 	slot := d.Slot
 	target := slot + 6 + uint64(int64(int32(binary.LittleEndian.Uint32(d.Code[2:6]))))
@@ -49,20 +50,20 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 	cc := d.Code[1]
 	counter := appendCounter(nil, ec.Counter)
 	var c []byte
-	var exits []exitRef
+	var exits []relocate.Exit
 	jmp := func(op []byte, to uint64) error {
 		c = append(c, op...)
 		if to != slot+6+JumpLen { // the taken side's stub is not an exit
-			exits = append(exits, exitRef{off: uint8(len(c)), to: to})
+			exits = append(exits, relocate.Exit{Off: uint8(len(c)), To: to})
 		}
-		rel, ok := rel32(to, slot+uint64(len(c))+4)
+		rel, ok := relocate.Rel32(to, slot+uint64(len(c))+4)
 		if !ok {
-			return &RelocateError{Addr: d.Addr, Reason: fmt.Sprintf("%s: %#x", ReasonOutOfRange, to)}
+			return &relocate.Error{Addr: d.Addr, Reason: fmt.Sprintf("%s: %#x", relocate.ReasonOutOfRange, to)}
 		}
 		c = binary.LittleEndian.AppendUint32(c, uint32(rel))
 		return nil
 	}
-	nd := &Displaced{Addr: d.Addr, Slot: slot, Len: d.Len, Form: FormCond, RIPRelative: d.RIPRelative}
+	nd := &relocate.Displaced{Addr: d.Addr, Slot: slot, Len: d.Len, Form: relocate.FormCond, RIPRelative: d.RIPRelative}
 	if ec.Taken {
 		stub := slot + 6 + JumpLen
 		if err := jmp([]byte{0x0F, cc}, stub); err != nil {
@@ -76,7 +77,7 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 		if err := jmp([]byte{0xE9}, target); err != nil {
 			return nil, err
 		}
-		nd.resume = []resumePoint{{0, d.Addr}, {6, next}, {uint8(back), target}}
+		nd.ResumePoints = []relocate.ResumePoint{{Off: 0, To: d.Addr}, {Off: 6, To: next}, {Off: uint8(back), To: target}}
 	} else {
 		if err := jmp([]byte{0x0F, cc}, target); err != nil {
 			return nil, err
@@ -86,27 +87,27 @@ func countArc(d *Displaced, ec EdgeCount) (*Displaced, error) {
 		if err := jmp([]byte{0xE9}, next); err != nil {
 			return nil, err
 		}
-		nd.resume = []resumePoint{{0, d.Addr}, {uint8(back), next}}
+		nd.ResumePoints = []relocate.ResumePoint{{Off: 0, To: d.Addr}, {Off: uint8(back), To: next}}
 	}
-	nd.Code, nd.exits = c, exits
+	nd.Code, nd.Exits = c, exits
 	return nd, nil
 }
 
 // countArcs rewrites d to count the arcs ecs: one arc of a conditional
 // jump (countArc), or arcs of a jump table's dispatch (countTableArcs).
-func countArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
+func countArcs(d *relocate.Displaced, ecs []EdgeCount) (*relocate.Displaced, error) {
 	if ecs[0].Table != 0 {
 		return countTableArcs(d, ecs)
 	}
 	if len(ecs) != 1 {
-		return nil, &RelocateError{Addr: d.Addr, Reason: "more than one arc of a conditional jump to count"}
+		return nil, &relocate.Error{Addr: d.Addr, Reason: "more than one arc of a conditional jump to count"}
 	}
 	return countArc(d, ecs[0])
 }
 
 // countTableArcs rewrites d, a copied jmp through a 64-bit register (a
-// jump table's dispatch, FormTransfer), to count the jumps to each arc's
-// target (ec.Table):
+// jump table's dispatch, relocate.FormTransfer), to count the jumps to each
+// arc's target (ec.Table):
 //
 //	cmp T1(%rip), %reg; jne 1f; addq $1, %gs:C1; 1:
 //	...
@@ -117,11 +118,11 @@ func countArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
 // flags it finds there are dead, and the arcs it has passed were counted
 // or not its own); one at a counter update has chosen its arc and not been
 // counted (no equivalent).
-func countTableArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
-	inst, err := decode(d.Code)
+func countTableArcs(d *relocate.Displaced, ecs []EdgeCount) (*relocate.Displaced, error) {
+	inst, err := relocate.Decode(d.Code)
 	reg, isReg := inst.Args[0].(x86asm.Reg)
-	if err != nil || d.Form != FormTransfer || inst.Op != x86asm.JMP || !isReg || reg < x86asm.RAX || reg > x86asm.R15 || inst.Len != len(d.Code) {
-		return nil, &RelocateError{Addr: d.Addr, Reason: "the arcs to count are not a jump through a register's"}
+	if err != nil || d.Form != relocate.FormTransfer || inst.Op != x86asm.JMP || !isReg || reg < x86asm.RAX || reg > x86asm.R15 || inst.Len != len(d.Code) {
+		return nil, &relocate.Error{Addr: d.Addr, Reason: "the arcs to count are not a jump through a register's"}
 	}
 	n := byte(reg - x86asm.RAX)
 	const cmpLen, jneLen = 7, 2
@@ -129,10 +130,10 @@ func countTableArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
 	jmpAt := step * len(ecs)
 	quads := jmpAt + len(d.Code)
 	if quads+8*len(ecs) > 255 {
-		return nil, &RelocateError{Addr: d.Addr, Reason: "too many arcs to count"}
+		return nil, &relocate.Error{Addr: d.Addr, Reason: "too many arcs to count"}
 	}
 	c := make([]byte, 0, quads+8*len(ecs))
-	nd := &Displaced{Addr: d.Addr, Slot: d.Slot, Len: d.Len, Form: FormTransfer}
+	nd := &relocate.Displaced{Addr: d.Addr, Slot: d.Slot, Len: d.Len, Form: relocate.FormTransfer}
 	for k, ec := range ecs {
 		at := len(c)
 		// REX.W (and R for r8-r15), CMP r64, r/m64 (3B /r), ModRM 00
@@ -141,13 +142,13 @@ func countTableArcs(d *Displaced, ecs []EdgeCount) (*Displaced, error) {
 		c = binary.LittleEndian.AppendUint32(c, uint32(quads+8*k-(at+cmpLen)))
 		c = append(c, 0x75, counterLen) // jne over the counter
 		c = appendCounter(c, ec.Counter)
-		nd.resume = append(nd.resume, resumePoint{uint8(at), d.Addr}, resumePoint{uint8(at + cmpLen), d.Addr})
+		nd.ResumePoints = append(nd.ResumePoints, relocate.ResumePoint{Off: uint8(at), To: d.Addr}, relocate.ResumePoint{Off: uint8(at + cmpLen), To: d.Addr})
 	}
 	c = append(c, d.Code...)
 	for _, ec := range ecs {
 		c = binary.LittleEndian.AppendUint64(c, ec.Table)
 	}
-	nd.resume = append(nd.resume, resumePoint{uint8(jmpAt), d.Addr})
+	nd.ResumePoints = append(nd.ResumePoints, relocate.ResumePoint{Off: uint8(jmpAt), To: d.Addr})
 	nd.Code = c
 	return nd, nil
 }

@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -106,7 +107,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 		return arcCounter{}, false
 	}
 	last := off + n - uint64(js.Insns[len(js.Insns)-1])
-	d, err := Relocate(fcode[last:], faddr+last, faddr+last)
+	d, err := relocate.Relocate(fcode[last:], faddr+last, faddr+last)
 	if err != nil {
 		return arcCounter{}, false
 	}
@@ -114,7 +115,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 		// The cmp before the jump writes the flags on every dispatch:
 		// they must be dead at every target of the table. The check of
 		// the jump itself is countTableArc's, at run time.
-		if d.Form != FormTransfer || !flagsDeadFrom(fcode, faddr, bl.Start, 3) {
+		if d.Form != relocate.FormTransfer || !flagsDeadFrom(fcode, faddr, bl.Start, 3) {
 			return arcCounter{}, false
 		}
 		for _, o := range g.Succs(e.From) {
@@ -128,7 +129,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if e.Kind == cfg.Taken {
 		dest = e.Target
 	}
-	if d.Form != FormCond || !flagsDeadFrom(fcode, faddr, bl.Start, 3) || !flagsDeadFrom(fcode, faddr, dest, 3) {
+	if d.Form != relocate.FormCond || !flagsDeadFrom(fcode, faddr, bl.Start, 3) || !flagsDeadFrom(fcode, faddr, dest, 3) {
 		return arcCounter{}, false
 	}
 	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n)}, true

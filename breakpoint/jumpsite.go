@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -78,11 +79,11 @@ func PlanJump(code []byte, addr uint64, o JumpOptions) JumpSite {
 		if o.End != 0 && pc >= o.End {
 			return JumpSite{Reason: JumpEnd}
 		}
-		d, err := Relocate(code[off:], pc, pc)
+		d, err := relocate.Relocate(code[off:], pc, pc)
 		if err != nil {
 			return JumpSite{Reason: JumpUndecodable}
 		}
-		if d.Form != FormCopy && off+d.Len < JumpLen {
+		if d.Form != relocate.FormCopy && off+d.Len < JumpLen {
 			// The trampoline runs the displaced instructions in order:
 			// one that goes elsewhere must be the last.
 			return JumpSite{Reason: JumpTransfer}

@@ -3,6 +3,7 @@ package breakpoint
 import (
 	"sort"
 
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -116,8 +117,8 @@ func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSit
 		if off >= len(code) {
 			return JumpSite{}, false
 		}
-		d, err := Relocate(code[off:], pc, pc)
-		if err != nil || (d.Form != FormCopy && off+d.Len < n) {
+		d, err := relocate.Relocate(code[off:], pc, pc)
+		if err != nil || (d.Form != relocate.FormCopy && off+d.Len < n) {
 			return JumpSite{}, false
 		}
 		js.Insns = append(js.Insns, d.Len)

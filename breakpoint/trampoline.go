@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 )
 
 // The in-process engine (--engine jump) replaces a site's first bytes with a
@@ -61,7 +63,7 @@ type Trampoline struct {
 
 	starts []int    // offset in Code of each displaced instruction
 	addrs  []uint64 // its original address
-	last   *Displaced
+	last   *relocate.Displaced
 	exits  []Exit
 }
 
@@ -105,7 +107,7 @@ func (tr *Trampoline) Aim(k int, via uint64) ([]byte, bool) {
 	if via == 0 {
 		to = x.To
 	}
-	v, ok := rel32(to, x.At+4)
+	v, ok := relocate.Rel32(to, x.At+4)
 	if !ok {
 		return nil, false
 	}
@@ -124,7 +126,7 @@ var ErrTrampolineTooLong = errors.New("trampoline longer than TrampolineSize")
 // least js.Len+js.Tail bytes) is code; counter is the offset of the site's
 // counter in a thread's slab. The instructions are decoded as they are
 // relocated; js.Insns, when set, are the lengths they must have. It
-// returns a *RelocateError when a displaced instruction cannot run out of
+// returns a *relocate.Error when a displaced instruction cannot run out of
 // line, or the instructions do not end where js says.
 func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) (*Trampoline, error) {
 	if js.Len < 2 || len(code) < js.Len+js.Tail {
@@ -140,16 +142,16 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 	for k, off := 0, 0; off < total; k++ {
 		pc := addr + uint64(off)
 		slot := at + uint64(len(c))
-		d, err := Relocate(code[off:], pc, slot)
+		d, err := relocate.Relocate(code[off:], pc, slot)
 		if err != nil {
 			return nil, err
 		}
 		n := d.Len
 		switch {
 		case js.Insns != nil && (k >= len(js.Insns) || n != js.Insns[k]):
-			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: ReasonDisagree}
+			return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: relocate.ReasonDisagree}
 		case off < js.Len && off+n > js.Len, off+n > total:
-			return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "an instruction across the end of the displaced bytes"}
+			return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "an instruction across the end of the displaced bytes"}
 		}
 		last := off+n == total
 		if last && len(js.Edges) > 0 {
@@ -163,17 +165,17 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 			// instruction, not jump back to the original next one. The
 			// last of the patched bytes may be a conditional jump when a
 			// tail follows: its taken side is an exit.
-			cond := d.Form == FormCond && off+n == js.Len && js.Tail > 0
-			if (d.Form != FormCopy && !cond) || len(body) < JumpLen || body[len(body)-JumpLen] != 0xE9 {
-				return nil, &RelocateError{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
+			cond := d.Form == relocate.FormCond && off+n == js.Len && js.Tail > 0
+			if (d.Form != relocate.FormCopy && !cond) || len(body) < JumpLen || body[len(body)-JumpLen] != 0xE9 {
+				return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
 			}
 			body = body[:len(body)-JumpLen]
 		} else {
 			tr.last = d
 		}
-		for _, x := range d.exits {
-			if int(x.off) < len(body) { // not the jump back dropped above
-				tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.off), To: x.to})
+		for _, x := range d.Exits {
+			if int(x.Off) < len(body) { // not the jump back dropped above
+				tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.Off), To: x.To})
 			}
 		}
 		tr.starts = append(tr.starts, len(c))
@@ -188,9 +190,9 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 	if js.Len < JumpLen {
 		return tr, nil // a short site: SetShort makes its patch
 	}
-	rel, ok := rel32(at, addr+JumpLen)
+	rel, ok := relocate.Rel32(at, addr+JumpLen)
 	if !ok {
-		return nil, &RelocateError{Addr: addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", ReasonOutOfRange, at)}
+		return nil, &relocate.Error{Addr: addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", relocate.ReasonOutOfRange, at)}
 	}
 	tr.Patch = make([]byte, js.Len)
 	tr.Patch[0] = 0xE9
@@ -208,11 +210,11 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 func (tr *Trampoline) SetShort(landing uint64) error {
 	d := int64(landing - (tr.Addr + 2))
 	if d != int64(int8(d)) {
-		return &RelocateError{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: landing %#x", ReasonOutOfRange, landing)}
+		return &relocate.Error{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: landing %#x", relocate.ReasonOutOfRange, landing)}
 	}
-	rel, ok := rel32(tr.At, landing+JumpLen)
+	rel, ok := relocate.Rel32(tr.At, landing+JumpLen)
 	if !ok {
-		return &RelocateError{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", ReasonOutOfRange, tr.At)}
+		return &relocate.Error{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", relocate.ReasonOutOfRange, tr.At)}
 	}
 	tr.Landing = landing
 	tr.LandingJmp = []byte{0xE9, 0, 0, 0, 0}

@@ -23,9 +23,10 @@
 // The out-of-line engine (EngineXOL; xol_linux_amd64.go) leaves the int3 in
 // place: at a module's first hit in a process it maps a scratch region near
 // the module by running mmap in the trapped thread, fills each site's slot
-// with its relocated instruction (breakpoint.Relocate) at the site's first
-// hit, and serves a hit by counting and moving the thread's PC to the slot:
-// one stop, and the other threads run on. Signals delivered while a thread
+// with its relocated instruction (relocate.Relocate, package
+// breakpoint/relocate) at the site's first hit, and serves a hit by
+// counting and moving the thread's PC to the slot: one stop, and the other
+// threads run on. Signals delivered while a thread
 // is in a slot first move it back to the original PC; detach moves every
 // thread out and unmaps the regions.
 //
@@ -81,7 +82,7 @@
 // Engines:
 //
 //	classic_linux_amd64.go: Bishop's cycle: all-stop, single-step, rep, re-arm
-//	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots, injected calls
+//	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots filled by breakpoint/relocate, injected calls
 //	jump_linux_amd64.go: the in-process engine: trampolines, patching a function at its first hit, exits, unpatching
 //	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)
 //	counters_linux_amd64.go, counters_unsafe_linux_amd64.go: the per-thread counter slabs in a memfd, and their GS bases
@@ -96,7 +97,7 @@
 // Raw access:
 //
 //	ptrace_unsafe_linux_amd64.go: raw ptrace requests x/sys/unix lacks
-//	mem_linux.go: /proc/PID/mem as a breakpoint.Memory
+//	mem_linux.go: /proc/PID/mem as a breakpoint.Memory (and a relocate.Memory, for the slots)
 //	proc_linux.go: /proc/PID/status fields and signal masks
 //	pin_linux.go, getcpu_unsafe_linux.go: pinning the tracer and the target to one CPU
 //

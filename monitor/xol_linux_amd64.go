@@ -10,20 +10,21 @@ import (
 	"strings"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
 
 // The out-of-line engine (xol) leaves every int3 in place. Each site gets a
 // slot in a scratch region of the target, within ±2 GiB of its module, holding
 // a relocated copy of the site's instruction followed by a jump back
-// (breakpoint.Relocate). On a hit the monitor counts and moves the thread's PC
+// (relocate.Relocate). On a hit the monitor counts and moves the thread's PC
 // to the slot: one stop per hit, and no moment when the original byte is in
 // memory, so the other threads run on. Sites whose instruction cannot be
 // relocated keep the classic cycle.
 
 // slotStride is the distance between two slots: room for the longest
 // relocated form, at 16-byte alignment.
-const slotStride = (breakpoint.MaxSlot + 15) &^ 15
+const slotStride = (relocate.MaxSlot + 15) &^ 15
 
 // Slot states.
 const (
@@ -209,7 +210,7 @@ func (m *mon) freeXOL(mm *space, via *thread) bool {
 // displaced relocates site i of mp for its slot. The instruction's bytes are
 // read from memory, with the original byte of every planted site among them put
 // back.
-func (m *mon) displaced(mm *space, mp *mapping, i int) (*breakpoint.Displaced, error) {
+func (m *mon) displaced(mm *space, mp *mapping, i int) (*relocate.Displaced, error) {
 	addr := mp.tab.RuntimeAddr(i)
 	var code [16]byte
 	n, err := mm.mem.ReadMemory(addr, code[:])
@@ -221,7 +222,7 @@ func (m *mon) displaced(mm *space, mp *mapping, i int) (*breakpoint.Displaced, e
 			code[k] = mp.tab.OriginalByte(j)
 		}
 	}
-	return breakpoint.Relocate(code[:n], addr, mp.xol.slot(i))
+	return relocate.Relocate(code[:n], addr, mp.xol.slot(i))
 }
 
 // prepareSlot relocates site i into its slot at its first hit and returns
@@ -237,7 +238,7 @@ func (m *mon) prepareSlot(mm *space, mp *mapping, i int) uint8 {
 		}
 		return slotClassic
 	}
-	if d.Form == breakpoint.FormCall && mp.xol.noCalls {
+	if d.Form == relocate.FormCall && mp.xol.noCalls {
 		return slotClassic
 	}
 	if d.Write(mm.mem) != nil {

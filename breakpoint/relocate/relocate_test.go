@@ -1,4 +1,4 @@
-package breakpoint
+package relocate
 
 import (
 	"bufio"
@@ -81,12 +81,12 @@ func TestRelocate(t *testing.T) {
 		name := fmt.Sprintf("line%d", c.line)
 		d, err := Relocate(c.code, c.addr, c.slot)
 		if c.want == nil {
-			var re *RelocateError
+			var re *Error
 			switch {
 			case err == nil:
 				t.Errorf("%s %x (%s): relocated to %x, want error %q", name, c.code, c.comment, d.Code, c.wantErr)
 			case !errors.Is(err, ErrNotRelocatable) || !errors.As(err, &re):
-				t.Errorf("%s %x (%s): error %v is not a *RelocateError wrapping ErrNotRelocatable", name, c.code, c.comment, err)
+				t.Errorf("%s %x (%s): error %v is not a *Error wrapping ErrNotRelocatable", name, c.code, c.comment, err)
 			case !strings.HasPrefix(re.Reason, c.wantErr):
 				t.Errorf("%s %x (%s): reason %q, want %q", name, c.code, c.comment, re.Reason, c.wantErr)
 			case re.Addr != c.addr:
@@ -175,7 +175,7 @@ func TestRelocateErrorMessage(t *testing.T) {
 }
 
 // TestRelocateCrashers feeds truncated and garbage inputs: each must return a
-// *RelocateError, never panic, never produce code.
+// *Error, never panic, never produce code.
 func TestRelocateCrashers(t *testing.T) {
 	inputs := []string{
 		"",
@@ -241,9 +241,9 @@ func TestRelocateCrashers(t *testing.T) {
 			t.Errorf("%s: relocated to %x, want an error", h, d.Code)
 			continue
 		}
-		var re *RelocateError
+		var re *Error
 		if !errors.As(err, &re) || !errors.Is(err, ErrNotRelocatable) || re.Reason == "" {
-			t.Errorf("%s: error %#v is not a *RelocateError with a reason", h, err)
+			t.Errorf("%s: error %#v is not a *Error with a reason", h, err)
 		}
 	}
 }
@@ -285,11 +285,38 @@ func TestRelocateReach(t *testing.T) {
 			if cerr := checkDisplaced(code, d); cerr != nil {
 				t.Errorf("slot %#x: %v", tc.slot, cerr)
 			}
-		} else if !strings.HasPrefix(err.(*RelocateError).Reason, ReasonOutOfRange) {
+		} else if !strings.HasPrefix(err.(*Error).Reason, ReasonOutOfRange) {
 			t.Errorf("slot %#x: %v", tc.slot, err)
 		}
 	}
 }
+
+// errFake is what a recordingMemory with err set returns.
+var errFake = errors.New("fake memory fault")
+
+// fakeMemory is an address space of one mapping for TestDisplacedWrite: the
+// bytes of [base, base+len(mem)), none of them int3, and the writes made.
+type fakeMemory struct {
+	base   uint64
+	mem    []byte
+	writes int
+}
+
+// newFakeMemory returns a fake of n nops at base.
+func newFakeMemory(base uint64, n int) *fakeMemory {
+	return &fakeMemory{base: base, mem: bytes.Repeat([]byte{0x90}, n)}
+}
+
+func (m *fakeMemory) WriteMemory(addr uint64, buf []byte) (int, error) {
+	m.writes++
+	if addr < m.base || addr-m.base > uint64(len(m.mem)) || uint64(len(buf)) > uint64(len(m.mem))-(addr-m.base) {
+		return 0, fmt.Errorf("fake write [%#x, %#x) outside [%#x, %#x)", addr, addr+uint64(len(buf)), m.base, m.base+uint64(len(m.mem)))
+	}
+	return copy(m.mem[addr-m.base:], buf), nil
+}
+
+// at returns the byte at addr.
+func (m *fakeMemory) at(addr uint64) byte { return m.mem[addr-m.base] }
 
 type recordingMemory struct {
 	addr uint64
@@ -318,14 +345,14 @@ func TestDisplacedWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mem := newFakeMemory(0x401000, 2*PageSize)
+	mem := newFakeMemory(0x401000, 2*4096)
 	if err := d.Write(mem); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(mem.mem[0x100:0x100+len(d.Code)], d.Code) || mem.writes != 1 {
 		t.Errorf("fake holds %x after %d writes, want %x after 1", mem.mem[0x100:0x100+len(d.Code)], mem.writes, d.Code)
 	}
-	if mem.at(0x401000) == Int3 {
+	if mem.at(0x401000) == int3 {
 		t.Error("Write touched the original")
 	}
 
@@ -612,7 +639,7 @@ func checkDisplaced(orig []byte, d *Displaced) error {
 }
 
 // FuzzRelocate checks that Relocate never panics, refuses with a
-// *RelocateError, and that everything it relocates passes checkDisplaced.
+// *Error, and that everything it relocates passes checkDisplaced.
 func FuzzRelocate(f *testing.F) {
 	for _, c := range readRelocCases(f) {
 		f.Add(c.code, c.addr, c.slot)
@@ -624,7 +651,7 @@ func FuzzRelocate(f *testing.F) {
 	f.Fuzz(func(t *testing.T, code []byte, addr, slot uint64) {
 		d, err := Relocate(code, addr, slot)
 		if err != nil {
-			var re *RelocateError
+			var re *Error
 			if !errors.As(err, &re) || !errors.Is(err, ErrNotRelocatable) || re.Reason == "" {
 				t.Fatalf("%x: error %#v", code, err)
 			}

@@ -1,4 +1,4 @@
-package breakpoint
+package relocate
 
 import (
 	"encoding/binary"
@@ -26,14 +26,14 @@ func (e *emitter) bytes(b ...byte) { e.d.Code = append(e.d.Code, b...) }
 // mark records that a thread at the current position is equivalent to one at
 // original address to.
 func (e *emitter) mark(to uint64) {
-	e.d.resume = append(e.d.resume, resumePoint{off: uint8(len(e.d.Code)), to: to})
+	e.d.ResumePoints = append(e.d.ResumePoints, ResumePoint{Off: uint8(len(e.d.Code)), To: to})
 }
 
 // rel32 emits the displacement of an instruction that ends right after it,
 // and records it as an exit to target (see Displaced).
 func (e *emitter) rel32(target uint64) {
-	e.d.exits = append(e.d.exits, exitRef{off: uint8(len(e.d.Code)), to: target})
-	v, ok := rel32(target, e.pc()+4)
+	e.d.Exits = append(e.d.Exits, Exit{Off: uint8(len(e.d.Code)), To: target})
+	v, ok := Rel32(target, e.pc()+4)
 	if !ok && e.err == "" {
 		e.err = fmt.Sprintf("%s: target %#x from %#x", ReasonOutOfRange, target, e.pc()+4)
 	}
@@ -79,7 +79,7 @@ func (e *emitter) copyInst(raw []byte, lay layout) {
 	d := lay.modrm + 1
 	disp := int64(int32(binary.LittleEndian.Uint32(raw[d:])))
 	ea := e.d.Addr + uint64(e.d.Len) + uint64(disp)
-	v, ok := rel32(ea, start+uint64(len(raw)))
+	v, ok := Rel32(ea, start+uint64(len(raw)))
 	if !ok && e.err == "" {
 		e.err = fmt.Sprintf("%s: rip-relative operand %#x from %#x", ReasonOutOfRange, ea, start+uint64(len(raw)))
 	}
@@ -90,18 +90,19 @@ func (e *emitter) copyInst(raw []byte, lay layout) {
 // (raw, the original instruction, goes into the error).
 func (e *emitter) done(raw []byte) (*Displaced, error) {
 	if e.err != "" {
-		return nil, &RelocateError{Addr: e.d.Addr, Bytes: append([]byte(nil), raw...), Reason: e.err}
+		return nil, &Error{Addr: e.d.Addr, Bytes: append([]byte(nil), raw...), Reason: e.err}
 	}
 	if len(e.d.Code) > MaxSlot {
 		// Not reached: MaxSlot bounds every form. Refusing keeps a bug
 		// here from overwriting the next slot.
-		return nil, &RelocateError{Addr: e.d.Addr, Bytes: append([]byte(nil), raw...), Reason: fmt.Sprintf("%s: %d bytes", ReasonTooLong, len(e.d.Code))}
+		return nil, &Error{Addr: e.d.Addr, Bytes: append([]byte(nil), raw...), Reason: fmt.Sprintf("%s: %d bytes", ReasonTooLong, len(e.d.Code))}
 	}
 	return e.d, nil
 }
 
-// rel32 returns target-end as a 32-bit displacement, and whether it fits.
-func rel32(target, end uint64) (int32, bool) {
+// Rel32 returns target-end as a 32-bit displacement, and whether it fits:
+// the rel32 of a jump or call that ends at end and goes to target.
+func Rel32(target, end uint64) (int32, bool) {
 	v := int64(target - end)
 	return int32(v), v == int64(int32(v))
 }

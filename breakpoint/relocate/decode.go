@@ -1,4 +1,4 @@
-package breakpoint
+package relocate
 
 import (
 	"encoding/binary"
@@ -13,16 +13,18 @@ import (
 // that an instruction the two readings disagree on is refused rather than
 // copied with a stale displacement.
 
-// decode decodes one 64-bit instruction, turning x86asm's failures (and a
-// panic, should it ever have one) into a *RelocateError without an address.
-func decode(code []byte) (inst x86asm.Inst, err error) {
+// Decode decodes the 64-bit instruction at the start of code as Relocate
+// reads it, turning x86asm's failures (and a panic, should it ever have one)
+// into an *Error without an address: an instruction whose length or
+// operation depends on the bytes after it is refused (ReasonAmbiguous).
+func Decode(code []byte) (inst x86asm.Inst, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = &RelocateError{Bytes: prefix(code, 15), Reason: fmt.Sprintf("%s: %v", ReasonDecoderPanics, r)}
+			err = &Error{Bytes: prefix(code, 15), Reason: fmt.Sprintf("%s: %v", ReasonDecoderPanics, r)}
 		}
 	}()
 	if len(code) == 0 {
-		return inst, &RelocateError{Reason: ReasonTruncated}
+		return inst, &Error{Reason: ReasonTruncated}
 	}
 	inst, derr := x86asm.Decode(code, 64)
 	if derr != nil || inst.Op == 0 || inst.Len <= 0 || inst.Len > len(code) {
@@ -32,10 +34,10 @@ func decode(code []byte) (inst x86asm.Inst, err error) {
 			pad := make([]byte, 15)
 			copy(pad, code)
 			if p, err := x86asm.Decode(pad, 64); err == nil && p.Op != 0 && p.Len > len(code) {
-				return inst, &RelocateError{Bytes: prefix(code, 15), Reason: ReasonTruncated}
+				return inst, &Error{Bytes: prefix(code, 15), Reason: ReasonTruncated}
 			}
 		}
-		return inst, &RelocateError{Bytes: prefix(code, 15), Reason: ReasonDecode}
+		return inst, &Error{Bytes: prefix(code, 15), Reason: ReasonDecode}
 	}
 	// The CPU decodes an instruction from its own bytes. x86asm's AVX
 	// decoder looks past them (it picks among candidates by the byte after
@@ -43,7 +45,7 @@ func decode(code []byte) (inst x86asm.Inst, err error) {
 	// length or operation changes with what follows it, as it will in the
 	// slot, is not trusted.
 	if ambiguous(code[:inst.Len], inst) {
-		return inst, &RelocateError{Bytes: prefix(code, inst.Len), Reason: ReasonAmbiguous}
+		return inst, &Error{Bytes: prefix(code, inst.Len), Reason: ReasonAmbiguous}
 	}
 	return inst, nil
 }

@@ -1,4 +1,4 @@
-package breakpoint
+package relocate
 
 import (
 	"errors"
@@ -9,15 +9,6 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// Out-of-line execution (the xol engine) leaves every int3 planted and runs
-// the instruction it covers somewhere else: on a hit the monitor counts, moves
-// the thread's PC to the site's slot in a scratch region and continues. This
-// file and its relocate_*.go neighbours turn one original instruction into
-// the code of its slot: relocate_decode.go reads the instruction,
-// relocate_branches.go re-encodes the control transfers, relocate_emit.go
-// writes slot code. It is pure: bytes in, bytes out, so every form is tested
-// without a process.
-//
 // Nothing added to a slot may change what the program can observe, other
 // than the program counter while the thread is inside the slot: the added
 // instructions are jmp, mov to memory and lea, none of which writes the flags
@@ -31,33 +22,33 @@ import (
 // out at 16-byte alignment.
 const MaxSlot = 48
 
-// ErrNotRelocatable is wrapped by every *RelocateError: the instruction cannot
-// run out of line safely, and its site keeps the classic cycle (restore,
+// ErrNotRelocatable is wrapped by every *Error: the instruction cannot run
+// out of line safely, and its site keeps the classic cycle (restore,
 // single-step, re-arm).
 var ErrNotRelocatable = errors.New("instruction cannot run out of line")
 
-// A RelocateError says why the instruction at Addr cannot run out of line.
-type RelocateError struct {
+// An Error says why the instruction at Addr cannot run out of line.
+type Error struct {
 	Addr   uint64 // runtime address of the instruction
 	Bytes  []byte // the instruction's bytes, as far as they were decoded
 	Reason string // one of the Reason* constants, possibly with a detail after ": "
 }
 
-func (e *RelocateError) Error() string {
+func (e *Error) Error() string {
 	return fmt.Sprintf("instruction at %#x (% x) cannot run out of line: %s; its site keeps the classic cycle", e.Addr, e.Bytes, e.Reason)
 }
 
 // Unwrap returns ErrNotRelocatable, so errors.Is(err, ErrNotRelocatable) holds.
-func (e *RelocateError) Unwrap() error { return ErrNotRelocatable }
+func (e *Error) Unwrap() error { return ErrNotRelocatable }
 
 // at sets the error's address.
-func (e *RelocateError) at(addr uint64) *RelocateError {
+func (e *Error) at(addr uint64) *Error {
 	e.Addr = addr
 	return e
 }
 
-// Reasons for refusing an instruction. A RelocateError's Reason starts with
-// one of these.
+// Reasons for refusing an instruction. An Error's Reason starts with one of
+// these.
 const (
 	ReasonTruncated     = "truncated instruction"
 	ReasonDecode        = "undecodable instruction"
@@ -81,6 +72,10 @@ const (
 	ReasonPopf          = "popf (a trap flag it sets would fire one instruction early)"
 	ReasonMovSS         = "mov ss (its interrupt shadow would cover the jmp back)"
 )
+
+// int3 is the breakpoint instruction (Intel SDM vol. 2, INT3: CC), which a
+// program may hold for its own debugger.
+const int3 = 0xCC
 
 // opName returns the mnemonic in lower case, as in Intel syntax.
 func opName(op x86asm.Op) string { return strings.ToLower(op.String()) }
@@ -122,11 +117,11 @@ func (f Form) String() string {
 	return fmt.Sprintf("form(%d)", uint8(f))
 }
 
-// A resumePoint says that a thread at offset off of a slot is in the same
-// state as a thread at original address to.
-type resumePoint struct {
-	off uint8
-	to  uint64
+// A ResumePoint says that a thread at offset Off of a slot's code is in the
+// same state as a thread at original address To.
+type ResumePoint struct {
+	Off uint8
+	To  uint64
 }
 
 // A Displaced is an instruction relocated to run out of line at Slot, so that
@@ -157,18 +152,20 @@ type Displaced struct {
 	// operand whose displacement was rewritten.
 	RIPRelative bool
 
-	resume []resumePoint
-	// exits are the rel32 displacements of Code that aim at original
+	// ResumePoints are the offsets of Code with an original equivalent,
+	// in the order emitted (Resume reads them).
+	ResumePoints []ResumePoint
+	// Exits are the rel32 displacements of Code that aim at original
 	// code: a trampoline's way back, which the monitor may aim at the
-	// trampoline of the site there instead (Trampoline.Exits).
-	exits []exitRef
+	// trampoline of the site there instead (breakpoint's Trampoline.Exits).
+	Exits []Exit
 }
 
-// An exitRef is a rel32 displacement at offset off of a slot's code whose
-// jump goes to original address to.
-type exitRef struct {
-	off uint8
-	to  uint64
+// An Exit is a rel32 displacement at offset Off of a slot's code whose
+// jump goes to original address To.
+type Exit struct {
+	Off uint8
+	To  uint64
 }
 
 // Resume maps a PC inside Code, at an instruction boundary of Code, to the
@@ -191,12 +188,18 @@ func (d *Displaced) Resume(pc uint64) (uint64, bool) {
 		return 0, false
 	}
 	off := pc - d.Slot
-	for _, r := range d.resume {
-		if uint64(r.off) == off {
-			return r.to, true
+	for _, r := range d.ResumePoints {
+		if uint64(r.Off) == off {
+			return r.To, true
 		}
 	}
 	return 0, false
+}
+
+// Memory is where Write puts a slot's code: breakpoint.Memory, and the
+// monitor's /proc/PID/mem, satisfy it.
+type Memory interface {
+	WriteMemory(addr uint64, buf []byte) (int, error)
 }
 
 // Write writes Code at Slot.
@@ -213,7 +216,7 @@ func (d *Displaced) Write(mem Memory) error {
 
 // Relocate returns the out-of-line form of the instruction code[:n] found at
 // runtime address addr (code may be longer than the instruction; n is found by
-// decoding), to be placed at slot. It returns a *RelocateError wrapping
+// decoding), to be placed at slot. It returns a *Error wrapping
 // ErrNotRelocatable, with the reason, when that cannot be done safely: the
 // caller keeps the classic cycle for that site.
 //
@@ -227,7 +230,7 @@ func (d *Displaced) Write(mem Memory) error {
 // operand-size, REX or other unusual prefixes, call rsp, call with a 67
 // prefix, eip-relative operands, anything the decoder does not know, decodes
 // differently depending on the bytes that follow, or reads differently from
-// relocate_decode.go's own reading of the prefixes and ModRM byte, and targets or
+// decode.go's own reading of the prefixes and ModRM byte, and targets or
 // operands beyond ±2 GiB of the slot.
 func Relocate(code []byte, addr, slot uint64) (*Displaced, error) {
 	if symtab.IsENDBR(code) {
@@ -241,9 +244,9 @@ func Relocate(code []byte, addr, slot uint64) (*Displaced, error) {
 		// not have (Intel SDM vol. 2, VZEROUPPER: VEX.128.0F.WIG 77).
 		return relocateCopy(code[:3], addr, slot, layout{}, false)
 	}
-	inst, err := decode(code)
+	inst, err := Decode(code)
 	if err != nil {
-		return nil, err.(*RelocateError).at(addr)
+		return nil, err.(*Error).at(addr)
 	}
 	raw := code[:inst.Len]
 	if addr+uint64(inst.Len) < addr {
@@ -293,7 +296,7 @@ func Relocate(code []byte, addr, slot uint64) (*Displaced, error) {
 func refusal(inst x86asm.Inst, op byte) string {
 	switch inst.Op {
 	case x86asm.INT:
-		if op == Int3 {
+		if op == int3 {
 			return ReasonInt3
 		}
 		v, _ := inst.Args[0].(x86asm.Imm)
@@ -321,10 +324,10 @@ func refusal(inst x86asm.Inst, op byte) string {
 	return ""
 }
 
-// refused returns the *RelocateError for the instruction raw at addr, with a
+// refused returns the *Error for the instruction raw at addr, with a
 // copy of its bytes, so the error does not pin the caller's buffer.
 func refused(addr uint64, raw []byte, reason string) (*Displaced, error) {
-	return nil, &RelocateError{Addr: addr, Bytes: append([]byte(nil), raw...), Reason: reason}
+	return nil, &Error{Addr: addr, Bytes: append([]byte(nil), raw...), Reason: reason}
 }
 
 // relocateCopy copies the instruction raw, rewriting a RIP-relative

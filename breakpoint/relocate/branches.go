@@ -1,4 +1,4 @@
-package breakpoint
+package relocate
 
 import (
 	"encoding/binary"
