@@ -136,72 +136,13 @@ func (l layout) reg() int {
 // 2, 2.1 "Instruction Format", 2.2.1 REX, 2.3 VEX, 2.7 EVEX).
 func scanLayout(raw []byte) (layout, string) {
 	l := layout{modrm: -1}
-	i := 0
-	for ; i < len(raw); i++ {
-		switch raw[i] {
-		case 0xF0, 0xF2, 0xF3, 0x2E, 0x36, 0x3E, 0x26, 0x64, 0x65, 0x66, 0x67:
-			continue
-		}
-		break
+	i, reason := l.scanPrefixes(raw)
+	if reason != "" {
+		return l, reason
 	}
-	l.rexAt = i
-	if i < len(raw) && raw[i]&0xF0 == 0x40 {
-		l.rex = raw[i]
-		i++
-		// A REX not right before the opcode is ignored by the CPU;
-		// x86asm's and our reading would have to agree on that.
-		if i < len(raw) && (raw[i]&0xF0 == 0x40 || isLegacyPrefix(raw[i])) {
-			return l, ReasonPrefixes
-		}
-	}
-	if i >= len(raw) {
-		return l, ReasonTruncated
-	}
-	hasModRM := false
-	switch b := raw[i]; {
-	case b == 0xC4 || b == 0xC5 || b == 0x62:
-		// In 64-bit mode these are always VEX/EVEX (LES, LDS and BOUND
-		// are invalid there). A REX or 66/F2/F3/F0 before them is #UD.
-		if l.rex != 0 {
-			return l, ReasonPrefixes
-		}
-		n := map[byte]int{0xC5: 2, 0xC4: 3, 0x62: 4}[b]
-		if i+n >= len(raw) {
-			return l, ReasonTruncated
-		}
-		switch b {
-		case 0xC5:
-			l.opmap = 1
-		case 0xC4:
-			l.opmap = int(raw[i+1] & 0x1F)
-		case 0x62:
-			l.opmap = int(raw[i+1] & 0x07)
-		}
-		if l.opmap < 1 || l.opmap > 3 {
-			return l, ReasonOpcodeMap
-		}
-		l.vex = true
-		i += n
-		l.opcode = i
-		// VZEROUPPER and VZEROALL (VEX 0F 77) are the only VEX
-		// instructions without ModRM.
-		hasModRM = !(l.opmap == 1 && raw[i] == 0x77 && b != 0x62)
-	case b == 0x0F:
-		if i+1 >= len(raw) {
-			return l, ReasonTruncated
-		}
-		switch raw[i+1] {
-		case 0x38:
-			l.opmap, l.opcode, hasModRM = 2, i+2, true
-		case 0x3A:
-			l.opmap, l.opcode, hasModRM = 3, i+2, true
-		default:
-			l.opmap, l.opcode = 1, i+1
-			hasModRM = modrm0F[raw[i+1]>>4]&(1<<(raw[i+1]&15)) != 0
-		}
-	default:
-		l.opcode = i
-		hasModRM = modrm1[b>>4]&(1<<(b&15)) != 0
+	hasModRM, reason := l.scanOpcode(raw, i)
+	if reason != "" {
+		return l, reason
 	}
 	if l.opcode >= len(raw) {
 		return l, ReasonTruncated
@@ -217,15 +158,102 @@ func scanLayout(raw []byte) (layout, string) {
 			return l, ReasonTruncated
 		}
 	}
-	// The decoder's length must cover what the layout says is there: the
-	// opcode, and the ModRM byte with its SIB and displacement.
+	return l, l.checkLength(raw, hasModRM)
+}
+
+// scanPrefixes reads the legacy prefixes and a REX prefix at the start of
+// raw into l, and returns the index of the byte after them.
+func (l *layout) scanPrefixes(raw []byte) (int, string) {
+	i := 0
+	for i < len(raw) && isLegacyPrefix(raw[i]) {
+		i++
+	}
+	l.rexAt = i
+	if i < len(raw) && raw[i]&0xF0 == 0x40 {
+		l.rex = raw[i]
+		i++
+		// A REX not right before the opcode is ignored by the CPU;
+		// x86asm's and our reading would have to agree on that.
+		if i < len(raw) && (raw[i]&0xF0 == 0x40 || isLegacyPrefix(raw[i])) {
+			return i, ReasonPrefixes
+		}
+	}
+	if i >= len(raw) {
+		return i, ReasonTruncated
+	}
+	return i, ""
+}
+
+// scanOpcode reads the opcode map and the opcode's index into l, from the
+// byte at raw[i] after the prefixes, and reports whether a ModRM byte
+// follows the opcode.
+func (l *layout) scanOpcode(raw []byte, i int) (bool, string) {
+	switch b := raw[i]; {
+	case b == 0xC4 || b == 0xC5 || b == 0x62:
+		return l.scanVEX(raw, i)
+	case b == 0x0F:
+		if i+1 >= len(raw) {
+			return false, ReasonTruncated
+		}
+		switch raw[i+1] {
+		case 0x38:
+			l.opmap, l.opcode = 2, i+2
+			return true, ""
+		case 0x3A:
+			l.opmap, l.opcode = 3, i+2
+			return true, ""
+		}
+		l.opmap, l.opcode = 1, i+1
+		return modrm0F[raw[i+1]>>4]&(1<<(raw[i+1]&15)) != 0, ""
+	default:
+		l.opcode = i
+		return modrm1[b>>4]&(1<<(b&15)) != 0, ""
+	}
+}
+
+// scanVEX reads a VEX (C4, C5) or EVEX (62) prefix at raw[i] and the
+// opcode after it into l, and reports whether a ModRM byte follows.
+func (l *layout) scanVEX(raw []byte, i int) (bool, string) {
+	// In 64-bit mode these are always VEX/EVEX (LES, LDS and BOUND are
+	// invalid there). A REX or 66/F2/F3/F0 before them is #UD.
+	if l.rex != 0 {
+		return false, ReasonPrefixes
+	}
+	b := raw[i]
+	n := map[byte]int{0xC5: 2, 0xC4: 3, 0x62: 4}[b]
+	if i+n >= len(raw) {
+		return false, ReasonTruncated
+	}
+	switch b {
+	case 0xC5:
+		l.opmap = 1
+	case 0xC4:
+		l.opmap = int(raw[i+1] & 0x1F)
+	case 0x62:
+		l.opmap = int(raw[i+1] & 0x07)
+	}
+	if l.opmap < 1 || l.opmap > 3 {
+		return false, ReasonOpcodeMap
+	}
+	l.vex = true
+	i += n
+	l.opcode = i
+	// VZEROUPPER and VZEROALL (VEX 0F 77) are the only VEX instructions
+	// without ModRM.
+	return !(l.opmap == 1 && raw[i] == 0x77 && b != 0x62), ""
+}
+
+// checkLength checks that raw, the decoder's length of the instruction,
+// covers what the layout says is there: the opcode, and the ModRM byte with
+// its SIB and displacement.
+func (l layout) checkLength(raw []byte, hasModRM bool) string {
 	min := l.opcode + 1
 	if hasModRM {
 		mod, rm := raw[l.modrm]>>6, raw[l.modrm]&7
 		min = l.modrm + 1
 		if mod != 3 && rm == 4 {
 			if min >= len(raw) {
-				return l, ReasonDisagree
+				return ReasonDisagree
 			}
 			if mod == 0 && raw[min]&7 == 5 {
 				min += 4 // SIB with no base: disp32
@@ -239,12 +267,12 @@ func scanLayout(raw []byte) (layout, string) {
 			min += 4
 		}
 	} else if l.vex && len(raw) != min {
-		return l, ReasonDisagree // VEX without ModRM has no operands
+		return ReasonDisagree // VEX without ModRM has no operands
 	}
 	if len(raw) < min {
-		return l, ReasonDisagree
+		return ReasonDisagree
 	}
-	return l, ""
+	return ""
 }
 
 // isLegacyPrefix reports whether b is one of the legacy prefixes (Intel SDM
