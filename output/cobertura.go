@@ -126,74 +126,21 @@ func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error
 		Sources:    []string{root},
 	}
 	pkgs := make(map[string]*cobPackage)
-	type tally struct{ hit, all, bhit, ball int }
-	pkgTally := make(map[string]*tally)
-	var total tally
-	// line returns the <line> of l and adds it to t.
-	line := func(l profile.Line, outcomes map[int][2]int, t *tally) cobLine {
-		cl := cobLine{Number: l.Line, Hits: l.Count, Branch: "false"}
-		t.all++
-		if l.Count > 0 {
-			t.hit++
-		}
-		if o, ok := outcomes[l.Line]; ok {
-			cl.Branch = "true"
-			cl.ConditionCoverage = fmt.Sprintf("%d%% (%d/%d)", o[0]*100/o[1], o[0], o[1])
-			t.bhit += o[0]
-			t.ball += o[1]
-		}
-		return cl
-	}
+	pkgTally := make(map[string]*cobTally)
+	var total cobTally
 	for _, f := range exportFiles(p) {
-		name := f.name
-		if root == "/" {
-			name = strings.TrimPrefix(name, "/")
-		} else if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
-			name = rest
-		}
-		dir := path.Dir(name)
-		pkgName := strings.ReplaceAll(strings.Trim(dir, "/"), "/", ".")
-		if dir == "." {
-			pkgName = ""
-		}
+		name := cobFileName(f.name, root)
+		pkgName := cobPackageName(name)
 		pkg := pkgs[pkgName]
 		if pkg == nil {
 			pkg = &cobPackage{Name: pkgName, Complexity: "0"}
 			pkgs[pkgName] = pkg
-			pkgTally[pkgName] = &tally{}
+			pkgTally[pkgName] = &cobTally{}
 		}
-		// outcomes: per line, branch outcomes that happened and all of them.
-		outcomes := map[int][2]int{}
-		for _, b := range f.branches {
-			o := outcomes[b.Line]
-			o[1] += 2
-			if b.Taken > 0 {
-				o[0]++
-			}
-			if b.NotTaken > 0 {
-				o[0]++
-			}
-			outcomes[b.Line] = o
-		}
-		c := cobClass{Name: path.Base(name), Filename: name, Complexity: "0"}
-		var ft tally
-		for _, l := range f.lines {
-			c.Lines.Line = append(c.Lines.Line, line(l, outcomes, &ft))
-		}
-		c.LineRate, c.BranchRate = rate(ft.hit, ft.all), rate(ft.bhit, ft.ball)
-		for i, fn := range f.funcs {
-			m := cobMethod{Name: DisplayName(fn.Name), Complexity: "0"}
-			var mt tally
-			for _, l := range functionLines(f, i) {
-				m.Lines.Line = append(m.Lines.Line, line(l, outcomes, &mt))
-			}
-			m.LineRate, m.BranchRate = rate(mt.hit, mt.all), rate(mt.bhit, mt.ball)
-			c.Methods.Method = append(c.Methods.Method, m)
-		}
+		c, ft := cobClassOf(f, name)
 		pkg.Classes = append(pkg.Classes, c)
-		pt := pkgTally[pkgName]
-		pt.hit, pt.all, pt.bhit, pt.ball = pt.hit+ft.hit, pt.all+ft.all, pt.bhit+ft.bhit, pt.ball+ft.ball
-		total.hit, total.all, total.bhit, total.ball = total.hit+ft.hit, total.all+ft.all, total.bhit+ft.bhit, total.ball+ft.ball
+		pkgTally[pkgName].add(ft)
+		total.add(ft)
 	}
 	names := make([]string, 0, len(pkgs))
 	for n := range pkgs {
@@ -203,12 +150,11 @@ func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error
 	for _, n := range names {
 		pkg := pkgs[n]
 		sort.SliceStable(pkg.Classes, func(i, j int) bool { return pkg.Classes[i].Filename < pkg.Classes[j].Filename })
-		pkg.LineRate, pkg.BranchRate = rate(pkgTally[n].hit, pkgTally[n].all), rate(pkgTally[n].bhit, pkgTally[n].ball)
+		pkg.LineRate, pkg.BranchRate = pkgTally[n].rates()
 		doc.Packages = append(doc.Packages, *pkg)
 	}
-	doc.LineRate = rate(total.hit, total.all)
+	doc.LineRate, doc.BranchRate = total.rates()
 	doc.LinesCovered, doc.LinesValid = total.hit, total.all
-	doc.BranchRate = rate(total.bhit, total.ball)
 	doc.BranchesCovered, doc.BranchesValid = total.bhit, total.ball
 
 	bw := bufio.NewWriter(w)
@@ -224,6 +170,99 @@ func WriteCobertura(w io.Writer, p *profile.Profile, opt CoberturaOptions) error
 		return fmt.Errorf("cobertura export: %w", err)
 	}
 	return nil
+}
+
+// A cobTally counts lines (covered, all) and branch outcomes (happened,
+// all), for one method, class, package or the whole report.
+type cobTally struct{ hit, all, bhit, ball int }
+
+// add adds u to t.
+func (t *cobTally) add(u cobTally) {
+	t.hit, t.all, t.bhit, t.ball = t.hit+u.hit, t.all+u.all, t.bhit+u.bhit, t.ball+u.ball
+}
+
+// rates returns t's line-rate and branch-rate.
+func (t *cobTally) rates() (line, branch string) {
+	return rate(t.hit, t.all), rate(t.bhit, t.ball)
+}
+
+// cobFileName returns the name a file recorded as name has in the report:
+// relative to root when it lies under it, else its absolute path (without
+// the leading "/" when root is "/").
+func cobFileName(name, root string) string {
+	if root == "/" {
+		return strings.TrimPrefix(name, "/")
+	}
+	if rest, ok := strings.CutPrefix(name, root+"/"); ok && rest != "" {
+		return rest
+	}
+	return name
+}
+
+// cobPackageName returns the package of a file named name in the report:
+// its directory with '/' replaced by '.', "" for the root itself.
+func cobPackageName(name string) string {
+	dir := path.Dir(name)
+	if dir == "." {
+		return ""
+	}
+	return strings.ReplaceAll(strings.Trim(dir, "/"), "/", ".")
+}
+
+// cobClassOf returns the <class> of f, named name in the report, with its
+// methods and lines, and the tally of its lines.
+func cobClassOf(f *exportFile, name string) (cobClass, cobTally) {
+	outcomes := cobOutcomes(f.branches)
+	c := cobClass{Name: path.Base(name), Filename: name, Complexity: "0"}
+	var ft cobTally
+	for _, l := range f.lines {
+		c.Lines.Line = append(c.Lines.Line, cobLineOf(l, outcomes, &ft))
+	}
+	c.LineRate, c.BranchRate = ft.rates()
+	for i, fn := range f.funcs {
+		m := cobMethod{Name: DisplayName(fn.Name), Complexity: "0"}
+		var mt cobTally
+		for _, l := range functionLines(f, i) {
+			m.Lines.Line = append(m.Lines.Line, cobLineOf(l, outcomes, &mt))
+		}
+		m.LineRate, m.BranchRate = mt.rates()
+		c.Methods.Method = append(c.Methods.Method, m)
+	}
+	return c, ft
+}
+
+// cobOutcomes returns, per line, the branch outcomes of bs that happened
+// and all of them (two per conditional jump).
+func cobOutcomes(bs []profile.Branch) map[int][2]int {
+	outcomes := map[int][2]int{}
+	for _, b := range bs {
+		o := outcomes[b.Line]
+		o[1] += 2
+		if b.Taken > 0 {
+			o[0]++
+		}
+		if b.NotTaken > 0 {
+			o[0]++
+		}
+		outcomes[b.Line] = o
+	}
+	return outcomes
+}
+
+// cobLineOf returns the <line> of l, and adds it to t.
+func cobLineOf(l profile.Line, outcomes map[int][2]int, t *cobTally) cobLine {
+	cl := cobLine{Number: l.Line, Hits: l.Count, Branch: "false"}
+	t.all++
+	if l.Count > 0 {
+		t.hit++
+	}
+	if o, ok := outcomes[l.Line]; ok {
+		cl.Branch = "true"
+		cl.ConditionCoverage = fmt.Sprintf("%d%% (%d/%d)", o[0]*100/o[1], o[0], o[1])
+		t.bhit += o[0]
+		t.ball += o[1]
+	}
+	return cl
 }
 
 // functionLines returns the counted lines of f that belong to its i-th

@@ -78,93 +78,15 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		Arcs:    len(p.Branches) > 0 || len(p.Calls) > 0,
 	}
 	files := exportFiles(p)
-	var maxCount, maxTime uint64
+	var heat htmlHeatScale
 	for _, f := range files {
 		for _, l := range f.lines {
-			maxCount = max(maxCount, l.Count)
-			maxTime = max(maxTime, l.TimeNS)
+			heat.maxCount = max(heat.maxCount, l.Count)
+			heat.maxTime = max(heat.maxTime, l.TimeNS)
 		}
 	}
 	for i, f := range files {
-		hf := htmlFile{ID: "file-" + strconv.Itoa(i+1), Name: r.display(f.name)}
-		counts := make(map[int]uint64, len(f.lines))
-		times := make(map[int]timeOf)
-		for _, l := range f.lines {
-			counts[l.Line] = l.Count
-			times[l.Line] = timeOf{l.Samples, l.TimeNS}
-			hf.Lines++
-			if l.Count > 0 {
-				hf.Run++
-			} else {
-				hf.Never++
-			}
-		}
-		src, found := r.source(f.name)
-		if !found {
-			page.Notes = append(page.Notes, fmt.Sprintf("source not found: %s (use --source-dir DIR or --subst-path FROM=TO)", f.name))
-		}
-		// The rows: every line of the source, then the counted lines past
-		// its end (all of them when it was not found), so that the page is
-		// bounded by the source and the profile, whatever the line numbers.
-		rows := make([]int, 0, len(src)+len(f.lines))
-		for i := range src {
-			rows = append(rows, i+1)
-		}
-		last := 0
-		for _, l := range f.lines { // in line order (exportFiles)
-			if l.Line > len(src) {
-				rows = append(rows, l.Line)
-				last = l.Line
-			}
-		}
-		if page.Arcs {
-			hf.Summary = htmlArcSummary(f.branches, f.calls)
-			// A jump or call filed under a line past the source's end
-			// and not counted itself still gets its row.
-			for _, b := range f.branches {
-				if b.Line > len(src) {
-					rows = append(rows, b.Line)
-				}
-			}
-			for _, c := range f.calls {
-				if c.Line > len(src) {
-					rows = append(rows, c.Line)
-				}
-			}
-			slices.Sort(rows)
-			rows = slices.Compact(rows)
-		}
-		if found && last > 0 {
-			page.Notes = append(page.Notes, fmt.Sprintf("%s has %d lines but the profile counts line %d: the source has changed since the build", f.name, len(src), last))
-		}
-		for _, line := range rows {
-			row := htmlRow{ID: hf.ID + "-" + strconv.Itoa(line), Line: line}
-			if line <= len(src) {
-				row.Text = src[line-1]
-			}
-			if c, ok := counts[line]; ok {
-				switch {
-				case c == 0:
-					row.Class, row.Count = "never", "#####"
-				default:
-					row.Class, row.Count = "run", strconv.FormatUint(c, 10)
-					row.Style = template.CSS(htmlHeat(c, maxCount))
-				}
-				if p.HasTime() {
-					r.htmlTime(&row, times[line], c, maxTime)
-				}
-			}
-			if page.Arcs {
-				row.Arcs = htmlArcs(callsOn(f.calls, line), branchesOn(f.branches, line))
-			}
-			if p.Exit.Signal != "" && p.Exit.File == f.name && p.Exit.Line == line {
-				row.Class += " crash"
-				row.Crash = p.Exit.Signal
-				page.Crash = "#" + row.ID
-			}
-			hf.Rows = append(hf.Rows, row)
-		}
-		page.Files = append(page.Files, hf)
+		page.Files = append(page.Files, r.htmlFileOf(&page, i, f, heat))
 	}
 	if page.Crash != "" {
 		page.CrashText = "crash site: " + r.display(p.Exit.File) + ":" + strconv.Itoa(p.Exit.Line)
@@ -180,6 +102,106 @@ func WriteHTML(w io.Writer, p *profile.Profile, opt Options) error {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil
+}
+
+// An htmlHeatScale is what the rows' heat is measured against: the
+// page's highest count and highest sampled time of a line.
+type htmlHeatScale struct {
+	maxCount, maxTime uint64
+}
+
+// htmlFileOf returns the section of f, the i-th file of the page (from
+// 0), with a row per line (see WriteHTML). It adds the notes about f's
+// source to page, and sets page.Crash when f holds the crash line.
+func (r *report) htmlFileOf(page *htmlPage, i int, f *exportFile, heat htmlHeatScale) htmlFile {
+	hf := htmlFile{ID: "file-" + strconv.Itoa(i+1), Name: r.display(f.name)}
+	counts := make(map[int]uint64, len(f.lines))
+	times := make(map[int]timeOf)
+	for _, l := range f.lines {
+		counts[l.Line] = l.Count
+		times[l.Line] = timeOf{l.Samples, l.TimeNS}
+		hf.Lines++
+		if l.Count > 0 {
+			hf.Run++
+		} else {
+			hf.Never++
+		}
+	}
+	src, found := r.source(f.name)
+	if !found {
+		page.Notes = append(page.Notes, fmt.Sprintf("source not found: %s (use --source-dir DIR or --subst-path FROM=TO)", f.name))
+	}
+	rows, last := htmlRowLines(f, len(src), page.Arcs)
+	if page.Arcs {
+		hf.Summary = htmlArcSummary(f.branches, f.calls)
+	}
+	if found && last > 0 {
+		page.Notes = append(page.Notes, fmt.Sprintf("%s has %d lines but the profile counts line %d: the source has changed since the build", f.name, len(src), last))
+	}
+	p := r.p
+	for _, line := range rows {
+		row := htmlRow{ID: hf.ID + "-" + strconv.Itoa(line), Line: line}
+		if line <= len(src) {
+			row.Text = src[line-1]
+		}
+		if c, ok := counts[line]; ok {
+			switch {
+			case c == 0:
+				row.Class, row.Count = "never", "#####"
+			default:
+				row.Class, row.Count = "run", strconv.FormatUint(c, 10)
+				row.Style = template.CSS(htmlHeat(c, heat.maxCount))
+			}
+			if p.HasTime() {
+				r.htmlTime(&row, times[line], c, heat.maxTime)
+			}
+		}
+		if page.Arcs {
+			row.Arcs = htmlArcs(callsOn(f.calls, line), branchesOn(f.branches, line))
+		}
+		if p.Exit.Signal != "" && p.Exit.File == f.name && p.Exit.Line == line {
+			row.Class += " crash"
+			row.Crash = p.Exit.Signal
+			page.Crash = "#" + row.ID
+		}
+		hf.Rows = append(hf.Rows, row)
+	}
+	return hf
+}
+
+// htmlRowLines returns the lines of f's rows, in order: every line of its
+// source (srcLines long), then the counted lines past its end (all of
+// them when it was not found), so that the page is bounded by the source
+// and the profile, whatever the line numbers. With arcs, a jump or call
+// filed under a line past the source's end and not counted itself still
+// gets its row. last is the last counted line past the source's end, 0
+// when there is none.
+func htmlRowLines(f *exportFile, srcLines int, arcs bool) (rows []int, last int) {
+	rows = make([]int, 0, srcLines+len(f.lines))
+	for i := range srcLines {
+		rows = append(rows, i+1)
+	}
+	for _, l := range f.lines { // in line order (exportFiles)
+		if l.Line > srcLines {
+			rows = append(rows, l.Line)
+			last = l.Line
+		}
+	}
+	if !arcs {
+		return rows, last
+	}
+	for _, b := range f.branches {
+		if b.Line > srcLines {
+			rows = append(rows, b.Line)
+		}
+	}
+	for _, c := range f.calls {
+		if c.Line > srcLines {
+			rows = append(rows, c.Line)
+		}
+	}
+	slices.Sort(rows)
+	return slices.Compact(rows), last
 }
 
 // htmlFunctions is the function table of the page: by count, highest
