@@ -111,26 +111,8 @@ func Subprograms(path string) (subs []Subprogram, err error) {
 // class) or to an abstract instance (DW_AT_abstract_origin) takes what it
 // lacks from there.
 func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
-	type decl struct {
-		name  string
-		file  string
-		line  int
-		typed bool
-		art   bool
-		ref   dwarf.Offset // DW_AT_specification or DW_AT_abstract_origin
-	}
-	decls := map[dwarf.Offset]decl{}
-	type pending struct {
-		sub Subprogram
-		ref dwarf.Offset
-		has bool // sub has its own DW_AT_decl_line
-	}
-	var defs []pending
-	var labels []Label
+	sc := subprogramScan{decls: map[dwarf.Offset]subprogramDecl{}}
 	r := d.Reader()
-	var files []*dwarf.LineFile
-	lang := 0
-	o0 := false
 	for {
 		e, err := r.Next()
 		if err != nil {
@@ -139,70 +121,134 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 		if e == nil {
 			break
 		}
-		if e.Tag == dwarf.TagCompileUnit {
-			lang, files = 0, nil
-			if v, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
-				lang = int(v)
-			}
-			if lang == langGo {
-				// Nothing of a Go function's entry is read (Go marks
-				// none artificial, and the declarator, labels and
-				// locals are C's), and a Go program's runtime and
-				// standard library units are most of its DWARF.
+		switch e.Tag {
+		case dwarf.TagCompileUnit:
+			if !sc.unit(d, e) {
 				r.SkipChildren()
-				continue
 			}
-			producer, _ := e.Val(dwarf.AttrProducer).(string)
-			o0 = gccO0(producer)
-			if lr, err := d.LineReader(e); err == nil && lr != nil {
-				files = lr.Files()
-			}
-			continue
+		case dwarf.TagLabel:
+			sc.label(e)
+		case dwarf.TagSubprogram:
+			sc.subprogram(e)
 		}
-		if e.Tag == dwarf.TagLabel {
-			low, ok := e.Val(dwarf.AttrLowpc).(uint64)
-			line, ok2 := e.Val(dwarf.AttrDeclLine).(int64)
-			fidx, ok3 := e.Val(dwarf.AttrDeclFile).(int64)
-			if ok && ok2 && ok3 && fidx >= 0 && int(fidx) < len(files) && files[fidx] != nil {
-				labels = append(labels, Label{Addr: low, File: filepath.Clean(files[fidx].Name), Line: int(line)})
-			}
-			continue
-		}
-		if e.Tag != dwarf.TagSubprogram {
-			continue
-		}
-		var dc decl
-		dc.name, _ = e.Val(dwarf.AttrName).(string)
-		if v, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
-			dc.line = int(v)
-		}
-		if v, ok := e.Val(dwarf.AttrDeclFile).(int64); ok && v >= 0 && int(v) < len(files) && files[v] != nil {
-			dc.file = filepath.Clean(files[v].Name)
-		}
-		_, dc.typed = e.Val(dwarf.AttrType).(dwarf.Offset)
-		dc.art, _ = e.Val(dwarf.AttrArtificial).(bool)
-		for _, a := range []dwarf.Attr{dwarf.AttrSpecification, dwarf.AttrAbstractOrigin} {
-			if ref, ok := e.Val(a).(dwarf.Offset); ok {
-				dc.ref = ref
-			}
-		}
-		decls[e.Offset] = dc
-		low, ok := e.Val(dwarf.AttrLowpc).(uint64)
-		if !ok {
-			continue
-		}
-		defs = append(defs, pending{
-			sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, Lang: lang, GCCO0: o0},
-			ref: dc.ref, has: dc.line != 0,
-		})
 	}
-	subs := make([]Subprogram, 0, len(defs))
-	for _, p := range defs {
+	subs := sc.resolve()
+	sort.Slice(subs, func(i, j int) bool { return subs[i].LowPC < subs[j].LowPC })
+	// Each label belongs to the function with the highest entry at or
+	// below it.
+	for _, l := range sc.labels {
+		i := sort.Search(len(subs), func(i int) bool { return subs[i].LowPC > l.Addr }) - 1
+		if i >= 0 {
+			subs[i].Labels = append(subs[i].Labels, l)
+		}
+	}
+	return subs, nil
+}
+
+// A subprogramDecl is what a DW_TAG_subprogram entry says of its
+// function, defined there or not.
+type subprogramDecl struct {
+	name  string
+	file  string
+	line  int
+	typed bool
+	art   bool
+	ref   dwarf.Offset // DW_AT_specification or DW_AT_abstract_origin
+}
+
+// A pendingSubprogram is a definition (an entry with DW_AT_low_pc) before
+// its references are followed.
+type pendingSubprogram struct {
+	sub Subprogram
+	ref dwarf.Offset
+	has bool // sub has its own DW_AT_decl_line
+}
+
+// A subprogramScan collects the subprogram entries and labels of
+// .debug_info, in order, with the state of the unit being read.
+type subprogramScan struct {
+	decls  map[dwarf.Offset]subprogramDecl
+	defs   []pendingSubprogram
+	labels []Label
+	// The current unit's file table, language and whether GCC built it
+	// at -O0.
+	files []*dwarf.LineFile
+	lang  int
+	o0    bool
+}
+
+// unit starts the compile unit e. It returns false when the unit's
+// children are to be skipped.
+func (sc *subprogramScan) unit(d *dwarf.Data, e *dwarf.Entry) bool {
+	sc.lang, sc.files = 0, nil
+	if v, ok := e.Val(dwarf.AttrLanguage).(int64); ok {
+		sc.lang = int(v)
+	}
+	if sc.lang == langGo {
+		// Nothing of a Go function's entry is read (Go marks none
+		// artificial, and the declarator, labels and locals are C's),
+		// and a Go program's runtime and standard library units are
+		// most of its DWARF.
+		return false
+	}
+	producer, _ := e.Val(dwarf.AttrProducer).(string)
+	sc.o0 = gccO0(producer)
+	if lr, err := d.LineReader(e); err == nil && lr != nil {
+		sc.files = lr.Files()
+	}
+	return true
+}
+
+// label records the DW_TAG_label e, when it has an address and a
+// declaration in the unit's file table.
+func (sc *subprogramScan) label(e *dwarf.Entry) {
+	low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+	line, ok2 := e.Val(dwarf.AttrDeclLine).(int64)
+	fidx, ok3 := e.Val(dwarf.AttrDeclFile).(int64)
+	if ok && ok2 && ok3 && fidx >= 0 && int(fidx) < len(sc.files) && sc.files[fidx] != nil {
+		sc.labels = append(sc.labels, Label{Addr: low, File: filepath.Clean(sc.files[fidx].Name), Line: int(line)})
+	}
+}
+
+// subprogram records the DW_TAG_subprogram e as a declaration others may
+// refer to, and as a definition when it has an entry address.
+func (sc *subprogramScan) subprogram(e *dwarf.Entry) {
+	var dc subprogramDecl
+	dc.name, _ = e.Val(dwarf.AttrName).(string)
+	if v, ok := e.Val(dwarf.AttrDeclLine).(int64); ok {
+		dc.line = int(v)
+	}
+	if v, ok := e.Val(dwarf.AttrDeclFile).(int64); ok && v >= 0 && int(v) < len(sc.files) && sc.files[v] != nil {
+		dc.file = filepath.Clean(sc.files[v].Name)
+	}
+	_, dc.typed = e.Val(dwarf.AttrType).(dwarf.Offset)
+	dc.art, _ = e.Val(dwarf.AttrArtificial).(bool)
+	for _, a := range []dwarf.Attr{dwarf.AttrSpecification, dwarf.AttrAbstractOrigin} {
+		if ref, ok := e.Val(a).(dwarf.Offset); ok {
+			dc.ref = ref
+		}
+	}
+	sc.decls[e.Offset] = dc
+	low, ok := e.Val(dwarf.AttrLowpc).(uint64)
+	if !ok {
+		return
+	}
+	sc.defs = append(sc.defs, pendingSubprogram{
+		sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, Lang: sc.lang, GCCO0: sc.o0},
+		ref: dc.ref, has: dc.line != 0,
+	})
+}
+
+// resolve returns the definitions, each completed from the declarations
+// it refers to, in the order they were read.
+func (sc *subprogramScan) resolve() []Subprogram {
+	subs := make([]Subprogram, 0, len(sc.defs))
+	for _, p := range sc.defs {
 		s := p.sub
 		// Follow references (a specification of an abstract origin, at
 		// most) for what the definition leaves out.
 		for ref, hops := p.ref, 0; ref != 0 && hops < 4; hops++ {
-			dc, ok := decls[ref]
+			dc, ok := sc.decls[ref]
 			if !ok {
 				break
 			}
@@ -220,14 +266,5 @@ func readSubprograms(d *dwarf.Data) ([]Subprogram, error) {
 		}
 		subs = append(subs, s)
 	}
-	sort.Slice(subs, func(i, j int) bool { return subs[i].LowPC < subs[j].LowPC })
-	// Each label belongs to the function with the highest entry at or
-	// below it.
-	for _, l := range labels {
-		i := sort.Search(len(subs), func(i int) bool { return subs[i].LowPC > l.Addr }) - 1
-		if i >= 0 {
-			subs[i].Labels = append(subs[i].Labels, l)
-		}
-	}
-	return subs, nil
+	return subs
 }
