@@ -26,114 +26,152 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		return nil, errors.New("nothing to merge")
 	}
 	first := ps[0]
-	out := &Profile{
-		Version: Version, Executable: first.Executable, BuildID: first.BuildID, Args: first.Args,
-		Lines: []Line{}, Functions: []Function{}, Sites: []Site{},
-	}
-	type lineKey struct {
-		module, file string
-		line         int
-	}
-	lines := map[lineKey]int{}
-	funcs := map[modAddr]int{}
-	sites := map[modAddr]int{}
-	dropped := map[modAddr]bool{}
-	modules := map[string]bool{}
-	notes := map[string]bool{}
-	hasLines, hasFuncs := false, false
-	var sat saturator
-	bm := blockMerger{sat: &sat}
-	samples := map[modAddr]int{}
+	m := newMerger(first)
 	for k, p := range ps {
 		if !force && !sameExecutable(first, p) {
 			return nil, fmt.Errorf("%w: %s (build ID %q) and %s (build ID %q): use --force to merge anyway",
 				ErrMismatch, first.Executable, first.BuildID, p.Executable, p.BuildID)
 		}
-		hasLines = hasLines || p.HasLines()
-		hasFuncs = hasFuncs || p.HasFuncs()
-		for _, l := range p.Lines {
-			key := lineKey{l.Module, l.File, l.Line}
-			if i, ok := lines[key]; ok {
-				sat.add(&out.Lines[i].Count, l.Count)
-				sat.add(&out.Lines[i].Samples, l.Samples)
-				sat.add(&out.Lines[i].TimeNS, l.TimeNS)
-				continue
-			}
-			lines[key] = len(out.Lines)
-			out.Lines = append(out.Lines, l)
-		}
-		for _, f := range p.Functions {
-			key := modAddr{f.Module, f.Address}
-			if i, ok := funcs[key]; ok {
-				sat.add(&out.Functions[i].Count, f.Count)
-				sat.add(&out.Functions[i].Returns, f.Returns)
-				sat.add(&out.Functions[i].Samples, f.Samples)
-				sat.add(&out.Functions[i].TimeNS, f.TimeNS)
-				out.Functions[i].Blocks = max(out.Functions[i].Blocks, f.Blocks)
-				// Without a block list (only --lines) the executed blocks
-				// cannot be united: the larger count is the best bound.
-				out.Functions[i].BlocksExecuted = max(out.Functions[i].BlocksExecuted, f.BlocksExecuted)
-				out.Functions[i].Edges = max(out.Functions[i].Edges, f.Edges)
-				continue
-			}
-			funcs[key] = len(out.Functions)
-			out.Functions = append(out.Functions, f)
-		}
-		for _, s := range p.Sites {
-			key := modAddr{s.Module, s.Address}
-			if i, ok := sites[key]; ok {
-				sat.add(&out.Sites[i].Count, s.Count)
-				out.Sites[i].Kind = UnionKind(out.Sites[i].Kind, s.Kind)
-				continue
-			}
-			sites[key] = len(out.Sites)
-			out.Sites = append(out.Sites, s)
-		}
-		bm.add(out, p)
-		mergeTime(out, p, samples, &sat)
-		for _, d := range p.Dropped {
-			if key := (modAddr{d.Module, d.Address}); !dropped[key] {
-				dropped[key] = true
-				out.Dropped = append(out.Dropped, d)
-			}
-		}
-		for _, m := range p.Modules {
-			if !modules[m.Path] {
-				modules[m.Path] = true
-				out.Modules = append(out.Modules, m)
-			}
-		}
-		for _, n := range p.Notes {
-			if !notes[n] {
-				notes[n] = true
-				out.Notes = append(out.Notes, n)
-			}
-		}
+		m.add(p)
 		if k == len(ps)-1 {
-			out.Exit = p.Exit
+			m.out.Exit = p.Exit
 		}
 	}
+	out := m.out
 	switch {
-	case hasLines && hasFuncs:
+	case m.hasLines && m.hasFuncs:
 		out.Mode = ModeLinesFuncs
-	case hasFuncs:
+	case m.hasFuncs:
 		out.Mode = ModeFuncs
 	default:
 		out.Mode = ModeLines
 	}
-	bm.finish(out)
+	m.bm.finish(out)
 	if len(ps) > 1 {
 		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d profiles", len(ps)))
 	}
-	if sat.capped > 0 {
-		if sat.capped == 1 {
-			out.Notes = append(out.Notes, fmt.Sprintf("1 merged count passed 2^64-1 and was capped at %d: it is a lower bound", uint64(math.MaxUint64)))
-		} else {
-			out.Notes = append(out.Notes, fmt.Sprintf("%d merged counts passed 2^64-1 and were capped at %d: they are lower bounds", sat.capped, uint64(math.MaxUint64)))
-		}
+	if capped := m.sat.capped; capped == 1 {
+		out.Notes = append(out.Notes, fmt.Sprintf("1 merged count passed 2^64-1 and was capped at %d: it is a lower bound", uint64(math.MaxUint64)))
+	} else if capped > 1 {
+		out.Notes = append(out.Notes, fmt.Sprintf("%d merged counts passed 2^64-1 and were capped at %d: they are lower bounds", capped, uint64(math.MaxUint64)))
 	}
 	out.Sort()
 	return out, nil
+}
+
+// A merger is the sum of the profiles Merge has added so far: the result,
+// and where each of its entries is, by key.
+type merger struct {
+	out      *Profile
+	lines    map[lineKey]int
+	funcs    map[modAddr]int
+	sites    map[modAddr]int
+	samples  map[modAddr]int
+	dropped  map[modAddr]bool
+	modules  map[string]bool
+	notes    map[string]bool
+	hasLines bool
+	hasFuncs bool
+	sat      saturator
+	bm       blockMerger
+}
+
+// A lineKey is a line of a source file of a module.
+type lineKey struct {
+	module, file string
+	line         int
+}
+
+// newMerger returns an empty merger for profiles like first.
+func newMerger(first *Profile) *merger {
+	m := &merger{
+		out: &Profile{
+			Version: Version, Executable: first.Executable, BuildID: first.BuildID, Args: first.Args,
+			Lines: []Line{}, Functions: []Function{}, Sites: []Site{},
+		},
+		lines:   map[lineKey]int{},
+		funcs:   map[modAddr]int{},
+		sites:   map[modAddr]int{},
+		samples: map[modAddr]int{},
+		dropped: map[modAddr]bool{},
+		modules: map[string]bool{},
+		notes:   map[string]bool{},
+	}
+	m.bm = blockMerger{sat: &m.sat}
+	return m
+}
+
+// add adds the counts and lists of p to m.
+func (m *merger) add(p *Profile) {
+	out, sat := m.out, &m.sat
+	m.hasLines = m.hasLines || p.HasLines()
+	m.hasFuncs = m.hasFuncs || p.HasFuncs()
+	for _, l := range p.Lines {
+		key := lineKey{l.Module, l.File, l.Line}
+		if i, ok := m.lines[key]; ok {
+			sat.add(&out.Lines[i].Count, l.Count)
+			sat.add(&out.Lines[i].Samples, l.Samples)
+			sat.add(&out.Lines[i].TimeNS, l.TimeNS)
+			continue
+		}
+		m.lines[key] = len(out.Lines)
+		out.Lines = append(out.Lines, l)
+	}
+	m.addFunctions(p.Functions)
+	for _, s := range p.Sites {
+		key := modAddr{s.Module, s.Address}
+		if i, ok := m.sites[key]; ok {
+			sat.add(&out.Sites[i].Count, s.Count)
+			out.Sites[i].Kind = UnionKind(out.Sites[i].Kind, s.Kind)
+			continue
+		}
+		m.sites[key] = len(out.Sites)
+		out.Sites = append(out.Sites, s)
+	}
+	m.bm.add(out, p)
+	mergeTime(out, p, m.samples, sat)
+	for _, d := range p.Dropped {
+		if key := (modAddr{d.Module, d.Address}); !m.dropped[key] {
+			m.dropped[key] = true
+			out.Dropped = append(out.Dropped, d)
+		}
+	}
+	for _, mod := range p.Modules {
+		if !m.modules[mod.Path] {
+			m.modules[mod.Path] = true
+			out.Modules = append(out.Modules, mod)
+		}
+	}
+	for _, n := range p.Notes {
+		if !m.notes[n] {
+			m.notes[n] = true
+			out.Notes = append(out.Notes, n)
+		}
+	}
+}
+
+// addFunctions adds the counts of fs to m, by function address.
+func (m *merger) addFunctions(fs []Function) {
+	out, sat := m.out, &m.sat
+	for _, f := range fs {
+		key := modAddr{f.Module, f.Address}
+		i, ok := m.funcs[key]
+		if !ok {
+			m.funcs[key] = len(out.Functions)
+			out.Functions = append(out.Functions, f)
+			continue
+		}
+		g := &out.Functions[i]
+		sat.add(&g.Count, f.Count)
+		sat.add(&g.Returns, f.Returns)
+		sat.add(&g.Samples, f.Samples)
+		sat.add(&g.TimeNS, f.TimeNS)
+		g.Blocks = max(g.Blocks, f.Blocks)
+		// Without a block list (only --lines) the executed blocks
+		// cannot be united: the larger count is the best bound.
+		g.BlocksExecuted = max(g.BlocksExecuted, f.BlocksExecuted)
+		g.Edges = max(g.Edges, f.Edges)
+	}
 }
 
 // A saturator adds counts without wrapping around, counting the sums it

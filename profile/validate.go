@@ -14,42 +14,69 @@ func (p *Profile) Validate() error {
 	if p.Version < oldestVersion || p.Version > Version {
 		return versionError(p.Version, "")
 	}
-	bad := func(field, format string, args ...any) error {
-		return &FormatError{Field: field, Msg: fmt.Sprintf(format, args...)}
-	}
 	if p.Executable == "" {
-		return bad("executable", "empty")
+		return badField("executable", "empty")
 	}
 	switch p.Mode {
 	case ModeLines, ModeFuncs, ModeLinesFuncs:
 	default:
-		return bad("mode", "%q: want %q, %q or %q", p.Mode, ModeLines, ModeFuncs, ModeLinesFuncs)
+		return badField("mode", "%q: want %q, %q or %q", p.Mode, ModeLines, ModeFuncs, ModeLinesFuncs)
 	}
 	if err := p.Exit.validate(); err != nil {
 		return err
 	}
+	modules, err := p.validateModules()
+	if err != nil {
+		return err
+	}
+	for _, check := range []func(map[string]bool) error{
+		p.validateLines, p.validateFunctions, p.validateSites, p.validateDropped, p.validateTime,
+	} {
+		if err := check(modules); err != nil {
+			return err
+		}
+	}
+	return p.validateBlocks(modules)
+}
+
+// badField returns the *FormatError of field, its message formatted as
+// fmt.Sprintf does.
+func badField(field, format string, args ...any) error {
+	return &FormatError{Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// validateModules checks p.Modules, for Validate, and returns the set of
+// module paths an entry may name: "" (the executable) and each module's.
+func (p *Profile) validateModules() (map[string]bool, error) {
 	modules := map[string]bool{"": true}
 	for i, m := range p.Modules {
 		field := "modules[" + strconv.Itoa(i) + "]"
 		if m.Path == "" {
-			return bad(field+".path", "empty")
+			return nil, badField(field+".path", "empty")
 		}
 		if modules[m.Path] || m.Path == p.Executable {
-			return bad(field, "%q listed twice", m.Path)
+			return nil, badField(field, "%q listed twice", m.Path)
 		}
 		modules[m.Path] = true
 		switch m.Kind {
 		case ModuleExecutable, ModuleLibrary:
 		default:
-			return bad(field+".kind", "%q: want %q or %q", m.Kind, ModuleExecutable, ModuleLibrary)
+			return nil, badField(field+".kind", "%q: want %q or %q", m.Kind, ModuleExecutable, ModuleLibrary)
 		}
 	}
-	module := func(field, m string) error {
-		if !modules[m] {
-			return bad(field+".module", "%q is not in modules", m)
-		}
-		return nil
+	return modules, nil
+}
+
+// checkModule checks that the entry at field names one of modules.
+func checkModule(modules map[string]bool, field, m string) error {
+	if !modules[m] {
+		return badField(field+".module", "%q is not in modules", m)
 	}
+	return nil
+}
+
+// validateLines checks p.Lines, for Validate.
+func (p *Profile) validateLines(modules map[string]bool) error {
 	type fileLine struct {
 		module, file string
 		line         int
@@ -57,78 +84,90 @@ func (p *Profile) Validate() error {
 	lines := make(map[fileLine]bool, len(p.Lines))
 	for i, l := range p.Lines {
 		field := "lines[" + strconv.Itoa(i) + "]"
-		if err := module(field, l.Module); err != nil {
+		if err := checkModule(modules, field, l.Module); err != nil {
 			return err
 		}
 		if l.File == "" {
-			return bad(field+".file", "empty")
+			return badField(field+".file", "empty")
 		}
 		if l.Line < 1 {
-			return bad(field+".line", "%d: want >= 1", l.Line)
+			return badField(field+".line", "%d: want >= 1", l.Line)
 		}
 		k := fileLine{l.Module, l.File, l.Line}
 		if lines[k] {
-			return bad(field, "%q line %d listed twice", l.File, l.Line)
+			return badField(field, "%q line %d listed twice", l.File, l.Line)
 		}
 		lines[k] = true
 	}
+	return nil
+}
+
+// validateFunctions checks p.Functions, for Validate.
+func (p *Profile) validateFunctions(modules map[string]bool) error {
 	funcs := make(map[modAddr]bool, len(p.Functions))
 	for i, f := range p.Functions {
 		field := "functions[" + strconv.Itoa(i) + "]"
-		if err := module(field, f.Module); err != nil {
+		if err := checkModule(modules, field, f.Module); err != nil {
 			return err
 		}
 		if f.Name == "" {
-			return bad(field+".name", "empty")
+			return badField(field+".name", "empty")
 		}
 		if f.Line < 0 {
-			return bad(field+".line", "%d: want >= 0", f.Line)
+			return badField(field+".line", "%d: want >= 0", f.Line)
 		}
 		for _, n := range []struct {
 			name string
 			v    int
 		}{{"blocks", f.Blocks}, {"blocks_executed", f.BlocksExecuted}, {"edges", f.Edges}} {
 			if n.v < 0 {
-				return bad(field+"."+n.name, "%d: want >= 0", n.v)
+				return badField(field+"."+n.name, "%d: want >= 0", n.v)
 			}
 		}
 		if f.BlocksExecuted > f.Blocks {
-			return bad(field+".blocks_executed", "%d: more than the function's %d blocks", f.BlocksExecuted, f.Blocks)
+			return badField(field+".blocks_executed", "%d: more than the function's %d blocks", f.BlocksExecuted, f.Blocks)
 		}
 		a := f.Address
 		if funcs[modAddr{f.Module, a}] {
-			return bad(field, "address %s listed twice", f.Address)
+			return badField(field, "address %s listed twice", f.Address)
 		}
 		funcs[modAddr{f.Module, a}] = true
 	}
+	return nil
+}
+
+// validateSites checks p.Sites, for Validate.
+func (p *Profile) validateSites(modules map[string]bool) error {
 	sites := make(map[modAddr]bool, len(p.Sites))
 	for i, s := range p.Sites {
 		field := "sites[" + strconv.Itoa(i) + "]"
-		if err := module(field, s.Module); err != nil {
+		if err := checkModule(modules, field, s.Module); err != nil {
 			return err
 		}
 		a := s.Address
 		if sites[modAddr{s.Module, a}] {
-			return bad(field, "address %s listed twice", s.Address)
+			return badField(field, "address %s listed twice", s.Address)
 		}
 		sites[modAddr{s.Module, a}] = true
 		if !validKind(s.Kind) {
-			return bad(field+".kind", "%q: want %q, %q or %q, or a list with %q", s.Kind, KindLine, KindFunc, KindLineFunc, KindBlock)
+			return badField(field+".kind", "%q: want %q, %q or %q, or a list with %q", s.Kind, KindLine, KindFunc, KindLineFunc, KindBlock)
 		}
 	}
+	return nil
+}
+
+// validateDropped checks p.Dropped, for Validate.
+func (p *Profile) validateDropped(modules map[string]bool) error {
 	for i, d := range p.Dropped {
 		field := "dropped[" + strconv.Itoa(i) + "]"
-		if err := module(field, d.Module); err != nil {
+		if err := checkModule(modules, field, d.Module); err != nil {
 			return err
 		}
 		if d.Reason == "" {
-			return bad(field+".reason", "empty")
+			return badField(field+".reason", "empty")
 		}
 	}
-	if err := p.validateTime(modules); err != nil {
-		return err
-	}
-	return p.validateBlocks(modules)
+	return nil
 }
 
 // validate checks that e describes one way a run can end (an exit code, a
