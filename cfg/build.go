@@ -214,85 +214,13 @@ func (b *builder) run(off int) {
 			}
 			return
 		}
-		addr := b.o.Addr + uint64(off)
-		inst, n, err := decodeInst(code[off:])
-		if err != nil {
-			if err == x86asm.ErrTruncated && len(code)-off < maxInstLen {
-				b.fail(off, ErrTruncated, "")
-			} else {
-				b.fail(off, ErrUndecodable, fmt.Sprintf("bytes % x", code[off:min(off+maxInstLen, len(code))]))
-			}
+		inst, n, ok := b.claim(off)
+		if !ok {
 			return
 		}
-		for i := 0; i < n; i++ {
-			if b.back[off+i] != 0 {
-				b.fail(off+i, ErrMidInstruction, fmt.Sprintf("instruction at %#x overlaps it", addr))
-				return
-			}
-		}
-		for i := 0; i < n; i++ {
-			b.back[off+i] = uint8(i + 1)
-		}
-		next := addr + uint64(n)
-		k := kPlain
-		switch inst.Op {
-		case x86asm.RET, x86asm.LRET, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ:
-			k = kRet
-		case x86asm.UD0, x86asm.UD1, x86asm.UD2, x86asm.HLT:
-			k = kTrap
-		case x86asm.JMP:
-			if rel, ok := inst.Args[0].(x86asm.Rel); ok {
-				k = kJmp
-				b.branchTo(off, next+uint64(int64(rel)))
-			} else {
-				k = kJmpInd
-				b.inds = append(b.inds, uint32(off))
-			}
-		case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JNE,
-			x86asm.JG, x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JO, x86asm.JNO,
-			x86asm.JP, x86asm.JNP, x86asm.JS, x86asm.JNS,
-			x86asm.JCXZ, x86asm.JECXZ, x86asm.JRCXZ,
-			x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE, x86asm.XBEGIN:
-			rel, ok := inst.Args[0].(x86asm.Rel)
-			if !ok {
-				b.fail(off, ErrUndecodable, "conditional branch without a relative target")
-				return
-			}
-			k = kJcc
-			b.branchTo(off, next+uint64(int64(rel)))
-		case x86asm.INT:
-			if b.onlyPaddingFrom(off + n) {
-				// INT3 or INT $3 ending a function: Go assembly's crash
-				// (runtime.abort, the end of systemstack).
-				k = kTrap
-			}
-		case x86asm.LJMP, x86asm.LCALL:
-			b.fail(off, ErrJumpTable, "far jump or call")
+		k, ok := b.classify(off, n, &inst)
+		if !ok {
 			return
-		case x86asm.CALL:
-			c := Call{Addr: addr, Next: next}
-			k = kCallInd
-			if rel, ok := inst.Args[0].(x86asm.Rel); ok {
-				k = kCall
-				c.Target = next + uint64(int64(rel))
-				if b.o.CalleeName != nil {
-					c.Name = b.o.CalleeName(c.Target)
-				}
-				if b.o.NoReturn != nil {
-					c.NoReturn = b.o.NoReturn(c.Target, c.Name)
-				} else {
-					c.NoReturn = DefaultNoReturn(c.Name)
-				}
-			}
-			if !c.NoReturn && b.onlyPaddingFrom(off+n) {
-				// Nothing but padding (or the end) follows: the callee
-				// cannot return here, whatever its name.
-				c.NoReturn = true
-			}
-			if c.NoReturn {
-				k = kCallNR
-			}
-			b.calls = append(b.calls, c)
 		}
 		b.kind[off] = k
 		switch k {
@@ -310,6 +238,107 @@ func (b *builder) run(off int) {
 		}
 		return
 	}
+}
+
+// claim decodes the instruction at off, not decoded before, and marks its
+// n bytes as its own. It records the failure and returns false when the
+// bytes do not decode or overlap an instruction decoded before.
+func (b *builder) claim(off int) (inst x86asm.Inst, n int, ok bool) {
+	code := b.o.Code
+	inst, n, err := decodeInst(code[off:])
+	if err != nil {
+		if err == x86asm.ErrTruncated && len(code)-off < maxInstLen {
+			b.fail(off, ErrTruncated, "")
+		} else {
+			b.fail(off, ErrUndecodable, fmt.Sprintf("bytes % x", code[off:min(off+maxInstLen, len(code))]))
+		}
+		return inst, 0, false
+	}
+	for i := 0; i < n; i++ {
+		if b.back[off+i] != 0 {
+			b.fail(off+i, ErrMidInstruction, fmt.Sprintf("instruction at %#x overlaps it", b.o.Addr+uint64(off)))
+			return inst, 0, false
+		}
+	}
+	for i := 0; i < n; i++ {
+		b.back[off+i] = uint8(i + 1)
+	}
+	return inst, n, true
+}
+
+// classify returns the kind of inst, the n-byte instruction at off, and
+// records its branch target or call. It records the failure and returns
+// false for a branch control flow cannot follow.
+func (b *builder) classify(off, n int, inst *x86asm.Inst) (uint8, bool) {
+	next := b.o.Addr + uint64(off+n)
+	switch inst.Op {
+	case x86asm.RET, x86asm.LRET, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ:
+		return kRet, true
+	case x86asm.UD0, x86asm.UD1, x86asm.UD2, x86asm.HLT:
+		return kTrap, true
+	case x86asm.JMP:
+		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
+			b.branchTo(off, next+uint64(int64(rel)))
+			return kJmp, true
+		}
+		b.inds = append(b.inds, uint32(off))
+		return kJmpInd, true
+	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JNE,
+		x86asm.JG, x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JO, x86asm.JNO,
+		x86asm.JP, x86asm.JNP, x86asm.JS, x86asm.JNS,
+		x86asm.JCXZ, x86asm.JECXZ, x86asm.JRCXZ,
+		x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE, x86asm.XBEGIN:
+		rel, ok := inst.Args[0].(x86asm.Rel)
+		if !ok {
+			b.fail(off, ErrUndecodable, "conditional branch without a relative target")
+			return kNone, false
+		}
+		b.branchTo(off, next+uint64(int64(rel)))
+		return kJcc, true
+	case x86asm.INT:
+		if b.onlyPaddingFrom(off + n) {
+			// INT3 or INT $3 ending a function: Go assembly's crash
+			// (runtime.abort, the end of systemstack).
+			return kTrap, true
+		}
+	case x86asm.LJMP, x86asm.LCALL:
+		b.fail(off, ErrJumpTable, "far jump or call")
+		return kNone, false
+	case x86asm.CALL:
+		return b.call(off, n, inst), true
+	}
+	return kPlain, true
+}
+
+// call records the call inst, the n-byte instruction at off, and returns
+// its kind: kCall, kCallInd, or kCallNR when it does not return.
+func (b *builder) call(off, n int, inst *x86asm.Inst) uint8 {
+	addr := b.o.Addr + uint64(off)
+	next := addr + uint64(n)
+	c := Call{Addr: addr, Next: next}
+	k := kCallInd
+	if rel, ok := inst.Args[0].(x86asm.Rel); ok {
+		k = kCall
+		c.Target = next + uint64(int64(rel))
+		if b.o.CalleeName != nil {
+			c.Name = b.o.CalleeName(c.Target)
+		}
+		if b.o.NoReturn != nil {
+			c.NoReturn = b.o.NoReturn(c.Target, c.Name)
+		} else {
+			c.NoReturn = DefaultNoReturn(c.Name)
+		}
+	}
+	if !c.NoReturn && b.onlyPaddingFrom(off+n) {
+		// Nothing but padding (or the end) follows: the callee
+		// cannot return here, whatever its name.
+		c.NoReturn = true
+	}
+	if c.NoReturn {
+		k = kCallNR
+	}
+	b.calls = append(b.calls, c)
+	return k
 }
 
 // branchTo records a direct jump or branch at off to target.
