@@ -43,26 +43,9 @@ prefixes:
 	relSize := 0
 	switch {
 	case op == 0x0F:
-		if i >= len(code) {
+		var known bool
+		if i, modrm, imm, relSize, known = escape0F(code, i); !known {
 			return 0, 0, false, false
-		}
-		op2 := code[i]
-		i++
-		switch {
-		case op2 == 0x38:
-			i++ // the third opcode byte
-			modrm = true
-		case op2 == 0x3A:
-			i++
-			modrm, imm = true, 1
-		case op2 >= 0x80 && op2 <= 0x8F:
-			relSize = 4
-		default:
-			var known bool
-			modrm, imm, known = map0F(op2)
-			if !known {
-				return 0, 0, false, false
-			}
 		}
 	case op == 0xC4 || op == 0xC5 || op == 0x62:
 		return vexLen(code, i-1)
@@ -105,14 +88,7 @@ prefixes:
 		if i+relSize > len(code) {
 			return 0, 0, false, false
 		}
-		switch relSize {
-		case 1:
-			rel = int64(int8(code[i]))
-		case 2:
-			rel = int64(int16(binary.LittleEndian.Uint16(code[i:])))
-		case 4:
-			rel = int64(int32(binary.LittleEndian.Uint32(code[i:])))
-		}
+		rel = relAt(code[i:], relSize)
 		i += relSize
 		isRel = true
 	}
@@ -120,6 +96,41 @@ prefixes:
 		return 0, 0, false, false
 	}
 	return i, rel, isRel, true
+}
+
+// escape0F describes the opcode after the escape byte 0F, at code[i]:
+// it returns where what follows the opcode starts, whether a ModRM byte
+// follows, the immediate's size, and the size of a relative displacement
+// (Jcc rel32). known is false for an opcode it does not know or one cut
+// off by the end of code.
+func escape0F(code []byte, i int) (next int, modrm bool, imm, relSize int, known bool) {
+	if i >= len(code) {
+		return 0, false, 0, 0, false
+	}
+	op := code[i]
+	i++
+	switch {
+	case op == 0x38:
+		return i + 1, true, 0, 0, true // the third opcode byte
+	case op == 0x3A:
+		return i + 1, true, 1, 0, true
+	case op >= 0x80 && op <= 0x8F:
+		return i, false, 0, 4, true
+	}
+	modrm, imm, known = map0F(op)
+	return i, modrm, imm, 0, known
+}
+
+// relAt returns the little-endian signed displacement of size bytes (1,
+// 2 or 4) at the start of b.
+func relAt(b []byte, size int) int64 {
+	switch size {
+	case 1:
+		return int64(int8(b[0]))
+	case 2:
+		return int64(int16(binary.LittleEndian.Uint16(b)))
+	}
+	return int64(int32(binary.LittleEndian.Uint32(b)))
 }
 
 // modrmTail steps over the SIB byte and displacement that ModRM byte m
