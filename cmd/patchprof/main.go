@@ -216,24 +216,9 @@ func parseFlags(args []string) (*mainFlags, error) {
 		rf.scope.SystemDirs = goRootFree(output.SystemDirs)
 	}
 
-	var funcFilter func(string) bool
-	if funcRE != "" {
-		re, err := regexp.Compile(funcRE)
-		if err != nil {
-			return nil, &userError{msg: fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)}
-		}
-		funcFilter = re.MatchString
-	}
-	var fileFilter func(string) bool
-	if fileGlob != "" {
-		if _, err := filepath.Match(fileGlob, ""); err != nil {
-			return nil, &userError{msg: fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)}
-		}
-		fileFilter = func(p string) bool {
-			a, _ := filepath.Match(fileGlob, p)
-			b, _ := filepath.Match(fileGlob, filepath.Base(p))
-			return a || b
-		}
+	funcFilter, fileFilter, err := selectionFilters(funcRE, fileGlob)
+	if err != nil {
+		return nil, err
 	}
 
 	if rf.format != "listing" && rf.out == "" {
@@ -255,6 +240,30 @@ func parseFlags(args []string) (*mainFlags, error) {
 		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, lf: lf},
 		args: fs.Args(),
 	}, nil
+}
+
+// selectionFilters returns the filters of --func REGEXP and --file GLOB
+// (nil when not given): a function name matches the regular expression,
+// a file's path or base name the pattern.
+func selectionFilters(funcRE, fileGlob string) (funcFilter, fileFilter func(string) bool, err error) {
+	if funcRE != "" {
+		re, err := regexp.Compile(funcRE)
+		if err != nil {
+			return nil, nil, &userError{msg: fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)}
+		}
+		funcFilter = re.MatchString
+	}
+	if fileGlob != "" {
+		if _, err := filepath.Match(fileGlob, ""); err != nil {
+			return nil, nil, &userError{msg: fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)}
+		}
+		fileFilter = func(p string) bool {
+			a, _ := filepath.Match(fileGlob, p)
+			b, _ := filepath.Match(fileGlob, filepath.Base(p))
+			return a || b
+		}
+	}
+	return funcFilter, fileFilter, nil
 }
 
 // attachedPID returns args with strace's spelling -pPID (and --pPID) of
