@@ -26,7 +26,8 @@
 //
 //	json.go: Decode (a stream, one list element at a time) and Encode
 //	json_errors.go: encoding/json's errors as FormatErrors a user can act on
-//	file.go: Save, Load, and ReplaceFile, how patchprof writes every file
+//	file.go: Save, Load, and ReplaceFile, how patchprof writes every file;
+//	    FileKind, the name of a file that is not regular
 //	validate.go: Validate, the schema's rules beyond JSON's types
 //	errors.go: ErrVersion, ErrNotRegular and FormatError
 //	merge.go: Merge, saturating sums of profiles of one executable

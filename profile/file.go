@@ -113,22 +113,27 @@ func Load(path string) (p *Profile, err error) {
 
 // checkRegular refuses anything but a regular file, naming what it is.
 func checkRegular(path string, fi os.FileInfo) error {
-	m := fi.Mode()
-	if m.IsRegular() {
+	if fi.Mode().IsRegular() {
 		return nil
 	}
-	what := "a special file"
+	return fmt.Errorf("%s is %s, %w: give the path of a profile saved with --save", path, FileKind(fi.Mode()), ErrNotRegular)
+}
+
+// FileKind names the type of a file that is not regular, for a message:
+// "a directory", "a FIFO", "a character device", "a block device", "a
+// socket", else "a special file".
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
-		what = "a directory"
-	case m&os.ModeNamedPipe != 0:
-		what = "a FIFO"
-	case m&os.ModeCharDevice != 0:
-		what = "a character device"
-	case m&os.ModeDevice != 0:
-		what = "a block device"
-	case m&os.ModeSocket != 0:
-		what = "a socket"
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
 	}
-	return fmt.Errorf("%s is %s, %w: give the path of a profile saved with --save", path, what, ErrNotRegular)
+	return "a special file"
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/output"
+	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/profiler"
 )
 
@@ -499,7 +500,7 @@ func resolve(prog string) (string, error) {
 		// Opening a FIFO to read waits for a writer, and reading a device
 		// may wait for ever: refuse them from the mode alone, unopened.
 		// execve(2) refuses them too (EACCES).
-		return "", cannotRun("%s is not a regular file (%s): give the program's path", prog, fileKind(m))
+		return "", cannotRun("%s is not a regular file (%s): give the program's path", prog, profile.FileKind(m))
 	}
 	if st.Mode()&0o111 == 0 || !executable(path) {
 		return "", cannotRun("%s is not executable: chmod +x it", prog)

@@ -115,7 +115,7 @@ func readRegular(name string, max int64) ([]byte, error) {
 func checkRegular(name string, st fs.FileInfo, max int64) error {
 	switch {
 	case !st.Mode().IsRegular():
-		return &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, fileKind(st.Mode()))}
+		return &fs.PathError{Op: "read", Path: name, Err: fmt.Errorf("%w (%s)", errNotRegular, profile.FileKind(st.Mode()))}
 	case st.Size() > max:
 		return tooLarge(name, max)
 	}
@@ -142,20 +142,3 @@ func (e sizeError) Error() string {
 }
 
 func (e sizeError) Is(target error) bool { return target == errTooLarge }
-
-// fileKind names the type of a file that is not regular.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
-}
