@@ -55,9 +55,15 @@ type Target struct {
 }
 
 // A UserError is an error the user caused and can fix (a program without
-// what was asked for, a selection that matches nothing): its message is
-// one line that says what to do.
-type UserError struct{ Msg string }
+// what was asked for, a selection that matches nothing, a bad flag): its
+// message is one line that says what to do. A command prints it as that
+// line and exits with Status, or with its own failure status when Status
+// is 0 (patchprof's 125; 126 and 127 say, as for env(1), that the program
+// cannot be run or was not found).
+type UserError struct {
+	Msg    string
+	Status int
+}
 
 func (e *UserError) Error() string { return e.Msg }
 
@@ -117,16 +123,16 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 		if cfg.Lines && (!isSystem(t.Path) || cfg.NoFollow) {
 			sym.Close()
 			if errors.Is(lerr, lineinfo.ErrNoLineInfo) {
-				return nil, &UserError{fmt.Sprintf("%s has no DWARF line information: rebuild it with -g, or use --funcs", t.Name)}
+				return nil, &UserError{Msg: fmt.Sprintf("%s has no DWARF line information: rebuild it with -g, or use --funcs", t.Name)}
 			}
-			return nil, &UserError{fmt.Sprintf("%s: cannot read its line information (%v): use --funcs", t.Name, lerr)}
+			return nil, &UserError{Msg: fmt.Sprintf("%s: cannot read its line information (%v): use --funcs", t.Name, lerr)}
 		}
 		launcher = cfg.Lines
 	}
 	if cfg.Funcs && len(sym.Funcs) == 0 {
 		if !isSystem(t.Path) || cfg.NoFollow {
 			sym.Close()
-			return nil, &UserError{fmt.Sprintf("%s has no function symbols (stripped?): use an unstripped build, or --lines if it has DWARF", t.Name)}
+			return nil, &UserError{Msg: fmt.Sprintf("%s has no function symbols (stripped?): use an unstripped build, or --lines if it has DWARF", t.Name)}
 		}
 		launcher = true
 	}
@@ -142,7 +148,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	pending := plan.Table.Len() == 0 && !launcher
 	if pending && !dynamic(t.Path) {
 		sym.Close()
-		return nil, &UserError{fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", t.Name)}
+		return nil, &UserError{Msg: fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", t.Name)}
 	}
 	mode := profile.ModeLines
 	switch {
@@ -323,19 +329,19 @@ func (p *Profiler) interim(bias uint64, c monitor.Counts) *profile.Profile {
 func describeELFError(prog string, err error) error {
 	switch {
 	case errors.Is(err, symtab.ErrNotELF):
-		return &UserError{fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
+		return &UserError{Msg: fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
 	}
 	var fe *symtab.FormatError
 	if !errors.As(err, &fe) {
-		return &UserError{fmt.Sprintf("%s: %v", prog, err)}
+		return &UserError{Msg: fmt.Sprintf("%s: %v", prog, err)}
 	}
 	switch {
 	case errors.Is(err, symtab.ErrNotX86_64):
-		return &UserError{fmt.Sprintf("%s: %v (%s): patchprof profiles x86-64 programs only", prog, fe.Err, fe.Msg)}
+		return &UserError{Msg: fmt.Sprintf("%s: %v (%s): patchprof profiles x86-64 programs only", prog, fe.Err, fe.Msg)}
 	case errors.Is(err, symtab.ErrNotExecutable):
-		return &UserError{fmt.Sprintf("%s: %v (%s): give a program, not an object file or a core dump", prog, fe.Err, fe.Msg)}
+		return &UserError{Msg: fmt.Sprintf("%s: %v (%s): give a program, not an object file or a core dump", prog, fe.Err, fe.Msg)}
 	}
-	return &UserError{fmt.Sprintf("%s: %s (%v): is the file complete? Rebuild it or copy it again", prog, cmp.Or(fe.Msg, "corrupt ELF file"), fe.Err)}
+	return &UserError{Msg: fmt.Sprintf("%s: %s (%v): is the file complete? Rebuild it or copy it again", prog, cmp.Or(fe.Msg, "corrupt ELF file"), fe.Err)}
 }
 
 // A Module is one profiled file as a front end may inspect it after a run

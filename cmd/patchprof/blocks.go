@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 	"io"
 	"regexp"
 
@@ -31,7 +30,7 @@ func (b *blockFlags) apply() error {
 	if b.disasm != "" {
 		re, err := regexp.Compile(b.disasm)
 		if err != nil {
-			return &userError{msg: fmt.Sprintf("--disasm %q is not a valid regular expression: %v", b.disasm, err)}
+			return failed("--disasm %q is not a valid regular expression: %v", b.disasm, err)
 		}
 		b.re = re
 		b.blocks = true
@@ -48,7 +47,7 @@ func (b *blockFlags) writeDisasm(w io.Writer, prof *profiler.Profiler, p *profil
 	}
 	fns := prof.Disasm(b.re.MatchString, p)
 	if len(fns) == 0 {
-		return &userError{msg: fmt.Sprintf("--disasm %q matches no function whose blocks were counted", b.disasm)}
+		return failed("--disasm %q matches no function whose blocks were counted", b.disasm)
 	}
 	return output.WriteDisasm(w, fns, opt)
 }

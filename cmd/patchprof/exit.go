@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
+	"github.com/patchprof/patchprof/profiler"
 )
 
 // patchprof's own exit statuses, those of env(1), timeout(1) and nice(1),
@@ -26,35 +27,28 @@ const (
 	exitNotFound = 127
 )
 
-// A userError is a mistake the user can fix; it is printed as one line.
-// status is patchprof's exit status for it; 0 means exitFailure.
-type userError struct {
-	msg    string
-	status int
-}
-
-func (e *userError) Error() string { return e.msg }
-
 // cannotRun is the error of a program that exists but cannot be run.
 func cannotRun(format string, args ...any) error {
-	return &userError{msg: fmt.Sprintf(format, args...), status: exitCannotRun}
+	return &profiler.UserError{Msg: fmt.Sprintf(format, args...), Status: exitCannotRun}
 }
 
 // notFound is the error of a program that does not exist.
 func notFound(format string, args ...any) error {
-	return &userError{msg: fmt.Sprintf(format, args...), status: exitNotFound}
+	return &profiler.UserError{Msg: fmt.Sprintf(format, args...), Status: exitNotFound}
 }
 
-// failed is a failure of patchprof itself (exitFailure).
+// failed is a mistake the user can fix, or a failure of patchprof itself
+// (exitFailure), printed as one line.
 func failed(format string, args ...any) error {
-	return &userError{msg: fmt.Sprintf(format, args...)}
+	return &profiler.UserError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// statusOf is the exit status for err: a userError's own, or exitFailure.
+// statusOf is the exit status for err: a *profiler.UserError's own, or
+// exitFailure.
 func statusOf(err error) int {
-	var ue *userError
-	if errors.As(err, &ue) && ue.status != 0 {
-		return ue.status
+	var ue *profiler.UserError
+	if errors.As(err, &ue) && ue.Status != 0 {
+		return ue.Status
 	}
 	if s, ok := startStatus(err); ok {
 		return s

@@ -37,21 +37,21 @@ func registerListenFlags(fs *flag.FlagSet) *listenFlags {
 func (lf *listenFlags) check() error {
 	if lf.addr == "" {
 		if lf.tokenFile != "" {
-			return &userError{msg: "--listen-token only applies with --listen ADDR"}
+			return failed("--listen-token only applies with --listen ADDR")
 		}
 		return nil
 	}
 	if lf.top < 1 {
-		return &userError{msg: fmt.Sprintf("--metrics-top %d: give at least 1", lf.top)}
+		return failed("--metrics-top %d: give at least 1", lf.top)
 	}
 	if lf.tokenFile != "" {
 		b, err := readRegular(lf.tokenFile, maxTokenSize)
 		if err != nil {
-			return &userError{msg: fmt.Sprintf("--listen-token %s: %v: give a regular file holding the token", lf.tokenFile, cause(err))}
+			return failed("--listen-token %s: %v: give a regular file holding the token", lf.tokenFile, cause(err))
 		}
 		lf.token = strings.TrimSpace(string(b))
 		if lf.token == "" || strings.ContainsAny(lf.token, " \t\r\n") {
-			return &userError{msg: fmt.Sprintf("--listen-token %s: the file must hold one token, without spaces", lf.tokenFile)}
+			return failed("--listen-token %s: the file must hold one token, without spaces", lf.tokenFile)
 		}
 	}
 	return nil
@@ -66,7 +66,7 @@ func startServe(lf *listenFlags, prof *profiler.Profiler, stderr io.Writer) (sto
 	}
 	l, public, err := serve.Listen(lf.addr)
 	if err != nil {
-		return nil, &userError{msg: err.Error()}
+		return nil, &profiler.UserError{Msg: err.Error()}
 	}
 	h := serve.NewHandler(serve.Options{Source: prof, Engine: lf.engine, TopFunctions: lf.top, Token: lf.token, Start: time.Now()})
 	s := serve.Serve(l, h)

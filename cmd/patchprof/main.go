@@ -164,7 +164,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 			usage(fs, os.Stdout)
 			return nil, err
 		}
-		return nil, &userError{msg: fmt.Sprintf("%v (see patchprof -h)", err)}
+		return nil, failed("%v (see patchprof -h)", err)
 	}
 	if v.version {
 		fmt.Print(versionText(debug.ReadBuildInfo()))
@@ -185,19 +185,19 @@ func parseFlags(args []string) (*mainFlags, error) {
 	}
 	switch {
 	case pGiven && attach <= 0:
-		return nil, &userError{msg: fmt.Sprintf("-p %d: -p needs a process ID greater than 0", attach)}
+		return nil, failed("-p %d: -p needs a process ID greater than 0", attach)
 	case attach > 0 && fs.NArg() > 0:
-		return nil, &userError{msg: "-p PID attaches to a running process: give either -p or a program to run, not both"}
+		return nil, failed("-p PID attaches to a running process: give either -p or a program to run, not both")
 	case attach == 0 && fs.NArg() == 0:
-		return nil, &userError{msg: "no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)"}
+		return nil, failed("no program to run: patchprof [flags] [--] PROGRAM [ARGS...], or -p PID (see patchprof -h)")
 	case engine != monitor.EngineXOL && engine != monitor.EngineClassic && engine != monitor.EngineJump:
-		return nil, &userError{msg: fmt.Sprintf("--engine %q: want xol, classic or jump", engine)}
+		return nil, failed("--engine %q: want xol, classic or jump", engine)
 	case interval < 0:
-		return nil, &userError{msg: fmt.Sprintf("--interval %v: give a positive duration", interval)}
+		return nil, failed("--interval %v: give a positive duration", interval)
 	case duration < 0:
-		return nil, &userError{msg: fmt.Sprintf("--duration %v: give a positive duration", duration)}
+		return nil, failed("--duration %v: give a positive duration", duration)
 	case duration > 0 && attach == 0:
-		return nil, &userError{msg: "--duration only applies with -p PID (a started program is profiled to its end)"}
+		return nil, failed("--duration only applies with -p PID (a started program is profiled to its end)")
 	}
 	if err := bf.apply(); err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	}
 
 	if rf.format != "listing" && rf.out == "" {
-		return nil, &userError{msg: fmt.Sprintf("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)}
+		return nil, failed("--format %s: give -o PATH (the target's output goes to stdout)", rf.format)
 	}
 	if err := rf.checkOutput(); err != nil {
 		return nil, err
@@ -250,13 +250,13 @@ func selectionFilters(funcRE, fileGlob string) (funcFilter, fileFilter func(stri
 	if funcRE != "" {
 		re, err := regexp.Compile(funcRE)
 		if err != nil {
-			return nil, nil, &userError{msg: fmt.Sprintf("--func %q is not a valid regular expression: %v", funcRE, err)}
+			return nil, nil, failed("--func %q is not a valid regular expression: %v", funcRE, err)
 		}
 		funcFilter = re.MatchString
 	}
 	if fileGlob != "" {
 		if _, err := filepath.Match(fileGlob, ""); err != nil {
-			return nil, nil, &userError{msg: fmt.Sprintf("--file %q is not a valid pattern: %v", fileGlob, err)}
+			return nil, nil, failed("--file %q is not a valid pattern: %v", fileGlob, err)
 		}
 		fileFilter = func(p string) bool {
 			a, _ := filepath.Match(fileGlob, p)
@@ -461,7 +461,7 @@ func processImage(pid int) (string, []string, error) {
 	dir := "/proc/" + strconv.Itoa(pid)
 	path, err := os.Readlink(dir + "/exe")
 	if err != nil {
-		return "", nil, &userError{msg: fmt.Sprintf("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)}
+		return "", nil, failed("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)
 	}
 	path = strings.TrimSuffix(path, " (deleted)")
 	var args []string

@@ -78,19 +78,19 @@ func goRootFree(dirs []string) []string {
 
 func (r *reportFlags) options() (output.Options, error) {
 	if !slices.Contains(formats, r.format) {
-		return output.Options{}, &userError{msg: fmt.Sprintf("--format %q: use %s", r.format, strings.Join(formats, ", "))}
+		return output.Options{}, failed("--format %q: use %s", r.format, strings.Join(formats, ", "))
 	}
 	for _, f := range []struct{ name, value string }{{"--color", r.color}, {"--fold", r.fold}} {
 		if f.value != "auto" && f.value != "always" && f.value != "never" {
-			return output.Options{}, &userError{msg: fmt.Sprintf("%s %q: use auto, always or never", f.name, f.value)}
+			return output.Options{}, failed("%s %q: use auto, always or never", f.name, f.value)
 		}
 	}
 	if r.top < 0 {
-		return output.Options{}, &userError{msg: fmt.Sprintf("--top %d: give a positive number of lines", r.top)}
+		return output.Options{}, failed("--top %d: give a positive number of lines", r.top)
 	}
 	style, err := output.ParseStyle(r.print)
 	if err != nil {
-		return output.Options{}, &userError{msg: fmt.Sprintf("--print %q: use counts, histogram or scaled", r.print)}
+		return output.Options{}, failed("--print %q: use counts, histogram or scaled", r.print)
 	}
 	r.src = newSourceFiles()
 	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile}
@@ -100,7 +100,7 @@ func (r *reportFlags) options() (output.Options, error) {
 	for _, s := range r.substs {
 		sub, err := output.ParseSubst(s)
 		if err != nil {
-			return opt, &userError{msg: fmt.Sprintf("--subst-path %q: write it as FROM=TO", s)}
+			return opt, failed("--subst-path %q: write it as FROM=TO", s)
 		}
 		opt.Subst = append(opt.Subst, sub)
 	}
@@ -126,7 +126,7 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 	case r.format == "gcov":
 		return r.writeGcov(p, opt, stderr)
 	case binaryFormats[r.format] && r.out == "":
-		return &userError{msg: fmt.Sprintf("--format %s writes a compressed file: give -o FILE", r.format)}
+		return failed("--format %s writes a compressed file: give -o FILE", r.format)
 	}
 	path := r.out
 	if path == "" {
@@ -290,10 +290,10 @@ func reportMain(args []string, stderr io.Writer) int {
 			usage(fs, os.Stdout)
 			return 0
 		}
-		return fail(stderr, &userError{msg: fmt.Sprintf("report: %v (see patchprof report -h)", err)})
+		return fail(stderr, failed("report: %v (see patchprof report -h)", err))
 	}
 	if len(files) == 0 {
-		return fail(stderr, &userError{msg: "report takes saved profiles: patchprof report [flags] FILE..."})
+		return fail(stderr, failed("report takes saved profiles: patchprof report [flags] FILE..."))
 	}
 	opt, err := rf.options()
 	if err != nil {
@@ -329,12 +329,12 @@ func mergeMain(args []string, stderr io.Writer) int {
 			usage(fs, os.Stdout)
 			return 0
 		}
-		return fail(stderr, &userError{msg: fmt.Sprintf("merge: %v (see patchprof merge -h)", err)})
+		return fail(stderr, failed("merge: %v (see patchprof merge -h)", err))
 	}
 	out := fs.Lookup("o").Value.String()
 	force := fs.Lookup("force").Value.String() == "true"
 	if out == "" || len(files) == 0 {
-		return fail(stderr, &userError{msg: "merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."})
+		return fail(stderr, failed("merge needs -o OUT and saved profiles: patchprof merge [--force] -o OUT FILE..."))
 	}
 	if err := checkOutput("-o", out, outReplace); err != nil {
 		return fail(stderr, err)

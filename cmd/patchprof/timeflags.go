@@ -2,7 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
 
 	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profiler"
@@ -27,10 +26,10 @@ func registerTimeFlags(fs *flag.FlagSet) *timeFlags {
 // check refuses a rate the kernel would not honour.
 func (t *timeFlags) check() error {
 	if t.rate <= 0 || t.rate > sampler.MaxRate {
-		return &userError{msg: fmt.Sprintf("--sample-rate %d: give a rate from 1 to %d Hz", t.rate, sampler.MaxRate)}
+		return failed("--sample-rate %d: give a rate from 1 to %d Hz", t.rate, sampler.MaxRate)
 	}
 	if t.fallback != profiler.FallbackPtrace && t.fallback != profiler.FallbackNone {
-		return &userError{msg: fmt.Sprintf("--time-fallback %q: use ptrace or none", t.fallback)}
+		return failed("--time-fallback %q: use ptrace or none", t.fallback)
 	}
 	return nil
 }
@@ -49,11 +48,11 @@ func (v *viewFlags) register(fs *flag.FlagSet) {
 func (v *viewFlags) apply(opt *output.Options) error {
 	s, err := output.ParseKey(v.sort)
 	if err != nil {
-		return &userError{msg: fmt.Sprintf("--sort %q: use count, time or auto", v.sort)}
+		return failed("--sort %q: use count, time or auto", v.sort)
 	}
 	h, err := output.ParseKey(v.heat)
 	if err != nil || h == output.KeyAuto {
-		return &userError{msg: fmt.Sprintf("--heat %q: use count or time", v.heat)}
+		return failed("--heat %q: use count or time", v.heat)
 	}
 	opt.Sort, opt.Heat = s, h
 	return nil
