@@ -10,9 +10,9 @@
 //
 // The package owns the schema, its validation (Validate, and the typed errors
 // FormatError and ErrVersion) and the Linux signal-name table used to turn an
-// exit into a shell status (Exit.ShellStatus). It does not own how counts are
-// gathered (package monitor) or how they are printed (package output). It is
-// pure Go and builds on any OS.
+// exit into a shell status (Exit.ShellStatus; ShellStatus for an exit code or
+// signal number). It does not own how counts are gathered (package monitor) or
+// how they are printed (package output). It is pure Go and builds on any OS.
 //
 // Files:
 //

@@ -296,9 +296,20 @@ func (e Exit) ShellStatus() int {
 		return *e.Code
 	}
 	if n, ok := SignalNumber(e.Signal); ok {
-		return 128 + n
+		return ShellStatus(0, n)
 	}
 	return 1
+}
+
+// ShellStatus returns the status a shell reports for a process that
+// exited with code, or that signal killed when signal is not 0: the code,
+// or 128+signal. It is the one rule for every exit patchprof describes
+// (Exit.ShellStatus, the monitor's exits, a signal patchprof passes on).
+func ShellStatus(code, signal int) int {
+	if signal != 0 {
+		return 128 + signal
+	}
+	return code
 }
 
 // Killed reports whether a signal ended the target.

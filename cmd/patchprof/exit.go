@@ -73,7 +73,7 @@ func startStatus(err error) (int, bool) {
 	case !errors.As(err, &se):
 		return 0, false
 	case se.Exit != nil:
-		return se.Exit.ShellStatus(), true
+		return profile.ShellStatus(se.Exit.Code, se.Exit.Signal), true
 	case errors.Is(se.Err, os.ErrNotExist):
 		return exitNotFound, true
 	}
@@ -89,5 +89,5 @@ func startFailure(prog string, e *monitor.Exit) string {
 		how = "the kernel killed it with " + profile.SignalName(e.Signal)
 	}
 	return fmt.Sprintf("%s failed to start: %s before its first instruction (it could not be loaded: a damaged executable?); status %d",
-		prog, how, e.ShellStatus())
+		prog, how, profile.ShellStatus(e.Code, e.Signal))
 }

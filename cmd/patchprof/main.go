@@ -372,7 +372,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	stopServe(p)
 	if se := (*monitor.StartError)(nil); errors.As(err, &se) && se.Exit != nil {
 		fmt.Fprintf(stderr, "patchprof: %s\n", startFailure(f.prog, se.Exit))
-		return se.Exit.ShellStatus()
+		return profile.ShellStatus(se.Exit.Code, se.Exit.Signal)
 	}
 	if err != nil {
 		return fail(stderr, err)
@@ -389,7 +389,7 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	// patchprof (125), whatever the target's status: the run is lost but
 	// for the temporary file the message names.
 	// Said last, where it is seen after a listing on stderr.
-	status := res.Exit.ShellStatus()
+	status := profile.ShellStatus(res.Exit.Code, res.Exit.Signal)
 	var saveErr error
 	if f.save != "" {
 		saveErr = saveProfile(p, f.save, stderr)

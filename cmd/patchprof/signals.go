@@ -182,5 +182,5 @@ func signalStatus(s os.Signal) (string, int) {
 	if !ok {
 		return s.String(), exitFailure
 	}
-	return profile.SignalName(int(sig)), 128 + int(sig)
+	return profile.SignalName(int(sig)), profile.ShellStatus(0, int(sig))
 }
