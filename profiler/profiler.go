@@ -323,13 +323,19 @@ func (p *Profiler) interim(bias uint64, c monitor.Counts) *profile.Profile {
 	return prof
 }
 
+// NotELF is the error of prog, a file that is not an ELF file at all (a
+// script, a text file).
+func NotELF(prog string) *UserError {
+	return &UserError{Msg: prog + " is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)"}
+}
+
 // describeELFError words an error of symtab.Open for the user. The message
 // names prog once: a *symtab.FormatError names the path itself, so only
 // its parts are used (not "X: X: EOF").
 func describeELFError(prog string, err error) error {
 	switch {
 	case errors.Is(err, symtab.ErrNotELF):
-		return &UserError{Msg: fmt.Sprintf("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)}
+		return NotELF(prog)
 	}
 	var fe *symtab.FormatError
 	if !errors.As(err, &fe) {

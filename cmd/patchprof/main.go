@@ -528,7 +528,11 @@ func checkELF(path, prog string) error {
 	var h [20]byte
 	n, _ := io.ReadFull(f, h[:])
 	if n < 4 || string(h[:4]) != elf.ELFMAG {
-		return cannotRun("%s is not an ELF executable: patchprof profiles compiled Linux x86-64 programs (for a script, profile its interpreter)", prog)
+		// Said as the profiler says it, with the status of a program
+		// that cannot be run.
+		ue := profiler.NotELF(prog)
+		ue.Status = exitCannotRun
+		return ue
 	}
 	if n < len(h) || elf.Class(h[elf.EI_CLASS]) != elf.ELFCLASS64 || elf.Data(h[elf.EI_DATA]) != elf.ELFDATA2LSB ||
 		elf.Machine(binary.LittleEndian.Uint16(h[18:])) != elf.EM_X86_64 {
