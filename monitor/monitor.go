@@ -209,15 +209,6 @@ type Exit struct {
 	Fault    *Fault // where that signal was delivered, when the monitor saw it
 }
 
-// ShellStatus returns the status a shell would report: the exit code, or
-// 128+N for death by signal N.
-func (e Exit) ShellStatus() int {
-	if e.Signal != 0 {
-		return 128 + e.Signal
-	}
-	return e.Code
-}
-
 // A Fault records the last signal delivered to a process, with the state of the
 // thread it was delivered to, so a crash can be reported with its place.
 type Fault struct {

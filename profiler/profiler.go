@@ -196,7 +196,7 @@ type Hooks struct {
 // Run profiles the target until it exits, or, attached, until ctx is done
 // (then the code is restored and the process left running). It returns
 // the profile and the monitor's result (the exit status is
-// res.Exit.ShellStatus()).
+// profile.ShellStatus(res.Exit.Code, res.Exit.Signal)).
 func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor.Result, error) {
 	var stop chan struct{}
 	if p.target.Attach > 0 {
