@@ -58,6 +58,7 @@
 //	unsupported.go: the same API elsewhere, returning *UnsupportedError
 //	loop_linux_amd64.go: Run, the event loop, dispatch (the one place that acts on a wait status), the trap of a site
 //	wait_linux.go: decodeStatus, wait statuses as stops (pure)
+//	events_linux_amd64.go: the next event: deferred ones first, then waitpid's
 //	debug_linux_amd64.go: the event ring PATCHPROF_DEBUG=1 prints, for developers
 //
 // Processes, threads and modules:
@@ -82,8 +83,10 @@
 // Engines:
 //
 //	classic_linux_amd64.go: Bishop's cycle: all-stop, single-step, rep, re-arm
-//	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots filled by breakpoint/relocate, injected calls
+//	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots filled by breakpoint/relocate
+//	syscall_linux_amd64.go: system calls injected into the target (syscallIn, stepSyscall)
 //	jump_linux_amd64.go: the in-process engine: trampolines, patching a function at its first hit, exits, unpatching
+//	jumpsignals_linux_amd64.go: signals and trampolines: out of one before a handler, back after sigreturn
 //	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)
 //	counters_linux_amd64.go, counters_unsafe_linux_amd64.go: the per-thread counter slabs in a memfd, and their GS bases
 //	live_linux_amd64.go: the counts read while the target runs (snapshots, --listen)

@@ -304,13 +304,33 @@ func (m *mon) refuseJump(mp *mapping, i int, reason string) {
 // stopped: the region, the counters, the trampoline, the patch, a slab for
 // every thread. It returns the trampoline, or nil and why not.
 func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, string) {
+	if reason := m.jumpRoom(t, mp); reason != "" {
+		return nil, reason
+	}
+	tr, arcs, reason := m.buildJump(t, mp, i)
+	if tr == nil {
+		return nil, reason
+	}
+	if reason := m.writeJump(t, mp, i, tr); reason != "" {
+		return nil, reason
+	}
+	for _, k := range arcs {
+		mp.tab.ArcServed(k)
+	}
+	return tr, ""
+}
+
+// jumpRoom readies mp's space for its first patch: the trampolines'
+// region, the counter memory with a slab for every stopped thread, and
+// mp's counters in it. It returns why not, or "".
+func (m *mon) jumpRoom(t *thread, mp *mapping) string {
 	mm := t.mm
 	if (mp.jmp == nil || mm.ctr == nil) && !m.mayInject(mm) {
 		// The regions and the counters are mapped by injected calls.
-		return nil, jumpSandboxed
+		return jumpSandboxed
 	}
 	if mm.ctr == nil && !m.gsFree(mm) {
-		return nil, jumpOwnGS
+		return jumpOwnGS
 	}
 	if mp.jmp == nil {
 		var err error
@@ -330,7 +350,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		if err != nil {
 			m.lose(fmt.Errorf("trampolines for %s in process %d: %w", mp.Image.Path, mm.tgid, err))
 			mm.noJump = true
-			return nil, breakpoint.JumpNoRoom
+			return breakpoint.JumpNoRoom
 		}
 		m.notifyLayout(mm)
 	}
@@ -340,7 +360,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		if c == nil {
 			m.lose(fmt.Errorf("counters in process %d: %w", mm.tgid, err))
 			mm.noJump = true
-			return nil, breakpoint.JumpNoRoom
+			return breakpoint.JumpNoRoom
 		}
 		m.lose(err)
 		mm.ctr = c
@@ -354,7 +374,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 			if err := m.giveSlab(u); err != nil {
 				m.lose(fmt.Errorf("in-process counting in process %d: %w", mm.tgid, err))
 				mm.noJump = true
-				return nil, breakpoint.JumpNoRoom
+				return breakpoint.JumpNoRoom
 			}
 		}
 	}
@@ -363,16 +383,25 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		n := mp.tab.Len() + mp.tab.ArcCounters()
 		off, ok := mm.ctr.reserve(n)
 		if !ok {
-			return nil, breakpoint.JumpNoRoom
+			return breakpoint.JumpNoRoom
 		}
 		j.ctrOff, j.counted, j.seen = off, true, make([]uint64, n)
 		m.live.addRange(mm.ctr, off, mp.tab.Len())
 	}
+	return ""
+}
+
+// buildJump builds site i's trampoline from the original code (an armed
+// int3's byte read as the one it replaced), with its arcs' counters and,
+// for a short site, its host's trampoline, patched first. It returns the
+// trampoline and the arcs it counts, or nil and why not.
+func (m *mon) buildJump(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, []int, string) {
+	mm, j := t.mm, mp.jmp
 	addr := mp.tab.RuntimeAddr(i)
 	var code [breakpoint.MaxHostLen + 40]byte
 	n, _ := mm.mem.ReadMemory(addr, code[:])
 	if n < breakpoint.JumpLen {
-		return nil, breakpoint.JumpNoCode
+		return nil, nil, breakpoint.JumpNoCode
 	}
 	for k := 0; k < n; k++ {
 		if s, ok := mp.tab.Lookup(addr + uint64(k)); ok && mp.tab.Armed(s) {
@@ -385,7 +414,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	}
 	tr, err := mp.tab.BuildTrampoline(i, code[:n], j.at(i), uint32(j.ctrOff+8*uint64(i)), ecs)
 	if err != nil {
-		return nil, breakpoint.JumpRelocation
+		return nil, nil, breakpoint.JumpRelocation
 	}
 	if h, ok := mp.tab.ShortSite(i); ok {
 		// The host block runs whole in its trampoline: its bytes after
@@ -393,19 +422,28 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		host := j.tramp[h]
 		if host == nil {
 			if j.state[h] != jumpUntried {
-				return nil, breakpoint.JumpNoRoom
+				return nil, nil, breakpoint.JumpNoRoom
 			}
 			var reason string
 			if host, reason = m.jumpSite(t, mp, h); host == nil {
 				j.state[h] = jumpRefused
-				return nil, reason
+				return nil, nil, reason
 			}
 			m.res.JumpSites++
 		}
 		if host.Len < 2*breakpoint.JumpLen || tr.SetShort(host.Addr+breakpoint.JumpLen) != nil {
-			return nil, breakpoint.JumpNoRoom
+			return nil, nil, breakpoint.JumpNoRoom
 		}
 	}
+	return tr, arcs, ""
+}
+
+// writeJump moves the threads stopped inside the bytes tr covers, writes
+// the trampoline, its landing and the patch, and marks site i patched. It
+// returns why not, or "".
+func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *breakpoint.Trampoline) string {
+	mm, j := t.mm, mp.jmp
+	addr := mp.tab.RuntimeAddr(i)
 	// A thread stopped inside the covered bytes (attached there, or in a
 	// system call made by a displaced instruction) goes on from the
 	// equivalent point of the trampoline. One just past this site's int3
@@ -428,17 +466,17 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		}
 		to, ok := tr.Equivalent(pc)
 		if !ok {
-			return nil, breakpoint.JumpThreadInside
+			return breakpoint.JumpThreadInside
 		}
 		moves = append(moves, move{u, to})
 	}
 	m.aimExits(mp, i, tr)
 	if _, err := mm.mem.WriteMemory(tr.At, tr.Code); err != nil {
-		return nil, breakpoint.JumpNoRoom
+		return breakpoint.JumpNoRoom
 	}
 	if tr.Landing != 0 {
 		if _, err := mm.mem.WriteMemory(tr.Landing, tr.LandingJmp); err != nil {
-			return nil, breakpoint.JumpNoRoom
+			return breakpoint.JumpNoRoom
 		}
 		if j.landings == nil {
 			j.landings = map[uint64]*breakpoint.Trampoline{}
@@ -447,7 +485,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 	}
 	if _, err := mm.mem.WriteMemory(addr, tr.Patch); err != nil {
 		m.lose(fmt.Errorf("patch %#x in process %d: %w", addr, mm.tgid, err))
-		return nil, breakpoint.JumpNoRoom
+		return breakpoint.JumpNoRoom
 	}
 	for _, mv := range moves {
 		if err := pokeUser(mv.u.tid, offRip, mv.to); err != nil {
@@ -455,10 +493,7 @@ func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, s
 		}
 	}
 	j.tramp[i], j.state[i] = tr, jumpDone
-	for _, k := range arcs {
-		mp.tab.ArcServed(k)
-	}
-	return tr, ""
+	return ""
 }
 
 // unjump puts an int3 back over every patched site of mm (its planted
@@ -504,82 +539,6 @@ func (m *mon) unjumpSite(mm *space, j *jumpArea, i int) bool {
 	}
 	j.tramp[i], j.state[i] = nil, jumpRefused
 	return true
-}
-
-// outOfTrampoline runs before a signal is delivered to t: a handler must see
-// the program's own PC (Go's sigpanic and tracebacks need a PC inside the
-// function; a fault must look as it would without patchprof). A fault in a
-// displaced instruction is reported at its original address; an
-// asynchronous signal is delivered before the counter update (the thread
-// counts again when the handler returns to the site) or once the thread has
-// stepped out of the trampoline. It returns false when the signal is no
-// longer to be delivered from this stop (t was stepped: the caller resumes
-// it with the saved siginfo).
-//
-// Preconditions: on the tracer thread; t is in the signal-delivery-stop st.
-func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
-	if t.mm.dead || t.mm.ctr == nil {
-		return
-	}
-	pc, err := peekUser(t.tid, offRip)
-	if err != nil {
-		return
-	}
-	mp, i, tr := t.mm.trampolineAt(pc)
-	if tr == nil {
-		return
-	}
-	orig, p := tr.Where(pc)
-	fault := st.fault()
-	switch {
-	case p == breakpoint.BeforeCount, p == breakpoint.Counted:
-		if p == breakpoint.Counted && !fault {
-			m.uncount(t, mp, i)
-		}
-	case p == breakpoint.InDisplaced && (fault || !tr.Covers(orig)):
-	default:
-		// In the middle of the displaced instructions, whose original
-		// bytes are the patch: step to where the program can be.
-		var info siginfo
-		have := getSiginfo(t.tid, &info) == nil
-		if s := m.leaveScratch(t, false); s != 0 {
-			m.resend(t, s)
-		}
-		if have {
-			if err := setSiginfo(t.tid, &info); err != nil {
-				m.lose(fmt.Errorf("restore the siginfo of signal %d for thread %d: %w", st.sig, t.tid, err))
-			}
-		}
-		return
-	}
-	if err := pokeUser(t.tid, offRip, orig); err != nil {
-		m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))
-	}
-}
-
-// afterSigreturn puts a thread that a signal handler returned into the
-// middle of a patched site (a fault reported there, a handler that fixed
-// its cause) at the equivalent place of the trampoline.
-//
-// Preconditions: on the tracer thread; t is at the exit of rt_sigreturn.
-func (m *mon) afterSigreturn(t *thread) {
-	if t.mm.ctr == nil || t.mm.dead {
-		return
-	}
-	pc, err := peekUser(t.tid, offRip)
-	if err != nil {
-		return
-	}
-	if t.mm.landingAt(pc) != nil {
-		return // about to jump to a short site's trampoline
-	}
-	if tr := t.mm.coveredBy(pc); tr != nil {
-		if to, ok := tr.Equivalent(pc); ok {
-			if err := pokeUser(t.tid, offRip, to); err != nil {
-				m.lose(fmt.Errorf("move thread %d into its trampoline: %w", t.tid, err))
-			}
-		}
-	}
 }
 
 // freeJump ends the engine in mm, through the stopped thread via: the
