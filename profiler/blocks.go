@@ -58,7 +58,6 @@ func addFlowNotes(p *profile.Profile, m *module, name string) {
 // each call's returns.
 func addBlocks(p *profile.Profile, m *module, name string, c *breakpoint.Counts) {
 	plan := m.plan
-	t := plan.Table
 	if len(plan.Graphs) == 0 {
 		return
 	}
@@ -68,10 +67,6 @@ func addBlocks(p *profile.Profile, m *module, name string, c *breakpoint.Counts)
 			funcAt[f.Address] = i
 		}
 	}
-	type fileLine struct {
-		file string
-		line int
-	}
 	lineAt := map[fileLine]int{}
 	for i, l := range p.Lines {
 		if l.Module == name {
@@ -79,90 +74,114 @@ func addBlocks(p *profile.Profile, m *module, name string, c *breakpoint.Counts)
 		}
 	}
 	for gi, fg := range plan.Graphs {
-		g := fg.Graph
-		fn := plan.Funcs[fg.Func]
-		fnAddr := profile.Address(fn.Addr)
-		counts := make([]uint64, len(g.Blocks))
-		executed := 0
-		for k, b := range g.Blocks {
-			if i, ok := t.Index(b.Start); ok {
-				counts[k] = c.Hits[i]
-			}
-			if counts[k] > 0 {
-				executed++
-			}
-			p.Blocks = append(p.Blocks, profile.Block{
-				Address: profile.Address(b.Start), End: profile.Address(b.End), Function: fnAddr,
-				Count: counts[k], Entries: c.BlockArrivals[int(fg.FirstBlock)+k], Module: name,
-			})
+		fc := funcCounts{m: m, name: name, gi: gi, fg: fg, c: c}
+		fc.addFlow(p)
+		if i, ok := funcAt[profile.Address(plan.Funcs[fg.Func].Addr)]; ok {
+			p.Functions[i].Edges = len(fg.Graph.Edges) // blocks and returns: plan.Flow (profile.go)
 		}
-		edgeCount := func(k int) uint64 { return c.EdgeCounts[int(fg.FirstEdge)+k] }
-		for k, e := range g.Edges {
-			pe := profile.Edge{From: profile.Address(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: edgeCount(k), Module: name}
-			if e.To == cfg.Outside {
-				// Nothing in this function traps where the jump lands: its
-				// count is what left the block by no other edge.
-				pe.To, pe.Exits = profile.Address(e.Target), true
-				pe.Count = counts[e.From]
-				first := g.SuccIndex(e.From)
-				for j, o := range g.Succs(e.From) {
-					if o.To != cfg.Outside {
-						pe.Count -= min(pe.Count, edgeCount(first+j))
-					}
+		if m.lt != nil {
+			fc.addOutcomes(p, lineAt)
+		}
+	}
+}
+
+type fileLine struct {
+	file string
+	line int
+}
+
+// funcCounts are the counts of one block-counted function of a module, as
+// addBlocks reports them.
+type funcCounts struct {
+	m      *module
+	name   string // the module's name in the profile
+	gi     int    // the function's graph in m.plan.Graphs
+	fg     breakpoint.FuncGraph
+	c      *breakpoint.Counts
+	counts []uint64 // per block (addFlow)
+}
+
+// edge returns the count of the function's edge k.
+func (fc *funcCounts) edge(k int) uint64 { return fc.c.EdgeCounts[int(fc.fg.FirstEdge)+k] }
+
+// addFlow appends the function's blocks and edges to p.
+func (fc *funcCounts) addFlow(p *profile.Profile) {
+	t, g, c := fc.m.plan.Table, fc.fg.Graph, fc.c
+	fnAddr := profile.Address(fc.m.plan.Funcs[fc.fg.Func].Addr)
+	fc.counts = make([]uint64, len(g.Blocks))
+	for k, b := range g.Blocks {
+		if i, ok := t.Index(b.Start); ok {
+			fc.counts[k] = c.Hits[i]
+		}
+		p.Blocks = append(p.Blocks, profile.Block{
+			Address: profile.Address(b.Start), End: profile.Address(b.End), Function: fnAddr,
+			Count: fc.counts[k], Entries: c.BlockArrivals[int(fc.fg.FirstBlock)+k], Module: fc.name,
+		})
+	}
+	for k, e := range g.Edges {
+		pe := profile.Edge{From: profile.Address(g.Blocks[e.From].Start), Kind: e.Kind.String(), Count: fc.edge(k), Module: fc.name}
+		if e.To == cfg.Outside {
+			// Nothing in this function traps where the jump lands: its
+			// count is what left the block by no other edge.
+			pe.To, pe.Exits = profile.Address(e.Target), true
+			pe.Count = fc.counts[e.From]
+			first := g.SuccIndex(e.From)
+			for j, o := range g.Succs(e.From) {
+				if o.To != cfg.Outside {
+					pe.Count -= min(pe.Count, fc.edge(first+j))
 				}
-			} else {
-				pe.To = profile.Address(g.Blocks[e.To].Start)
 			}
-			p.Edges = append(p.Edges, pe)
+		} else {
+			pe.To = profile.Address(g.Blocks[e.To].Start)
 		}
-		if i, ok := funcAt[fnAddr]; ok {
-			f := &p.Functions[i]
-			f.Edges = len(g.Edges) // blocks and returns: plan.Flow (profile.go)
-		}
-		if m.lt == nil {
+		p.Edges = append(p.Edges, pe)
+	}
+}
+
+// addOutcomes appends to p the outcomes of the function's conditional
+// branches and calls on the lines p lists (lineAt).
+func (fc *funcCounts) addOutcomes(p *profile.Profile, lineAt map[fileLine]int) {
+	m, g, counts := fc.m, fc.fg.Graph, fc.counts
+	for k, b := range g.Blocks {
+		succ := g.Succs(k)
+		isCall := (b.Term == cfg.TermCall && len(succ) == 1) || b.Term == cfg.TermNoReturn
+		if (b.Term != cfg.TermCond || len(succ) != 2) && !isCall {
 			continue
 		}
-		for k, b := range g.Blocks {
-			succ := g.Succs(k)
-			isCall := (b.Term == cfg.TermCall && len(succ) == 1) || b.Term == cfg.TermNoReturn
-			if (b.Term != cfg.TermCond || len(succ) != 2) && !isCall {
-				continue
-			}
-			// gcov files a block's arcs under the line it is listed
-			// under; without the line model, under the jump's own line.
-			file, line, ok := m.lt.Lookup(b.Last)
-			if l, listed := plan.ListedLine(gi, k); listed {
-				file, line, ok = l.File, l.Line, true
-			}
-			if !ok {
-				continue
-			}
-			if _, ok := lineAt[fileLine{file, line}]; !ok {
-				continue
-			}
-			first := g.SuccIndex(k)
-			if isCall {
-				returned := uint64(0) // a call that does not return (exit, longjmp)
-				if b.Term == cfg.TermCall {
-					// A longjmp back to a setjmp's return arrives along no
-					// edge; gcov counts it as a return of the call.
-					returned = edgeCount(first)
-					if to := succ[0].To; to >= 0 {
-						returned += c.BlockArrivals[int(fg.FirstBlock)+to]
-					}
-				}
-				p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.Address(b.Last),
-					Count: counts[k], Returned: returned, Module: name})
-				continue
-			}
-			taken, fall := edgeCount(first), edgeCount(first+1)
-			if succ[0].To == cfg.Outside {
-				taken = counts[k] - min(counts[k], fall)
-			}
-			p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.Address(b.Last),
-				Taken: taken, NotTaken: fall, Target: profile.Address(succ[0].Target),
-				TrueFallthrough: trueFallthrough(m, g, k, line), Module: name})
+		// gcov files a block's arcs under the line it is listed
+		// under; without the line model, under the jump's own line.
+		file, line, ok := m.lt.Lookup(b.Last)
+		if l, listed := m.plan.ListedLine(fc.gi, k); listed {
+			file, line, ok = l.File, l.Line, true
 		}
+		if !ok {
+			continue
+		}
+		if _, ok := lineAt[fileLine{file, line}]; !ok {
+			continue
+		}
+		first := g.SuccIndex(k)
+		if isCall {
+			returned := uint64(0) // a call that does not return (exit, longjmp)
+			if b.Term == cfg.TermCall {
+				// A longjmp back to a setjmp's return arrives along no
+				// edge; gcov counts it as a return of the call.
+				returned = fc.edge(first)
+				if to := succ[0].To; to >= 0 {
+					returned += fc.c.BlockArrivals[int(fc.fg.FirstBlock)+to]
+				}
+			}
+			p.Calls = append(p.Calls, profile.Call{File: file, Line: line, Address: profile.Address(b.Last),
+				Count: counts[k], Returned: returned, Module: fc.name})
+			continue
+		}
+		taken, fall := fc.edge(first), fc.edge(first+1)
+		if succ[0].To == cfg.Outside {
+			taken = counts[k] - min(counts[k], fall)
+		}
+		p.Branches = append(p.Branches, profile.Branch{File: file, Line: line, Address: profile.Address(b.Last),
+			Taken: taken, NotTaken: fall, Target: profile.Address(succ[0].Target),
+			TrueFallthrough: trueFallthrough(m, g, k, line), Module: fc.name})
 	}
 }
 
