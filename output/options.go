@@ -3,7 +3,6 @@ package output
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 )
 
@@ -90,6 +89,10 @@ type Options struct {
 	Width int
 	// ReadFile reads a source file; nil means os.ReadFile.
 	ReadFile func(name string) ([]byte, error)
+	// Sources, if set, finds and reads the sources, sharing what it read
+	// for the line model; nil means one made from Subst, SourceDirs and
+	// ReadFile (NewSources).
+	Sources *Sources
 	// Cwd is the directory file names are shown relative to; "" shows
 	// them as recorded (absolute).
 	Cwd string
@@ -131,15 +134,4 @@ func (o *Options) maxNameColumn() int {
 		w = defaultWidth
 	}
 	return max(w*2/5, 8)
-}
-
-// ReadSource finds and reads the source of file the way the listing does
-// (Subst, then SourceDirs; see the package documentation), split into
-// lines with tabs expanded. ok is false when no candidate can be read.
-func (o Options) ReadSource(file string) (lines []string, ok bool) {
-	if o.ReadFile == nil {
-		o.ReadFile = os.ReadFile
-	}
-	r := &report{opt: &o}
-	return r.source(file)
 }

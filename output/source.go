@@ -1,28 +1,76 @@
 package output
 
 import (
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
-// source finds and reads the source of file, split into lines with tabs
-// expanded. See the package documentation for the search order.
-func (r *report) source(file string) ([]string, bool) {
-	for _, name := range r.candidates(file) {
-		data, err := r.opt.ReadFile(name)
-		if err == nil {
-			return splitSource(data), true
+// Sources finds and reads source files the one way patchprof does: each
+// Subst rule in order (the first that applies), then each SourceDirs entry
+// (see the package documentation), reading each file once and keeping its
+// lines with tabs expanded. The line model (profiler.Config.Source) and
+// the reports share one, so a file is found and read once a run. It is
+// safe for concurrent use.
+type Sources struct {
+	subst []Subst
+	dirs  []string
+	read  func(name string) ([]byte, error)
+
+	mu   sync.Mutex
+	text map[string]sourceText
+}
+
+type sourceText struct {
+	lines []string
+	ok    bool
+}
+
+// NewSources returns the sources that o's Subst, SourceDirs and ReadFile
+// describe.
+func NewSources(o Options) *Sources {
+	read := o.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	return &Sources{subst: o.Subst, dirs: o.SourceDirs, read: read, text: map[string]sourceText{}}
+}
+
+// Lines returns the source of file, split into lines with tabs expanded;
+// ok is false when no candidate name can be read.
+func (s *Sources) Lines(file string) (lines []string, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if t, seen := s.text[file]; seen {
+		return t.lines, t.ok
+	}
+	var t sourceText
+	for _, name := range s.candidates(file) {
+		if data, err := s.read(name); err == nil {
+			t = sourceText{splitSource(data), true}
+			break
 		}
 	}
-	return nil, false
+	s.text[file] = t
+	return t.lines, t.ok
+}
+
+// source returns the source of file, through opt.Sources (made the first
+// time when the caller gave none).
+func (r *report) source(file string) ([]string, bool) {
+	if r.opt.Sources == nil {
+		r.opt.Sources = NewSources(*r.opt)
+	}
+	return r.opt.Sources.Lines(file)
 }
 
 // candidates lists the names to try for file, without repeats.
-func (r *report) candidates(file string) []string {
+func (s *Sources) candidates(file string) []string {
 	p := file
-	for _, s := range r.opt.Subst {
-		if q, ok := s.apply(file); ok {
+	for _, sb := range s.subst {
+		if q, ok := sb.apply(file); ok {
 			p = q
 			break
 		}
@@ -30,7 +78,7 @@ func (r *report) candidates(file string) []string {
 	names := []string{p}
 	rel := strings.TrimLeft(p, "/")
 	base := path.Base(p)
-	for _, dir := range r.opt.SourceDirs {
+	for _, dir := range s.dirs {
 		if rel != "" {
 			names = append(names, filepath.Join(dir, filepath.FromSlash(rel)))
 		}

@@ -235,7 +235,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 		cfg: profiler.Config{
 			Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
 			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
-			Source: sourceReader(opt), NoFollow: noFollow, Engine: engine, Pin: pin,
+			Source: opt.Sources.Lines, NoFollow: noFollow, Engine: engine, Pin: pin,
 			Time: v.tf.time, SampleRate: v.tf.rate, TimeFallback: v.tf.fallback,
 		},
 		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, lf: lf},
@@ -557,22 +557,4 @@ func (f *libFlag) Set(v string) error {
 	}
 	*f = append(*f, v)
 	return nil
-}
-
-// sourceReader returns a reader of source files that finds them as the
-// listing opt describes does, reading each file once.
-func sourceReader(opt output.Options) func(string) ([]string, bool) {
-	type read struct {
-		lines []string
-		ok    bool
-	}
-	cache := map[string]read{}
-	return func(path string) ([]string, bool) {
-		r, seen := cache[path]
-		if !seen {
-			r.lines, r.ok = opt.ReadSource(path)
-			cache[path] = r
-		}
-		return r.lines, r.ok
-	}
 }

@@ -112,6 +112,9 @@ func (r *reportFlags) options() (output.Options, error) {
 			opt.Cwd = wd
 		}
 	}
+	// One finder of sources for the line model and every report of the
+	// run: each file is found and read once.
+	opt.Sources = output.NewSources(opt)
 	return opt, nil
 }
 
