@@ -5,7 +5,8 @@
  *   killmid signal  main sends the spinner SIGTERM (tgkill): the process
  *                   dies of it (status 143), the spinner wherever it was
  *   killmid fixed   the spinner runs exactly ROUNDS rounds, then blocks in
- *                   read(2) until main exits: every count is known
+ *                   read(2); main exits once it sees it blocked there:
+ *                   every count is known
  *
  * Build: gcc -g -O0 -pthread killmid.c
  */
@@ -56,9 +57,25 @@ int main(int argc, char **argv)
 		return 1;
 	pthread_create(&th, NULL, spinner, NULL);
 	if (fixed) {
-		char c;
+		char c, path[64];
 		if (read(done[0], &c, 1) != 1)
 			return 1;
+		/* Wait until the spinner is blocked in read(2) on never[0], as
+		 * /proc/self/task/TID/syscall shows ("0 0xFD ..."). The POLL
+		 * lines' counts vary from run to run. */
+		snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)spinner_tid);
+		for (;;) {                                                   /* POLL */
+			FILE *f = fopen(path, "r");                          /* POLL */
+			long nr = -1;                                        /* POLL */
+			unsigned long fd = 0;                                /* POLL */
+			if (f && fscanf(f, "%ld 0x%lx", &nr, &fd) != 2)      /* POLL */
+				nr = -1;                                     /* POLL */
+			if (f)                                               /* POLL */
+				fclose(f);                                   /* POLL */
+			if (nr == 0 && fd == (unsigned long)never[0])        /* POLL */
+				break;                                       /* POLL */
+			usleep(1000);                                        /* POLL */
+		}                                                            /* POLL */
 	}
 	while (spins < 200000 && !fixed)
 		usleep(1000);
