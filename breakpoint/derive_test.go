@@ -18,6 +18,21 @@ func deriveAll(t *testing.T, tab *Table) {
 	}
 }
 
+// deriveOne plans function 0 of tab with its block at addr derived (the
+// others measured), as PlanJumps would for that choice, and returns the
+// block's site.
+func deriveOne(t *testing.T, tab *Table, derived []bool, addr uint64, what string) int {
+	t.Helper()
+	dp, ok := planDerive(tab.Graphs()[0].Graph, derived)
+	if !ok {
+		t.Fatalf("%s does not follow from the others", what)
+	}
+	tab.jump.derive[0] = dp
+	i, _ := tab.Index(addr)
+	tab.jump.derived[i] = true
+	return i
+}
+
 // TestDeriveMatchesCursor: the edge counts and arrivals derived from block
 // counts alone equal those the cursor counted hit by hit, on loops, a
 // recursion, Go's stack check and a loop whose head is the entry.
@@ -68,13 +83,7 @@ func TestDeriveUnplantedBlock(t *testing.T) {
 	wantH := slices.Clone(tab.cnt.Hits)
 	deriveAll(t, tab)
 	g := tab.Graphs()[0].Graph
-	dp, ok := planDerive(g, []bool{false, false, true})
-	if !ok {
-		t.Fatal("the loop's exit block does not follow from the others")
-	}
-	tab.jump.derive[0] = dp
-	ret, _ := tab.Index(0x1008)
-	tab.jump.derived[ret] = true
+	ret := deriveOne(t, tab, []bool{false, false, true}, 0x1008, "the loop's exit block")
 	tab.cnt.Hits[ret] = 0
 	if bad, _ := tab.DeriveFlow(tab.cnt, nil); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
@@ -97,14 +106,7 @@ func TestDeriveFaultInDerivedBlock(t *testing.T) {
 	// One whole call, then a second that faults in the entry block.
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1008, 100}, [2]uint64{0x1000, 100})
 	deriveAll(t, tab)
-	g := tab.Graphs()[0].Graph
-	dp, ok := planDerive(g, []bool{true, false, false})
-	if !ok {
-		t.Fatal("the entry block does not follow from the others")
-	}
-	tab.jump.derive[0] = dp
-	entry, _ := tab.Index(0x1000)
-	tab.jump.derived[entry] = true
+	entry := deriveOne(t, tab, []bool{true, false, false}, 0x1000, "the entry block")
 	tab.cnt.Hits[entry] = 0
 	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1000, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
@@ -126,14 +128,7 @@ func TestDeriveEnds(t *testing.T) {
 	runSP(t, tab, &c1, [2]uint64{0x1000, 100})
 	runSP(t, tab, &c2, [2]uint64{0x1000, 200})
 	deriveAll(t, tab)
-	g := tab.Graphs()[0].Graph
-	dp, ok := planDerive(g, []bool{true, false, false})
-	if !ok {
-		t.Fatal("the entry block does not follow from the others")
-	}
-	tab.jump.derive[0] = dp
-	entry, _ := tab.Index(0x1000)
-	tab.jump.derived[entry] = true
+	entry := deriveOne(t, tab, []bool{true, false, false}, 0x1000, "the entry block")
 	tab.cnt.Hits[entry] = 0
 	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1001}, {Addr: 0x1008, Entered: true}, {Addr: 0x1001}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
@@ -156,14 +151,7 @@ func TestDeriveStopBeforeBlock(t *testing.T) {
 	var c Cursor
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
 	deriveAll(t, tab)
-	g := tab.Graphs()[0].Graph
-	dp, ok := planDerive(g, []bool{false, false, true})
-	if !ok {
-		t.Fatal("the loop's exit block does not follow from the others")
-	}
-	tab.jump.derive[0] = dp
-	ret, _ := tab.Index(0x1008)
-	tab.jump.derived[ret] = true
+	ret := deriveOne(t, tab, []bool{false, false, true}, 0x1008, "the loop's exit block")
 	for _, stops := range [][]Stop{{{Addr: 0x1008}}, {{Addr: 0x1008}, {Addr: 0x1000}}} {
 		tab.cnt.Hits[ret] = 99
 		if bad, _ := tab.DeriveFlow(tab.cnt, stops); bad != 0 {

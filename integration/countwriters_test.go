@@ -22,14 +22,7 @@ var countWriterPackages = map[string]bool{"breakpoint": true, "monitor": true}
 // issue 25): a call of a count-writing method from any other package's
 // non-test code fails.
 func TestCountWriters(t *testing.T) {
-	root, err := docMapRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkgs, err := goPackageDirs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, pkgs := modulePackages(t)
 	fset := token.NewFileSet()
 	for _, pkg := range pkgs {
 		rel, err := filepath.Rel(root, pkg.dir)

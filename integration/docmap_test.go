@@ -31,14 +31,7 @@ var docFileName = regexp.MustCompile(`[A-Za-z0-9_./-]*[A-Za-z0-9_-]\.go\b`)
 // so that a reader finds where a concern lives), and to name no .go file the
 // directory does not hold. Test files, and doc.go itself, need not be listed.
 func TestDocMap(t *testing.T) {
-	root, err := docMapRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	pkgs, err := goPackageDirs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
+	root, pkgs := modulePackages(t)
 	var problems []string
 	for _, pkg := range pkgs {
 		rel, err := filepath.Rel(root, pkg.dir)
@@ -88,6 +81,20 @@ type goPackageDir struct {
 // directory upward from the test's working directory (the package
 // directory, under go test) that has one. It reads no environment, so the
 // test builds and runs on every OS.
+// modulePackages returns the module's root and its packages.
+func modulePackages(t *testing.T) (string, []goPackageDir) {
+	t.Helper()
+	root, err := docMapRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, err := goPackageDirs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, pkgs
+}
+
 func docMapRoot() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
