@@ -60,7 +60,7 @@
 //
 //	read.go: Read and ReadWith, the compile units' DW_AT_comp_dir, ELF
 //	    opening and section reading that never panic
-//	table.go: Table and Row: Lookup, LookupRead, GoRoot
+//	table.go: Table and Row: Lookup, LookupRead, RowsIn, GoRoot
 //	gostd.go: ReadOptions.DeferGoStd, a Go program's runtime and standard
 //	    library units left unrun until Lookup needs them
 //	program.go: splitting .debug_line into units, delve's header parse, and
@@ -74,6 +74,6 @@
 //	dwarfcache.go: the *dwarf.Data Read hands to Subprograms on one file
 //	errors.go: ErrNoLineInfo and DecodeError
 //
-//	subprogram.go: Subprogram, Label, IsC and Subprograms
+//	subprogram.go: Subprogram, Label, IsC, Subprograms and SubprogramAt
 //	locals.go: Local, the stack-frame variables of each subprogram
 package lineinfo

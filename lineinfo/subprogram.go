@@ -40,6 +40,16 @@ type Subprogram struct {
 	GCCO0 bool
 }
 
+// SubprogramAt returns the subprogram of subs (sorted by LowPC) whose
+// entry is addr, or nil.
+func SubprogramAt(subs []Subprogram, addr uint64) *Subprogram {
+	i := sort.Search(len(subs), func(i int) bool { return subs[i].LowPC >= addr })
+	if i < len(subs) && subs[i].LowPC == addr {
+		return &subs[i]
+	}
+	return nil
+}
+
 // gccO0 reports whether a DW_AT_producer is GCC's (GCC records its
 // command-line flags there by default, -grecord-gcc-switches) compiling
 // at -O0: no -O flag, or -O0 the last one.

@@ -29,6 +29,17 @@ type Table struct {
 	deferred *deferred // the Go root's units, not yet run (gostd.go)
 }
 
+// RowsIn returns the statement rows in [lo, hi): a function's, when lo
+// and hi are its bounds.
+func (t *Table) RowsIn(lo, hi uint64) []Row {
+	i := sort.Search(len(t.Rows), func(i int) bool { return t.Rows[i].Addr >= lo })
+	j := i
+	for j < len(t.Rows) && t.Rows[j].Addr < hi {
+		j++
+	}
+	return t.Rows[i:j]
+}
+
 // A Row is one statement row of the line table: the instruction at Addr
 // begins (part of) source line Line of Files[File].
 type Row struct {
