@@ -19,12 +19,14 @@
 //
 // Lines are counted as gcov counts them: a function whose flow graph cfg
 // recovers has no line sites; its blocks are counted, and each line's count
-// is derived after the run from block and arc counts, through a model of
-// the blocks GCC's graph has and the machine code does not (case and goto
-// labels, loop latches, clobbers, empty cases: planlines.go and the
-// planlines_*.go files). A function whose flow cannot be recovered, and
-// every function under PlanOptions.RowSites, is counted at its rows instead,
-// with the cursor's rule.
+// is derived after the run from block and arc counts, through gcc's line
+// model (package linemodel, beneath this one: the blocks GCC's graph has
+// and the machine code does not, such as case and goto labels, loop
+// latches, clobbers, empty cases). The plan builds the model over its flow
+// graphs and hands it a run's Counts as plain slices (planlines.go). A
+// function whose flow cannot be recovered, and every function under
+// PlanOptions.RowSites, is counted at its rows instead, with the cursor's
+// rule.
 //
 // x86 relocation is not here: package breakpoint/relocate turns one x86-64
 // instruction into code that runs out of line, at another address, with the
@@ -56,34 +58,18 @@
 //	blocks.go       FuncGraph, SetBlocks: the flow graphs in table-wide
 //	                numbering, block and edge counting on a hit
 //	plan.go         PlanOptions, Plan, NewPlan: choosing the sites (function
-//	                entries, rows, Go's stack-check prologue, rep sites)
+//	                entries, rows, rep sites)
+//	goprologue.go   Go's stack-check prologue, which an entry site is
+//	                moved past
 //	planblocks.go   block sites: flow graphs built in parallel, BlockError,
 //	                Flow (gcov's per-function summary)
 //	pendinglines.go provisional numbers for the lines of row sites until
 //	                the line model has numbered its own
 //
-// gcc's line model:
+// gcc's line model (linemodel/doc.go maps its files):
 //
-//	planlines.go            the model: blocks carrying their statements'
-//	                        lines, and the rules that differ from the rows
-//	planlines_counts.go     LineCounts: line counts from block and arc counts
-//	                        (package linecount), cut at a fault
-//	planlines_codeless.go   statements GCC keeps that -O0 emits no code for
-//	planlines_epilogue.go   a closing brace's epilogue rows
-//	planlines_labels.go     case and default labels read from the source,
-//	                        preprocessor conditionals above them
-//	planlines_gotolabels.go goto labels and folded break or continue as
-//	                        blocks with no code
-//	planlines_jumps.go      break, continue, goto and return sharing a row;
-//	                        the jump past an else
-//	planlines_loops.go      the latch of a loop with no condition
-//	planlines_finally.go    the copies of a scope's clobbers, one per
-//	                        destination of the jumps leaving it
-//	planlines_locals.go     the locals whose scope ends with clobbers
-//	planlines_emptycases.go cases whose statements compile to nothing,
-//	                        counted as a group
-//	lazyre.go               the model's regular expressions, compiled at
-//	                        first use
+//	planlines.go    the plan's side: building the model, numbering its
+//	                lines first, LineCounts and ListedLine over it
 //
 // The in-process engine:
 //

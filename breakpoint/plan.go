@@ -4,6 +4,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/patchprof/patchprof/breakpoint/linemodel"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/symtab"
@@ -12,9 +13,9 @@ import (
 
 // PlanOptions selects what to plant.
 type PlanOptions struct {
-	// Lines counts source lines: derived from block and arc counts (see
-	// planlines.go) for every function whose flow cfg recovers, from a
-	// site at every line-table row for the others.
+	// Lines counts source lines: derived from block and arc counts (gcc's
+	// line model, package linemodel) for every function whose flow cfg
+	// recovers, from a site at every line-table row for the others.
 	Lines bool
 	Funcs bool // plant at function entries
 	// RowSites counts every function's lines at its rows, with the
@@ -91,11 +92,9 @@ type FuncInfo struct {
 	Site    uint64 // where that site is: Addr, or past Go's stack-check prologue
 }
 
-// A LineRef is one source line that has at least one planted row.
-type LineRef struct {
-	File string
-	Line int
-}
+// A LineRef is one source line that has at least one planted row (or a
+// statement of gcc's line model).
+type LineRef = linemodel.LineRef
 
 // A DroppedRow is a line-table row that was not planted, and why.
 type DroppedRow struct {
@@ -133,7 +132,7 @@ type Plan struct {
 	Jumps JumpPlan // the in-process engine's plan, with PlanOptions.Jumps
 
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
-	model     *lineModel        // lines derived from blocks (see planlines.go)
+	model     *linemodel.Model  // lines derived from blocks (planlines.go)
 	targets   *symtab.Targets   // where the module's code may branch (PlanJumps)
 }
 
@@ -149,68 +148,13 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		}
 		return opt.SkipFile == nil || !opt.SkipFile(path)
 	}
-	keepFunc := make([]bool, len(sym.Funcs))
-	for i, f := range sym.Funcs {
-		fi := FuncInfo{Name: f.Name, Aliases: f.Aliases, Addr: f.Addr}
-		if lt != nil {
-			// A Go runtime function has no file when its unit was
-			// left unread (SkipFunc tells it by its name).
-			if file, line, ok := lt.LookupRead(f.Addr); ok {
-				fi.File, fi.Line = file, line
-				// gcov, lcov and debuggers put a C function on its
-				// declarator line, not on the opening brace below it.
-				if s := subprogramAt(opt.Subprograms, f.Addr); s != nil && lineinfo.IsC(s.Lang) && s.DeclLine > 0 && s.DeclLine <= line {
-					fi.Line = s.DeclLine
-				}
-			}
-		}
-		p.Funcs[i] = fi
-		keep := opt.FuncFilter == nil || opt.FuncFilter(f.Name)
-		for _, a := range f.Aliases {
-			keep = keep || opt.FuncFilter(a)
-		}
-		if keep && opt.SkipFunc != nil && opt.SkipFunc(f.Name, fi.File) {
-			keep = false
-		}
-
-		if keep && fi.File != "" {
-			keep = keepFile(fi.File)
-		} else if keep && opt.FileFilter != nil {
-			keep = false // a file was asked for and this function has none
-		}
-		keepFunc[i] = keep
-	}
-
-	var specs []SiteSpec
-	if opt.Funcs {
-		for i := range sym.Funcs {
-			if !keepFunc[i] {
-				continue
-			}
-			entry, _ := p.entryOf(sym, i, opt.GoPrologue)
-			code, ok := sym.Code(entry, 16)
-			if !ok {
-				code, ok = sym.Code(entry, 1)
-			}
-			if !ok {
-				continue
-			}
-			s := SiteSpec{Addr: entry, Kind: KindFunc, Func: int32(i), Entry: true}
-			markRep(&s, code)
-			specs = append(specs, s)
-			p.Funcs[i].Planted = true
-			p.Funcs[i].Site = entry
-		}
-	}
+	keepFunc := p.describeFuncs(sym, lt, keepFile, opt)
+	specs := p.funcSpecs(sym, keepFunc, opt)
 	// A function the compiler made up (an implicit C++ constructor or
-	// destructor) has no lines of the user's: gcov shows none. GCC marks
-	// a lambda's body artificial too, but gcov counts it (GCC's coverage
-	// notes exempt lambdas).
+	// destructor) has no lines of the user's: gcov shows none.
 	noLines := make([]bool, len(sym.Funcs))
 	for i, f := range sym.Funcs {
-		if s := subprogramAt(opt.Subprograms, f.Addr); s != nil && s.Artificial && !isLambda(f.Name) {
-			noLines[i] = true
-		}
+		noLines[i] = linemodel.NoLines(f.Name, lineinfo.SubprogramAt(opt.Subprograms, f.Addr))
 	}
 	model := opt.Lines && lt != nil && !opt.RowSites
 	if opt.Blocks || model {
@@ -262,12 +206,7 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		go func() { jumps <- p.PlanJumps(sym, opt) }()
 	}
 	if model {
-		p.model = &lineModel{index: map[LineRef]int32{}}
-		for gi, fg := range p.Graphs {
-			if fi := int(fg.Func); !noLines[fi] {
-				p.modelLines(p.model, sym, lt, fi, gi, subprogramAt(opt.Subprograms, sym.Funcs[fi].Addr), keepFile, opt.Source)
-			}
-		}
+		p.buildModel(sym, lt, keepFile, opt)
 	}
 	p.Table.setLines(pending.resolve(p), len(p.Lines))
 	if blocksErr != nil {
@@ -286,6 +225,69 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	return p
 }
 
+// describeFuncs fills p.Funcs from the symbols and the line table and
+// returns which functions the options keep.
+func (p *Plan) describeFuncs(sym *symtab.File, lt *lineinfo.Table, keepFile func(string) bool, opt PlanOptions) []bool {
+	keepFunc := make([]bool, len(sym.Funcs))
+	for i, f := range sym.Funcs {
+		fi := FuncInfo{Name: f.Name, Aliases: f.Aliases, Addr: f.Addr}
+		if lt != nil {
+			// A Go runtime function has no file when its unit was
+			// left unread (SkipFunc tells it by its name).
+			if file, line, ok := lt.LookupRead(f.Addr); ok {
+				fi.File, fi.Line = file, line
+				// gcov, lcov and debuggers put a C function on its
+				// declarator line, not on the opening brace below it.
+				if s := lineinfo.SubprogramAt(opt.Subprograms, f.Addr); s != nil && lineinfo.IsC(s.Lang) && s.DeclLine > 0 && s.DeclLine <= line {
+					fi.Line = s.DeclLine
+				}
+			}
+		}
+		p.Funcs[i] = fi
+		keep := opt.FuncFilter == nil || opt.FuncFilter(f.Name)
+		for _, a := range f.Aliases {
+			keep = keep || opt.FuncFilter(a)
+		}
+		if keep && opt.SkipFunc != nil && opt.SkipFunc(f.Name, fi.File) {
+			keep = false
+		}
+		if keep && fi.File != "" {
+			keep = keepFile(fi.File)
+		} else if keep && opt.FileFilter != nil {
+			keep = false // a file was asked for and this function has none
+		}
+		keepFunc[i] = keep
+	}
+	return keepFunc
+}
+
+// funcSpecs returns a site at the entry of every kept function, with
+// opt.Funcs.
+func (p *Plan) funcSpecs(sym *symtab.File, keepFunc []bool, opt PlanOptions) []SiteSpec {
+	var specs []SiteSpec
+	if opt.Funcs {
+		for i := range sym.Funcs {
+			if !keepFunc[i] {
+				continue
+			}
+			entry, _ := p.entryOf(sym, i, opt.GoPrologue)
+			code, ok := sym.Code(entry, 16)
+			if !ok {
+				code, ok = sym.Code(entry, 1)
+			}
+			if !ok {
+				continue
+			}
+			s := SiteSpec{Addr: entry, Kind: KindFunc, Func: int32(i), Entry: true}
+			markRep(&s, code)
+			specs = append(specs, s)
+			p.Funcs[i].Planted = true
+			p.Funcs[i].Site = entry
+		}
+	}
+	return specs
+}
+
 // lineSpecs sweeps the rows (sorted by address) against the functions (sorted by
 // address), decoding each function that has rows once.
 func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, keepFile func(string) bool, goPrologue bool, modeled []bool, pending *pendingLines) []SiteSpec {
@@ -293,9 +295,6 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 	var specs []SiteSpec
 	rows := lt.Rows
 	r := 0
-	drop := func(row lineinfo.Row, reason string) {
-		p.Dropped = append(p.Dropped, DroppedRow{Addr: row.Addr, File: lt.Files[row.File], Line: int(row.Line), Reason: reason})
-	}
 	keepRow := func(row lineinfo.Row) bool {
 		if int(row.File) >= len(fileOK) {
 			return false
@@ -312,7 +311,7 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 		end := f.Addr + f.Size
 		for r < len(rows) && rows[r].Addr < f.Addr {
 			if keepRow(rows[r]) {
-				drop(rows[r], ReasonOutsideFunc)
+				p.drop(lt, rows[r], ReasonOutsideFunc)
 			}
 			r++
 		}
@@ -329,71 +328,78 @@ func (p *Plan) lineSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool, 
 				mine = append(mine, row)
 			}
 		}
-		if len(mine) == 0 {
-			continue
-		}
-		code, ok := sym.Code(f.Addr, int(f.Size))
-		if !ok {
-			for _, row := range mine {
-				drop(row, ReasonNotExecutable)
-			}
-			continue
-		}
-		entry, tail := p.entryOf(sym, fi, goPrologue)
-		starts, derr := symtab.InstructionStarts(code, f.Addr)
-		limit := end
-		if derr != nil {
-			// Nothing from the first undecodable instruction on can be
-			// checked, even when that is the function's first byte.
-			limit = f.Addr
-			if len(starts) > 0 {
-				limit = starts[len(starts)-1] + 1
-			}
-		}
-		for k := 0; k < len(mine); {
-			row := mine[k]
-			j := k
-			for j < len(mine) && mine[j].Addr == row.Addr {
-				j++
-			}
-			if row.Addr < entry || row.Addr >= tail {
-				for _, x := range mine[k:j] {
-					drop(x, ReasonGoPrologue)
-				}
-				k = j
-				continue
-			}
-			if row.Addr >= limit && derr != nil {
-				for _, x := range mine[k:j] {
-					drop(x, ReasonUndecodable)
-				}
-				k = j
-				continue
-			}
-			n := sort.Search(len(starts), func(q int) bool { return starts[q] >= row.Addr })
-			if n == len(starts) || starts[n] != row.Addr {
-				for _, x := range mine[k:j] {
-					drop(x, ReasonNotInsnStart)
-				}
-				k = j
-				continue
-			}
-			s := SiteSpec{Addr: row.Addr, Kind: KindLine, Func: int32(fi), Entry: row.Addr == entry}
-			for _, x := range mine[k:j] {
-				// Lines are keyed by path, not file index: a line table may
-				// name one file under several indexes (DWARF 5 repeats the
-				// primary file as entry 0).
-				s.Lines = append(s.Lines, pending.add(LineRef{File: lt.Files[x.File], Line: int(x.Line)}, fi))
-			}
-			markRep(&s, code[row.Addr-f.Addr:])
-			specs = append(specs, s)
-			k = j
+		if len(mine) > 0 {
+			specs = append(specs, p.rowSpecs(sym, lt, fi, mine, goPrologue, pending)...)
 		}
 	}
 	for ; r < len(rows); r++ {
 		if keepRow(rows[r]) {
-			drop(rows[r], ReasonOutsideFunc)
+			p.drop(lt, rows[r], ReasonOutsideFunc)
 		}
+	}
+	return specs
+}
+
+// drop records a row of lt that is not planted, and why.
+func (p *Plan) drop(lt *lineinfo.Table, row lineinfo.Row, reason string) {
+	p.Dropped = append(p.Dropped, DroppedRow{Addr: row.Addr, File: lt.Files[row.File], Line: int(row.Line), Reason: reason})
+}
+
+// rowSpecs returns a site at each of the rows (mine, sorted by address)
+// of function fi that starts an instruction, after the function's Go
+// prologue, and records the others in p.Dropped.
+func (p *Plan) rowSpecs(sym *symtab.File, lt *lineinfo.Table, fi int, mine []lineinfo.Row, goPrologue bool, pending *pendingLines) []SiteSpec {
+	f := sym.Funcs[fi]
+	code, ok := sym.Code(f.Addr, int(f.Size))
+	if !ok {
+		for _, row := range mine {
+			p.drop(lt, row, ReasonNotExecutable)
+		}
+		return nil
+	}
+	entry, tail := p.entryOf(sym, fi, goPrologue)
+	starts, derr := symtab.InstructionStarts(code, f.Addr)
+	limit := f.Addr + f.Size
+	if derr != nil {
+		// Nothing from the first undecodable instruction on can be
+		// checked, even when that is the function's first byte.
+		limit = f.Addr
+		if len(starts) > 0 {
+			limit = starts[len(starts)-1] + 1
+		}
+	}
+	var specs []SiteSpec
+	for k := 0; k < len(mine); {
+		row := mine[k]
+		j := k
+		for j < len(mine) && mine[j].Addr == row.Addr {
+			j++
+		}
+		reason := ""
+		if row.Addr < entry || row.Addr >= tail {
+			reason = ReasonGoPrologue
+		} else if row.Addr >= limit && derr != nil {
+			reason = ReasonUndecodable
+		} else if n := sort.Search(len(starts), func(q int) bool { return starts[q] >= row.Addr }); n == len(starts) || starts[n] != row.Addr {
+			reason = ReasonNotInsnStart
+		}
+		if reason != "" {
+			for _, x := range mine[k:j] {
+				p.drop(lt, x, reason)
+			}
+			k = j
+			continue
+		}
+		s := SiteSpec{Addr: row.Addr, Kind: KindLine, Func: int32(fi), Entry: row.Addr == entry}
+		for _, x := range mine[k:j] {
+			// Lines are keyed by path, not file index: a line table may
+			// name one file under several indexes (DWARF 5 repeats the
+			// primary file as entry 0).
+			s.Lines = append(s.Lines, pending.add(LineRef{File: lt.Files[x.File], Line: int(x.Line)}, fi))
+		}
+		markRep(&s, code[row.Addr-f.Addr:])
+		specs = append(specs, s)
+		k = j
 	}
 	return specs
 }
@@ -423,142 +429,6 @@ func (p *Plan) entryOf(sym *symtab.File, i int, goPrologue bool) (entry, tail ui
 		return f.Addr + uint64(off), target
 	}
 	return f.Addr, end
-}
-
-// goPrologueMax bounds the bytes goPrologueEnd needs: the longest prologue
-// is an assembly function's g load in a PIE (11 bytes) followed by the
-// huge-frame check (26 bytes with rel32 jumps).
-const goPrologueMax = 40
-
-// goPrologueEnd recognises the stack check the Go compiler (and the assembler,
-// for assembly functions without NOSPLIT) puts at the start of every function
-// that may grow its stack, in each form Go 1.26 emits for amd64
-// (cmd/internal/obj/x86/obj6.go, stacksplit and loadG). R14 holds the
-// current g; 16(R14) is g.stackguard0, 24(R14) g.stackguard1 (the guard of
-// //go:systemstack functions). R12 is the scratch register.
-//
-//	CMPQ SP, 16(R14)                          frame <= StackSmall (128 bytes)
-//	LEAQ -(frame-128)(SP), R12                frame <= StackBig (4096 bytes)
-//	CMPQ R12, 16(R14)
-//	MOVQ SP, R12                              larger frames: SP-frame may wrap
-//	SUBQ $(frame-128), R12
-//	JCS  morestack-call                       (the same target as the JLS)
-//	CMPQ R12, 16(R14)
-//	JLS  morestack-call                       all forms (JBE in Intel terms)
-//
-// ABI0 functions (assembly) do not receive g in R14 and load it first from
-// thread-local storage (MOVQ FS:-8, R14; in a PIE MOVQ $-8, R14; MOVQ
-// FS:(R14), R14). The morestack call jumps back to the function's first
-// instruction, g load included, so all of it is re-executed when the stack
-// grows. Go 1.26 no longer compares against StackPreempt in the prologue
-// (older releases did for huge frames); those forms are not recognised and
-// leave the entry at the function's address.
-//
-// It returns the offset of the instruction after the JLS and the JLS's target.
-func goPrologueEnd(code []byte, addr uint64) (int, uint64, bool) {
-	d := prologueDecoder{code: code}
-	inst := d.next()
-	if isGLoad(inst) {
-		if m, ok := inst.Args[1].(x86asm.Mem); !ok || m.Segment != x86asm.FS {
-			// MOVQ $-8, R14 (or the offset from the GOT): FS:(R14) must follow.
-			inst = d.next()
-			m, ok := inst.Args[1].(x86asm.Mem)
-			if !isGLoad(inst) || !ok || m.Segment != x86asm.FS || m.Base != x86asm.R14 || m.Disp != 0 || m.Index != 0 {
-				return 0, 0, false
-			}
-		}
-		inst = d.next()
-	}
-	var scratch x86asm.Reg = x86asm.RSP // the register compared with the guard
-	var carry uint64                    // the huge form's JCS target
-	switch {
-	case inst.Op == x86asm.LEA && isReg(inst.Args[0], x86asm.R12):
-		m, ok := inst.Args[1].(x86asm.Mem)
-		if !ok || m.Base != x86asm.RSP || m.Index != 0 || m.Disp > 0 {
-			return 0, 0, false
-		}
-		scratch = x86asm.R12
-		inst = d.next()
-	case inst.Op == x86asm.MOV && isReg(inst.Args[0], x86asm.R12) && isReg(inst.Args[1], x86asm.RSP):
-		inst = d.next()
-		if _, ok := inst.Args[1].(x86asm.Imm); inst.Op != x86asm.SUB || !isReg(inst.Args[0], x86asm.R12) || !ok {
-			return 0, 0, false
-		}
-		inst = d.next()
-		if inst.Op != x86asm.JB {
-			return 0, 0, false
-		}
-		carry = d.target(inst, addr)
-		scratch = x86asm.R12
-		inst = d.next()
-	}
-	if inst.Op != x86asm.CMP || !isReg(inst.Args[0], scratch) {
-		return 0, 0, false
-	}
-	if m, ok := inst.Args[1].(x86asm.Mem); !ok || m.Segment != 0 || m.Base != x86asm.R14 || m.Index != 0 || (m.Disp != 16 && m.Disp != 24) {
-		return 0, 0, false
-	}
-	inst = d.next()
-	if inst.Op != x86asm.JBE {
-		return 0, 0, false
-	}
-	target := d.target(inst, addr)
-	if d.err || (carry != 0 && carry != target) {
-		return 0, 0, false
-	}
-	return d.off, target, true
-}
-
-// A prologueDecoder decodes instructions one after the other with a sticky
-// failure: once one does not decode, the rest read as the zero Inst (whose Op
-// matches nothing goPrologueEnd looks for) and err stays set.
-type prologueDecoder struct {
-	code []byte
-	off  int
-	err  bool
-}
-
-func (d *prologueDecoder) next() x86asm.Inst {
-	if d.err {
-		return x86asm.Inst{}
-	}
-	inst, err := x86asm.Decode(d.code[d.off:], 64)
-	if err != nil || inst.Len == 0 {
-		d.err = true
-		return x86asm.Inst{}
-	}
-	d.off += inst.Len
-	return inst
-}
-
-// target is the destination of the relative jump inst, just decoded.
-func (d *prologueDecoder) target(inst x86asm.Inst, addr uint64) uint64 {
-	rel, ok := inst.Args[0].(x86asm.Rel)
-	if !ok {
-		d.err = true
-		return 0
-	}
-	return uint64(int64(addr) + int64(d.off) + int64(rel))
-}
-
-// isGLoad reports whether inst is a 64-bit MOV into R14 from memory or an
-// immediate: the first half of loadG's TLS access.
-func isGLoad(inst x86asm.Inst) bool {
-	if inst.Op != x86asm.MOV || !isReg(inst.Args[0], x86asm.R14) {
-		return false
-	}
-	switch inst.Args[1].(type) {
-	case x86asm.Mem:
-		return true
-	case x86asm.Imm:
-		return true
-	}
-	return false
-}
-
-func isReg(a x86asm.Arg, r x86asm.Reg) bool {
-	got, ok := a.(x86asm.Reg)
-	return ok && got == r
 }
 
 // markRep flags a rep-prefixed string instruction (Intel SDM vol. 2, REP/REPE/
@@ -595,12 +465,3 @@ func markRep(s *SiteSpec, code []byte) {
 	s.Rep = true
 	s.Len = uint8(inst.Len)
 }
-
-// lambdaBody matches the Itanium C++ ABI mangling of a lambda's function
-// call operator or static invoker: its closure type is
-// "Ul <parameter types> E [<number>] _" (5.1.8, closure types), and the
-// member "cl" (operator()) or "_FUN".
-var lambdaBody = lazyRE(`Ul\w*?E\d*_(cl|4_FUN)`)
-
-// isLambda reports whether the symbol name is a C++ lambda's body.
-func isLambda(name string) bool { return lambdaBody.MatchString(name) }

@@ -388,11 +388,11 @@ func TestNewPlanSyntheticRows(t *testing.T) {
 		len   int
 	}
 	want := []site{
-		{addr: c, lines: []LineRef{{src, 1}}},
-		{addr: c + 10, lines: []LineRef{{src, 3}}, rep: true, len: 2},
-		{addr: c + 12, lines: []LineRef{{src, 4}, {src, 5}}, rep: true, len: 3},
-		{addr: c + 15, lines: []LineRef{{src, 6}}},
-		{addr: u, lines: []LineRef{{src, 10}}},
+		{addr: c, lines: []LineRef{{File: src, Line: 1}}},
+		{addr: c + 10, lines: []LineRef{{File: src, Line: 3}}, rep: true, len: 2},
+		{addr: c + 12, lines: []LineRef{{File: src, Line: 4}, {File: src, Line: 5}}, rep: true, len: 3},
+		{addr: c + 15, lines: []LineRef{{File: src, Line: 6}}},
+		{addr: u, lines: []LineRef{{File: src, Line: 10}}},
 	}
 	if p.Table.Len() != len(want) {
 		t.Errorf("%d sites, want %d", p.Table.Len(), len(want))

@@ -2,7 +2,6 @@ package breakpoint
 
 import (
 	"runtime"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -106,21 +105,12 @@ func hasKeptRow(lt *lineinfo.Table, lo, hi uint64, keepFile func(string) bool) b
 	if lt == nil {
 		return false
 	}
-	for _, r := range rowsIn(lt, lo, hi) {
+	for _, r := range lt.RowsIn(lo, hi) {
 		if int(r.File) < len(lt.Files) && keepFile(lt.Files[r.File]) {
 			return true
 		}
 	}
 	return false
-}
-
-// subprogramAt returns the subprogram whose entry is addr, or nil.
-func subprogramAt(subs []lineinfo.Subprogram, addr uint64) *lineinfo.Subprogram {
-	i := sort.Search(len(subs), func(i int) bool { return subs[i].LowPC >= addr })
-	if i < len(subs) && subs[i].LowPC == addr {
-		return &subs[i]
-	}
-	return nil
 }
 
 // A FlowSummary is what the block counts say about one call-counted

@@ -22,7 +22,7 @@
 //
 // linecount is pure: graphs and counts in, counts out. Which lines a block
 // has, and which machine code makes a block, is decided by its caller
-// (package breakpoint).
+// (package breakpoint/linemodel).
 //
 // Files:
 //

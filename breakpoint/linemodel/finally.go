@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"strings"
@@ -163,7 +163,7 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 // exitsOf is exitsOf for the function mf, kept for its second call: the
 // finallies and the folded jumps each ask, and scanning a function's
 // source for its scopes and jumps was a tenth of a SQLite run.
-func (m *lineModel) exitsOf(mf *modelFunc, src []string, lo, hi int, mem inMemory, single bool) [][]int {
+func (m *Model) exitsOf(mf *modelFunc, src []string, lo, hi int, mem inMemory, single bool) [][]int {
 	e := &m.exits
 	if e.mf != mf || e.lo != lo || e.hi != hi {
 		e.multi, e.some = exitGroups(src, lo, hi, mem)
@@ -175,7 +175,7 @@ func (m *lineModel) exitsOf(mf *modelFunc, src []string, lo, hi int, mem inMemor
 	return e.multi
 }
 
-// exitsMemo is lineModel.exitsOf's last answer.
+// exitsMemo is Model.exitsOf's last answer.
 type exitsMemo struct {
 	mf          *modelFunc
 	lo, hi      int
@@ -213,43 +213,7 @@ func exitGroups(src []string, lo, hi int, mem inMemory) (multi, some [][]int) {
 		jumps[k] = findExitJump(strings.TrimSpace(t))
 	}
 	jumpAt := func(l int) []string { return jumps[l-lo] }
-	type exits struct {
-		order []string
-		dests map[string][]int
-	}
-	copies := make([]*exits, len(all)) // nil: no copies of clobbers
-	for si, s := range all {
-		if !clobbers[si] {
-			continue
-		}
-		e := &exits{dests: map[string][]int{}}
-		last := ""
-		for l := s.open + 1; l < s.close; l++ {
-			t := strings.TrimSpace(at(l))
-			if t != "" && t != "}" {
-				last = t
-			}
-			m := jumpAt(l)
-			if m == nil {
-				continue
-			}
-			d := destOf(all, si, l, m, at)
-			if d == "" {
-				continue
-			}
-			if _, ok := e.dests[d]; !ok {
-				e.order = append(e.order, d)
-			}
-			e.dests[d] = append(e.dests[d], l)
-		}
-		n := len(e.order)
-		if !exitJump.MatchString(last) || s.kind == "loop" {
-			n++ // its end falls through
-		}
-		if n >= 2 {
-			copies[si] = e
-		}
-	}
+	copies := exitCopies(all, clobbers, at, jumpAt)
 	// viaInner reports whether the jump at line l leaves a scope with
 	// copies inside scope si on its way out.
 	viaInner := func(si, l int) bool {
@@ -287,6 +251,54 @@ func exitGroups(src []string, lo, hi int, mem inMemory) (multi, some [][]int) {
 		}
 	}
 	return multi, some
+}
+
+// A scopeExits is where the jumps leaving one scope go: each destination
+// in order of first sight, and the lines of the jumps to it.
+type scopeExits struct {
+	order []string
+	dests map[string][]int
+}
+
+// exitCopies returns, per scope of all whose clobbers GCC copies, where
+// its jumps go: a scope with clobbers and at least two exits (its end
+// falling through is one). The others are nil. at is the code text of a
+// line, jumpAt its exit jump (findExitJump).
+func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string) []*scopeExits {
+	copies := make([]*scopeExits, len(all)) // nil: no copies of clobbers
+	for si, s := range all {
+		if !clobbers[si] {
+			continue
+		}
+		e := &scopeExits{dests: map[string][]int{}}
+		last := ""
+		for l := s.open + 1; l < s.close; l++ {
+			t := strings.TrimSpace(at(l))
+			if t != "" && t != "}" {
+				last = t
+			}
+			m := jumpAt(l)
+			if m == nil {
+				continue
+			}
+			d := destOf(all, si, l, m, at)
+			if d == "" {
+				continue
+			}
+			if _, ok := e.dests[d]; !ok {
+				e.order = append(e.order, d)
+			}
+			e.dests[d] = append(e.dests[d], l)
+		}
+		n := len(e.order)
+		if !exitJump.MatchString(last) || s.kind == "loop" {
+			n++ // its end falls through
+		}
+		if n >= 2 {
+			copies[si] = e
+		}
+	}
+	return copies
 }
 
 // takesAddress reports whether scope s applies & to a name it declares.
@@ -445,7 +457,7 @@ func destOf(all []scope, si, l int, m []string, at func(int) string) string {
 
 // addFinallies gives the function's blocks the copies of clobbers its
 // scopes' exits run through (see finally).
-func addFinallies(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, source func(string) ([]string, bool)) {
+func addFinallies(m *Model, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, source func(string) ([]string, bool)) {
 	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return

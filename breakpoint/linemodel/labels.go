@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"sort"
@@ -64,7 +64,7 @@ var switchLine = lazyRE(`^switch\b`)
 // end of a loop or of an if/else) has no line of its own in gcov: GCC's
 // artificial label joining that branch starts the block, and the case
 // labels after it are merged into that label, which has no location.
-func (p *Plan) addCaseLabels(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *lineinfo.Table, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *lineinfo.Table, fi int, source func(string) ([]string, bool)) {
 	firstAt := map[LineRef]uint64{}
 	for _, r := range rs {
 		if a, ok := firstAt[r.ref]; !ok || r.addr < a {
@@ -99,7 +99,7 @@ func (p *Plan) addCaseLabels(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnR
 		if label == 0 || joinsBranch(m, mf, g, preds[b], first.File, label, src) {
 			continue
 		}
-		at := lineAt{line: p.modelKey(m, LineRef{File: first.File, Line: label}, fi, keepFile), addr: ls[0].addr}
+		at := lineAt{line: m.lineKey(LineRef{File: first.File, Line: label}, fi), addr: ls[0].addr}
 		mf.blocks[b] = append([]lineAt{at}, ls...)
 	}
 }
@@ -108,7 +108,7 @@ func (p *Plan) addCaseLabels(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnR
 // comes from a branch of the code above it that is no part of a switch's
 // dispatch: a jump or a conditional's fall-through from a line above the
 // label with no switch and no other case label between them.
-func joinsBranch(m *lineModel, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, file string, label int, src []string) bool {
+func joinsBranch(m *Model, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, file string, label int, src []string) bool {
 	for _, e := range preds {
 		if e.Kind == cfg.JumpTable {
 			continue
@@ -141,7 +141,7 @@ const labelReach = 256
 
 // caseLabelAbove returns the line of the case label GCC keeps for the
 // statement at first, 0 when there is none (see addCaseLabels).
-func (m *lineModel) caseLabelAbove(first LineRef, start uint64, src []string, lt *lineinfo.Table, rs []fnRow, firstAt map[LineRef]uint64) int {
+func (m *Model) caseLabelAbove(first LineRef, start uint64, src []string, lt *lineinfo.Table, rs []fnRow, firstAt map[LineRef]uint64) int {
 	pp := m.preprocessed(first.File, src, lt)
 	label := 0
 	live := true // the line was compiled
@@ -325,7 +325,7 @@ type ppFile struct {
 }
 
 // preprocessed returns the file's ppFile, reading it on first use.
-func (m *lineModel) preprocessed(file string, src []string, lt *lineinfo.Table) *ppFile {
+func (m *Model) preprocessed(file string, src []string, lt *lineinfo.Table) *ppFile {
 	if pp, ok := m.pp[file]; ok {
 		return pp
 	}

@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"regexp"
@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// The hand-written matchers of planlines_finally.go against the regular
+// The hand-written matchers of finally.go against the regular
 // expressions they replace (which compiled one expression per name and ran
 // it over every line: minutes on the SQLite amalgamation).
 func TestAddressedMatchesRegexp(t *testing.T) {

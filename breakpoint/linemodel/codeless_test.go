@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"strings"
@@ -56,7 +56,7 @@ func TestDeclOnLoopHead(t *testing.T) {
 		{"  x = 0;", false},
 	} {
 		src := []string{"int f(int x){", tc.line2, "    x = -x;", "  }", "}"}
-		m := &lineModel{keys: []LineRef{{"a.c", 1}, {"a.c", 3}, {"a.c", 5}}}
+		m := &Model{keys: []LineRef{{"a.c", 1}, {"a.c", 3}, {"a.c", 5}}}
 		mf := &modelFunc{blocks: make([][]lineAt, len(g.Blocks))}
 		b0, _ := g.BlockAt(0x1000)
 		h, _ := g.BlockAt(0x1004)

@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"github.com/patchprof/patchprof/cfg"
@@ -9,29 +9,34 @@ import (
 // with the blocks of GCC's that have no code (latches, copies of clobbers,
 // goto labels, empty cases), turned into linecount's terms after the run.
 
-// LineCounts returns the count of every line of p.Lines in c: derived from
-// block and arc counts for the functions counted by blocks, the entries
-// the cursor counted (Table.LineEntries) for the others. A non-nil fault
-// is the link-time address of the instruction that faulted, ending the
-// run in the middle of its block: the lines after it get no credit for
+// Counts returns the count of every line of a plan whose lines begin
+// with m.Lines: lineEntries are the entries counted at rows, per line
+// (they are the counts of the lines the model does not derive), and the
+// model's lines add what it derives from one run's block and arc counts:
+// blockCounts per block and arrivals (at a block along none of its edges)
+// per block, indexed from Graph.FirstBlock, edgeCounts per edge, indexed
+// from Graph.FirstEdge. The result has len(lineEntries) lines. A non-nil
+// fault is the link-time address of the instruction that faulted, ending
+// the run in the middle of its block: the lines after it get no credit for
 // that last entry.
 //
 // unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
 // known only for the lines derived from blocks. unknown is true for a line
 // whose count the run cannot tell (an empty case that shares its jump-table
-// entries with other values, when they ran): it has no count.
-func (p *Plan) LineCounts(c *Counts, fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
-	out := make([]uint64, len(p.Lines))
-	copy(out, c.LineEntries)
-	unexecuted = make([]bool, len(p.Lines))
-	unknown = make([]bool, len(p.Lines))
-	m := p.model
+// entries with other values, when they ran): it has no count. m may be nil
+// (no line was modelled).
+func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
+	out := make([]uint64, len(lineEntries))
+	copy(out, lineEntries)
+	unexecuted = make([]bool, len(lineEntries))
+	unknown = make([]bool, len(lineEntries))
 	if m == nil || len(m.funcs) == 0 {
 		return out, unexecuted, unknown
 	}
+	rc := runCounts{blocks: blockCounts, edges: edgeCounts, arrivals: arrivals}
 	funcs := make([]linecount.Func, 0, len(m.funcs))
 	for _, mf := range m.funcs {
-		funcs = append(funcs, p.flowOf(c, mf, fault))
+		funcs = append(funcs, m.flowOf(mf, rc, fault))
 	}
 	r := linecount.Lines(funcs, len(m.keys))
 	for k, c := range r.Counts {
@@ -42,7 +47,7 @@ func (p *Plan) LineCounts(c *Counts, fault *uint64) (counts []uint64, unexecuted
 	}
 	for _, mf := range m.funcs {
 		for _, cg := range mf.cases {
-			if cg.exact || p.groupCount(c, mf, cg) == 0 {
+			if cg.exact || m.groupCount(mf, cg, edgeCounts) == 0 {
 				continue
 			}
 			for _, k := range cg.keys {
@@ -55,39 +60,85 @@ func (p *Plan) LineCounts(c *Counts, fault *uint64) (counts []uint64, unexecuted
 	return out, unexecuted, unknown
 }
 
-// groupCount returns how often control went along the jump-table arcs to
-// where a group of empty cases points.
-func (p *Plan) groupCount(c *Counts, mf modelFunc, cg caseGroup) uint64 {
-	fg := p.Graphs[mf.graph]
-	var n uint64
-	for _, k := range cg.edges {
-		n += c.EdgeCounts[int(fg.FirstEdge)+k]
-	}
-	return n
+// runCounts are one run's block and arc counts, as Counts takes them.
+type runCounts struct {
+	blocks, edges, arrivals []uint64
 }
 
-// flowOf turns one modelled function's counts into linecount's terms.
-func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
-	t := p.Table
-	fg := p.Graphs[mf.graph]
+// groupCount returns how often control went along the jump-table arcs to
+// where a group of empty cases points.
+func (m *Model) groupCount(mf modelFunc, cg caseGroup, edgeCounts []uint64) uint64 {
+	fg := m.graphs[mf.graph]
+	var c uint64
+	for _, k := range cg.edges {
+		c += edgeCounts[fg.FirstEdge+k]
+	}
+	return c
+}
+
+// flowOf turns one modelled function's counts into linecount's terms: its
+// blocks and arcs, then the blocks of GCC's that have no code.
+func (m *Model) flowOf(mf modelFunc, rc runCounts, fault *uint64) linecount.Func {
+	fg := m.graphs[mf.graph]
+	g := fg.Graph
+	f := blocksOf(mf, fg, rc)
+	latched, finCount, labCount := arcsOf(&f, mf, fg, rc)
+	for i, l := range mf.latches {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(len(g.Blocks) + i), To: int32(l.head), Count: latched[i]})
+	}
+	for i, fin := range mf.finallies {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
+	}
+	for i, lb := range mf.labels {
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), lb.lines...), Count: labCount[i]})
+	}
+	// The empty cases no block carries: a block of their own, entered
+	// from the dispatch as often as its arcs to where they point ran.
+	for _, cg := range mf.cases {
+		if len(cg.extra) == 0 {
+			continue
+		}
+		c := m.groupCount(mf, cg, rc.edges)
+		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(cg.dispatch), To: int32(len(f.Blocks)), Count: c})
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), cg.extra...), Count: c})
+	}
+	if fault != nil && *fault >= g.Addr && *fault < g.End {
+		cutAt(&f, g, mf, *fault)
+	}
+	for k := range f.Blocks {
+		listLast(m.keys, f.Blocks[k].Lines)
+	}
+	return f
+}
+
+// blocksOf returns the blocks of one modelled function in linecount's
+// terms, with the arcs into them from outside the function that count:
+// at its entry and at landing pads.
+func blocksOf(mf modelFunc, fg Graph, rc runCounts) linecount.Func {
 	g := fg.Graph
 	f := linecount.Func{Blocks: make([]linecount.Block, len(g.Blocks))}
-	counts := make([]uint64, len(g.Blocks))
 	for b, bl := range g.Blocks {
-		if i, ok := t.Index(bl.Start); ok {
-			counts[b] = cnt.Hits[i]
-		}
 		ls := make([]int32, 0, len(mf.blocks[b]))
 		if !mf.skip[b] {
 			for _, x := range mf.blocks[b] {
 				ls = append(ls, x.line)
 			}
 		}
-		f.Blocks[b] = linecount.Block{Lines: ls, Count: counts[b], Exceptional: bl.Landing}
-		if a := cnt.BlockArrivals[int(fg.FirstBlock)+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
+		f.Blocks[b] = linecount.Block{Lines: ls, Count: rc.blocks[fg.FirstBlock+b], Exceptional: bl.Landing}
+		if a := rc.arrivals[fg.FirstBlock+b]; a > 0 && (b == 0 || bl.Start == fg.Entry || bl.Landing) {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: linecount.Outside, To: int32(b), Count: a})
 		}
 	}
+	return f
+}
+
+// arcsOf adds the arcs of one modelled function to f, routed through the
+// blocks of GCC's that have no code: it returns how often control went
+// through each latch, copy of clobbers and goto label of mf, whose blocks
+// (numbered after the function's own, in that order) the caller adds.
+func arcsOf(f *linecount.Func, mf modelFunc, fg Graph, rc runCounts) (latched, finCount, labCount []uint64) {
+	g := fg.Graph
 	// An arc into a loop-closing jmp goes on to the jmp's target.
 	through := func(to int) int {
 		for hops := 0; to >= 0 && mf.skip[to] && hops < len(g.Blocks); hops++ {
@@ -98,7 +149,7 @@ func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
 	// An arc back to a latched loop's head (from the head or a block
 	// after it) runs through the latch.
 	latchOf := make(map[int]int32, len(mf.latches))
-	latched := make([]uint64, len(mf.latches))
+	latched = make([]uint64, len(mf.latches))
 	for i, l := range mf.latches {
 		latchOf[l.head] = int32(len(g.Blocks) + i)
 	}
@@ -110,7 +161,7 @@ func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
 			finOf[b] = i
 		}
 	}
-	finCount := make([]uint64, len(mf.finallies))
+	finCount = make([]uint64, len(mf.finallies))
 	// An arc to a goto label's destination from above it or from a goto
 	// naming it runs through the label's block.
 	labOf := make(map[int]int32)
@@ -120,7 +171,7 @@ func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
 			labOf[k] = int32(labBase + i)
 		}
 	}
-	labCount := make([]uint64, len(mf.labels))
+	labCount = make([]uint64, len(mf.labels))
 	for k, e := range g.Edges {
 		if e.To < 0 || mf.skip[e.From] {
 			continue
@@ -129,7 +180,7 @@ func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
 		if to < 0 {
 			continue
 		}
-		c := cnt.EdgeCounts[int(fg.FirstEdge)+k]
+		c := rc.edges[fg.FirstEdge+k]
 		if lb, ok := labOf[k]; ok {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: lb, To: to, Count: c})
 			labCount[int(lb)-labBase] += c
@@ -152,33 +203,7 @@ func (p *Plan) flowOf(cnt *Counts, mf modelFunc, fault *uint64) linecount.Func {
 		}
 		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
 	}
-	for i, l := range mf.latches {
-		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{l.line}, Count: latched[i]})
-		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(len(g.Blocks) + i), To: int32(l.head), Count: latched[i]})
-	}
-	for i, fin := range mf.finallies {
-		f.Blocks = append(f.Blocks, linecount.Block{Lines: []int32{fin.line}, Count: finCount[i]})
-	}
-	for i, lb := range mf.labels {
-		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), lb.lines...), Count: labCount[i]})
-	}
-	// The empty cases no block carries: a block of their own, entered
-	// from the dispatch as often as its arcs to where they point ran.
-	for _, cg := range mf.cases {
-		if len(cg.extra) == 0 {
-			continue
-		}
-		c := p.groupCount(cnt, mf, cg)
-		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(cg.dispatch), To: int32(len(f.Blocks)), Count: c})
-		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), cg.extra...), Count: c})
-	}
-	if fault != nil && *fault >= g.Addr && *fault < g.End {
-		cutAt(&f, g, mf, *fault)
-	}
-	for k := range f.Blocks {
-		listLast(p.model.keys, f.Blocks[k].Lines)
-	}
-	return f
+	return latched, finCount, labCount
 }
 
 // cutAt splits the block holding the faulting instruction at pc in two:

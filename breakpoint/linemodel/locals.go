@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"github.com/patchprof/patchprof/lineinfo"

@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"maps"
@@ -20,7 +20,7 @@ import (
 // exactly; when the group is one case and a default with code takes the
 // values no case names, it is the case's count; otherwise the count is
 // unknown and the lines are left without one rather than given a count
-// that may be wrong (LineCounts' unknown). Only in GCC -O0 code: an
+// that may be wrong (Counts' unknown). Only in GCC -O0 code: an
 // optimizer merges the code of identical cases (cross-jumping), which
 // leaves a case with code but no row.
 
@@ -46,7 +46,7 @@ type switchCase struct {
 // the function, its empty cases (no row from their label to their break,
 // or only a break's row at a lone nop the table points at) and records
 // them as a caseGroup.
-func (p *Plan) addEmptyCases(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (m *Model) addEmptyCases(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, source func(string) ([]string, bool)) {
 	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
@@ -123,7 +123,7 @@ func (p *Plan) addEmptyCases(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnR
 			continue
 		}
 		for _, l := range lines {
-			grp.keys = append(grp.keys, p.modelKey(m, LineRef{File: file, Line: l}, fi, keepFile))
+			grp.keys = append(grp.keys, m.lineKey(LineRef{File: file, Line: l}, fi))
 		}
 		carried := map[int32]bool{}
 		for _, ls := range mf.blocks {

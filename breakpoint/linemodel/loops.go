@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"strings"
@@ -43,7 +43,7 @@ type latch struct {
 // addLatches finds the function's loops with no condition in its source
 // (file, lines lo to hi) and gives each a latch; a jmp back to the head
 // that has the latch's line is no longer a line of its block.
-func (p *Plan) addLatches(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, source func(string) ([]string, bool)) {
 	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
@@ -109,7 +109,7 @@ func (p *Plan) addLatches(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow,
 			continue
 		}
 		ref := LineRef{File: file, Line: goTo}
-		key := p.modelKey(m, ref, fi, keepFile)
+		key := m.lineKey(ref, fi)
 		if mf.blocks[head][0].line == key {
 			continue // the jmp back closes the loop on its head's line (closesLoop)
 		}
@@ -206,7 +206,7 @@ func nextStmtLine(src []string, from int) int {
 // block the loop's back edges enter too: the line counts every pass,
 // and owns no block. entry is the function's first address; decl the
 // model key of its declarator line.
-func declOnLoopHead(m *lineModel, g *cfg.Graph, mf *modelFunc, entry uint64, decl int32, source func(string) ([]string, bool)) {
+func declOnLoopHead(m *Model, g *cfg.Graph, mf *modelFunc, entry uint64, decl int32, source func(string) ([]string, bool)) {
 	b0, ok := g.BlockAt(entry)
 	if !ok || len(mf.blocks[b0]) != 1 || mf.blocks[b0][0].line != decl {
 		return

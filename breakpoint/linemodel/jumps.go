@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"sort"
@@ -49,7 +49,7 @@ func endsStmt(line string) bool {
 // line of the block, and -O0 emits the jmp under the previous statement's
 // row when that arc is not expanded on its own. The statement before must
 // end on the jmp's row (endsStmt).
-func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nopAt, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nopAt, fi int, source func(string) ([]string, bool)) {
 	rowed := map[LineRef]bool{}
 	for _, r := range rs {
 		rowed[r.ref] = true
@@ -87,7 +87,7 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			text := strings.TrimSpace(src[l-1])
 			if rowed[ref] {
 				if jumpStmt.MatchString(text) && bl.Term == cfg.TermJump && onlyGotoLocus(g, rs, nops, ref, g.Succs(b)) {
-					at := lineAt{line: p.modelKey(m, ref, fi, keepFile), addr: bl.Last}
+					at := lineAt{line: m.lineKey(ref, fi), addr: bl.Last}
 					mf.blocks[b] = append(ls, at)
 				}
 				break
@@ -103,7 +103,7 @@ func (p *Plan) addMergedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 				break // only a jump with a row of its own is read past a branch's end
 			}
 			if jumpStmt.MatchString(text) {
-				at := lineAt{line: p.modelKey(m, ref, fi, keepFile), addr: bl.Last}
+				at := lineAt{line: m.lineKey(ref, fi), addr: bl.Last}
 				mf.blocks[b] = append(ls, at)
 				break
 			}
@@ -249,7 +249,7 @@ func onlyGotoLocus(g *cfg.Graph, rs []fnRow, nops nopAt, ref LineRef, succ []cfg
 // laid out away from its target, the jmp taking the target's location. In
 // GCC's graph the arc is no statement of the block it leaves. (A loop's
 // first jmp to its condition, on the loop's line, is GCC's own goto.)
-func dropJoinJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, source func(string) ([]string, bool)) {
+func dropJoinJumps(m *Model, g *cfg.Graph, mf *modelFunc, source func(string) ([]string, bool)) {
 	for b := range g.Blocks {
 		bl := &g.Blocks[b]
 		ls := mf.blocks[b]

@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"regexp"
@@ -36,7 +36,7 @@ var labelName = lazyRE(`^([A-Za-z_]\w*)\s*:`)
 // addLabelBlocks takes each goto label of the function off the block its
 // address starts and makes it a labelBlock (see above). nops tells the
 // one-byte nops of the function's code.
-func addLabelBlocks(m *lineModel, g *cfg.Graph, mf *modelFunc, labels []lineinfo.Label, rs []fnRow, nops nopAt, source func(string) ([]string, bool)) {
+func addLabelBlocks(m *Model, g *cfg.Graph, mf *modelFunc, labels []lineinfo.Label, rs []fnRow, nops nopAt, source func(string) ([]string, bool)) {
 	rowed := map[LineRef]bool{}
 	for _, r := range rs {
 		rowed[r.ref] = true
@@ -100,7 +100,7 @@ func labelDest(g *cfg.Graph, b int, nops nopAt) int {
 }
 
 // jumpsWith reports whether the source line of model key k matches re.
-func jumpsWith(m *lineModel, k int32, re *regexp.Regexp, source func(string) ([]string, bool)) bool {
+func jumpsWith(m *Model, k int32, re *regexp.Regexp, source func(string) ([]string, bool)) bool {
 	ref := m.keys[k]
 	src, ok := source(ref.File)
 	return ok && ref.Line >= 1 && ref.Line <= len(src) && re.MatchString(src[ref.Line-1])
@@ -149,7 +149,7 @@ var foldable = lazyRE(`^(break|continue)\s*;\s*(/\*.*\*/|//.*)?$`)
 // innermost enclosing statement that has one: the brace of a block that
 // declares variables (a BIND_EXPR); other enclosing statements are not
 // modelled, so such a continue is left out.
-func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, fi int, keepFile func(string) bool, source func(string) ([]string, bool)) {
+func (m *Model) addFoldedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemory, fi int, source func(string) ([]string, bool)) {
 	file, src, ok := funcSource(rs, source)
 	if !ok {
 		return
@@ -180,7 +180,7 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			// The else branch's only statement is its condition: a
 			// block of GCC's on the first if's false arcs.
 			if ifl, then := ifOfElse(src, j, firstAt); ifl != 0 {
-				p.addArcBlock(m, g, mf, file, ifl, then, []int{j}, fi, keepFile)
+				m.addArcBlock(g, mf, file, ifl, then, []int{j}, fi)
 			}
 			continue
 		}
@@ -205,14 +205,14 @@ func (p *Plan) addFoldedJumps(m *lineModel, g *cfg.Graph, mf *modelFunc, rs []fn
 			}
 			jumps = []int{brace, j}
 		}
-		p.addArcBlock(m, g, mf, file, ifl, skip, jumps, fi, keepFile)
+		m.addArcBlock(g, mf, file, ifl, skip, jumps, fi)
 	}
 }
 
 // addArcBlock adds a block of GCC's with no code, holding lines of file,
 // on the arcs out of the conditional blocks of the if at line ifl that go
 // neither to the block at address skip nor to another test of that if.
-func (p *Plan) addArcBlock(m *lineModel, g *cfg.Graph, mf *modelFunc, file string, ifl int, skip uint64, lines []int, fi int, keepFile func(string) bool) {
+func (m *Model) addArcBlock(g *cfg.Graph, mf *modelFunc, file string, ifl int, skip uint64, lines []int, fi int) {
 	key, ok := m.index[LineRef{File: file, Line: ifl}]
 	if !ok {
 		return
@@ -233,7 +233,7 @@ func (p *Plan) addArcBlock(m *lineModel, g *cfg.Graph, mf *modelFunc, file strin
 	}
 	var keys []int32
 	for _, l := range lines {
-		keys = append(keys, p.modelKey(m, LineRef{File: file, Line: l}, fi, keepFile))
+		keys = append(keys, m.lineKey(LineRef{File: file, Line: l}, fi))
 	}
 	mf.labels = append(mf.labels, labelBlock{lines: keys, edges: edges})
 }

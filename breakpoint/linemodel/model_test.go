@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"fmt"
@@ -82,7 +82,7 @@ func TestCaseLabelAbove(t *testing.T) {
 		rs = append(rs, fnRow{addr: uint64(16 * (k + 1)), ref: LineRef{File: file, Line: l}})
 		firstAt[LineRef{File: file, Line: l}] = uint64(16 * (k + 1))
 	}
-	m := &lineModel{}
+	m := &Model{}
 	for _, tc := range []struct{ first, want int }{
 		{14, 10}, // OMIT_A is not defined: line 2 has code
 		{20, 19}, // B is not defined: its #else has code
@@ -339,7 +339,7 @@ func TestDropJoinJumps(t *testing.T) {
 		{"  while( x ){", 2},
 	} {
 		src := []string{"void f(void){", "  if( r ) x = -x;", tc.line3, "  y = 1;", "}"}
-		m := &lineModel{keys: []LineRef{{"a.c", 2}, {"a.c", 3}, {"a.c", 4}, {"a.c", 5}}}
+		m := &Model{keys: []LineRef{{"a.c", 2}, {"a.c", 3}, {"a.c", 4}, {"a.c", 5}}}
 		mf := &modelFunc{blocks: make([][]lineAt, len(g.Blocks))}
 		at := func(a uint64) int {
 			b, ok := g.BlockAt(a)

@@ -1,4 +1,4 @@
-package breakpoint
+package linemodel
 
 import (
 	"fmt"
@@ -137,7 +137,7 @@ func TestOnlyCaseLabels(t *testing.T) {
 	lt := &lineinfo.Table{Files: []string{file}}
 	rs := []fnRow{{addr: 0x10, ref: LineRef{File: file, Line: 1}}, {addr: 0x20, ref: LineRef{File: file, Line: 6}}}
 	firstAt := map[LineRef]uint64{rs[0].ref: 0x10, rs[1].ref: 0x20}
-	m := &lineModel{}
+	m := &Model{}
 	if got := m.caseLabelAbove(rs[1].ref, 0x20, src, lt, rs, firstAt); got != 2 {
 		t.Errorf("the label above line 6: %d, want 2", got)
 	}
@@ -172,7 +172,7 @@ func TestCompiledOutCall(t *testing.T) {
 		{map[string]bool{"result_int": true}, 2},
 		{map[string]bool{}, 0}, // a macro may expand to nothing: can't tell
 	} {
-		m := &lineModel{funcNames: tc.funcs}
+		m := &Model{funcNames: tc.funcs}
 		if got := m.caseLabelAbove(rs[1].ref, 32, src, lt, rs, firstAt); got != tc.want {
 			t.Errorf("functions %v: the label above line 6: %d, want %d", tc.funcs, got, tc.want)
 		}
@@ -192,7 +192,7 @@ func TestCaseLabelFarAbove(t *testing.T) {
 	lt := &lineinfo.Table{Files: []string{file}, Rows: []lineinfo.Row{{Addr: 0x10, Line: 1}, {Addr: 0x20, Line: uint32(brk.Line)}}}
 	rs := []fnRow{{addr: 0x10, ref: LineRef{File: file, Line: 1}}, {addr: 0x20, ref: brk}}
 	firstAt := map[LineRef]uint64{rs[0].ref: 0x10, brk: 0x20}
-	if got := (&lineModel{}).caseLabelAbove(brk, 0x20, src, lt, rs, firstAt); got != 2 {
+	if got := (&Model{}).caseLabelAbove(brk, 0x20, src, lt, rs, firstAt); got != 2 {
 		t.Errorf("the label above the break: %d, want 2", got)
 	}
 }

@@ -1,0 +1,45 @@
+// Package linemodel is gcc's line model: which block and arc counts make
+// each source line's count, so that patchprof's line counts are gcov's.
+//
+// A function whose flow graph cfg recovers is counted by blocks, not at its
+// rows, and its lines are derived after the run. For that each block must
+// carry the lines of GCC's statements in it, and GCC's graph has blocks and
+// statements the machine code does not: case and goto labels, loop
+// latches, copies of a scope's clobbers, empty cases, statements -O0 emits
+// no code for; and the line table has rows that are no statement of GCC's
+// (an opening brace, an epilogue). The model reads the line rows, the
+// DWARF subprograms, the code and the C source to put them back.
+//
+// It is built once, at planning (Build, from the flow graphs, the line
+// rows, the source reader and which files the report keeps), and asked for
+// counts after the run (Model.Counts, from plain slices of block, edge and
+// arrival counts): it knows nothing of the site table, of planting or of
+// the tracer, so that package breakpoint, which owns those, hands it plain
+// data (breakpoint.Plan.LineCounts is the wrapper). gcov's rule itself, over
+// blocks that carry lines and arcs with counts, stays in the top-level
+// package linecount, which the model feeds: it is a separate concept (any
+// graph with lines), already pure and tested on its own.
+//
+// Files:
+//
+//	model.go      LineRef, Graph, Inputs, Model, Build, NoLines,
+//	              ListedLine: blocks carrying their statements' lines, and
+//	              the rules that differ from the rows
+//	counts.go     Model.Counts: line counts from block and arc counts (in
+//	              linecount's terms), cut at a fault
+//	codeless.go   statements GCC keeps that -O0 emits no code for
+//	epilogue.go   a closing brace's epilogue rows
+//	labels.go     case and default labels read from the source,
+//	              preprocessor conditionals above them
+//	gotolabels.go goto labels and folded break or continue as blocks with
+//	              no code
+//	jumps.go      break, continue, goto and return sharing a row; the jump
+//	              past an else
+//	loops.go      the latch of a loop with no condition
+//	finally.go    the copies of a scope's clobbers, one per destination of
+//	              the jumps leaving it
+//	locals.go     the locals whose scope ends with clobbers
+//	emptycases.go cases whose statements compile to nothing, counted as a
+//	              group
+//	lazyre.go     the model's regular expressions, compiled at first use
+package linemodel
