@@ -8,6 +8,7 @@ package monitor
 
 import (
 	"fmt"
+
 	"github.com/patchprof/patchprof/breakpoint"
 )
 

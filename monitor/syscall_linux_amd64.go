@@ -10,6 +10,7 @@ package monitor
 import (
 	"errors"
 	"fmt"
+
 	"golang.org/x/sys/unix"
 )
 
