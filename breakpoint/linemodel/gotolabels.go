@@ -154,17 +154,7 @@ func (m *Model) addFoldedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMe
 	if !ok {
 		return
 	}
-	firstAt := map[int]uint64{}
-	lo, hi := rs[0].ref.Line, rs[0].ref.Line
-	for _, r := range rs {
-		if r.ref.File != file {
-			continue
-		}
-		lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
-		if a, ok := firstAt[r.ref.Line]; !ok || r.addr < a {
-			firstAt[r.ref.Line] = r.addr
-		}
-	}
+	lo, hi, firstAt := rowSpan(rs, file)
 	// The jumps leaving a scope with clobbers, each located by its copy.
 	copied := map[int]bool{}
 	if hi <= len(src) {

@@ -48,17 +48,7 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 	if !ok {
 		return
 	}
-	lo, hi := rs[0].ref.Line, rs[0].ref.Line
-	firstAt := map[int]uint64{}
-	for _, r := range rs {
-		if r.ref.File != file {
-			continue
-		}
-		lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
-		if a, ok := firstAt[r.ref.Line]; !ok || r.addr < a {
-			firstAt[r.ref.Line] = r.addr
-		}
-	}
+	lo, hi, firstAt := rowSpan(rs, file)
 	text := func(l int) string { return strings.TrimSpace(src[l-1]) }
 	for l := lo; l < hi && l <= len(src); l++ {
 		sm := foreverLoop.FindStringSubmatch(text(l))

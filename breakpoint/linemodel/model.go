@@ -495,3 +495,21 @@ func funcSource(rs []fnRow, source func(string) ([]string, bool)) (string, []str
 	src, ok := source(file)
 	return file, src, ok
 }
+
+// rowSpan returns the lines a function's rows in file cover (lo to hi,
+// from the first row's line when none is in file) and, per line, the
+// lowest address of its rows.
+func rowSpan(rs []fnRow, file string) (lo, hi int, firstAt map[int]uint64) {
+	firstAt = map[int]uint64{}
+	lo, hi = rs[0].ref.Line, rs[0].ref.Line
+	for _, r := range rs {
+		if r.ref.File != file {
+			continue
+		}
+		lo, hi = min(lo, r.ref.Line), max(hi, r.ref.Line)
+		if a, ok := firstAt[r.ref.Line]; !ok || r.addr < a {
+			firstAt[r.ref.Line] = r.addr
+		}
+	}
+	return lo, hi, firstAt
+}
