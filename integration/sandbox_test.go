@@ -168,3 +168,44 @@ func attachWindowWith(t *testing.T, pid int, engine string, in io.Writer, sc *bu
 	ask("200", "done 200 3700")
 	return p.Notes
 }
+
+// TestSandboxDetachInSyscall: a program in seccomp strict mode that makes
+// system calls without pause (a write, a non-blocking read) is attached to
+// and detached from again and again. A detach finds its thread at a system
+// call's entry often; the call must then run as the program made it, not
+// be skipped (strict mode kills a process for a skipped call's number).
+// The program runs on to its end, as natively.
+func TestSandboxDetachInSyscall(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "sandbox.c", "-g", "-O0")
+	for _, e := range engineList() {
+		t.Run(e, func(t *testing.T) {
+			target, in, sc := startPiped(t, exe, "strict", "busy")
+			if !sc.Scan() || sc.Text() != "ready" {
+				t.Fatalf("target did not start: %q", sc.Text())
+			}
+			for cycle := 0; cycle < 8; cycle++ {
+				pp, esc := startAttached(t, "--engine="+e, "--funcs", "--func", "^f$", "-p", strconv.Itoa(target.Process.Pid))
+				pp.Process.Signal(syscall.SIGINT)
+				var rest strings.Builder
+				for esc.Scan() {
+					rest.WriteString(esc.Text() + "\n")
+				}
+				if err := pp.Wait(); err != nil {
+					t.Fatalf("cycle %d: patchprof: %v\n%s", cycle, err, rest.String())
+				}
+				if strings.Contains(rest.String(), "changed") {
+					t.Errorf("cycle %d: patchprof left a change in the target:\n%s", cycle, rest.String())
+				}
+			}
+			fmt.Fprintf(in, "q")
+			if !sc.Scan() || !strings.HasPrefix(sc.Text(), "bye ") || !strings.HasSuffix(sc.Text(), " 0") {
+				t.Errorf("target said %q at its end, want \"bye F 0\"", sc.Text())
+			}
+			if err := target.Wait(); err != nil {
+				t.Errorf("target after the detaches: %v", err)
+			}
+		})
+	}
+}

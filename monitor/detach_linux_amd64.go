@@ -55,8 +55,10 @@ func (m *mon) detachAll() {
 		}
 	}
 	m.dequeueTraps(sig)
+	// A thread at a system call's entry is made able to run our munmaps,
+	// in a space we may inject into: in a sandbox it is let go as it is.
 	for _, t := range m.threads {
-		if t.state == stopped && t.atEntry && !t.mm.dead {
+		if t.state == stopped && t.atEntry && !t.mm.dead && m.mayInject(t.mm) {
 			m.leaveEntry(t)
 		}
 	}

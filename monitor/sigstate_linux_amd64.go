@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -351,25 +352,53 @@ func restarts(rax uint64) bool {
 }
 
 // leaveEntry makes a thread in a syscall-entry-stop one about to execute
-// its system call instruction: the call is skipped now (orig_rax -1) and
-// runs when the thread runs again, so that the thread can run a system
-// call of ours first, or be let go.
+// its system call instruction, so that the thread can run a system call of
+// ours first: the call is swapped for getpid, run to its exit, and the
+// thread rewound onto its instruction with its number in rax; it runs when
+// the thread runs again.
 //
-// Preconditions: on the tracer thread; t is in a syscall-entry-stop.
+// The usual way to skip a call (orig_rax -1) is not taken: seccomp runs
+// after the entry stop, on the number the tracer leaves, so a filter that
+// refuses unknown numbers would make the skipped call fail with its errno
+// (written into rax, which the rewound instruction then runs as a number)
+// or kill the process. getpid is let through by any filter that lets
+// patchprof's own calls through (mayInject), and changes nothing. A
+// process patchprof injects nothing into must not come here: its thread
+// is let go in its entry stop, and the call runs as the program made it.
+//
+// Preconditions: on the tracer thread; t is in a syscall-entry-stop; its
+// space may have system calls injected.
 func (m *mon) leaveEntry(t *thread) {
-	var regs unix.PtraceRegs
-	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+	var entry unix.PtraceRegs
+	if err := unix.PtraceGetRegs(t.tid, &entry); err != nil {
 		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
 		return
 	}
-	regs.Rax = regs.Orig_rax
-	regs.Orig_rax = ^uint64(0)
-	regs.Rip -= 2 // syscall is two bytes
+	regs := entry
+	regs.Orig_rax = sysGetpid
+	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("swap the system call of thread %d: %w", t.tid, err))
+		return
+	}
+	_, resend, err := m.stepSyscall(t, entry.Rip-2) // syscall is two bytes
+	if errors.Is(err, errThreadEnded) {
+		return
+	}
+	if err != nil {
+		m.lose(fmt.Errorf("run thread %d out of its system call: %w", t.tid, err))
+	}
+	regs = entry
+	regs.Rax = entry.Orig_rax
+	regs.Orig_rax = ^uint64(0) // not in a system call: nothing to restart
+	regs.Rip -= 2
 	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
 		m.lose(fmt.Errorf("rewind thread %d onto its system call: %w", t.tid, err))
 		return
 	}
 	t.inSyscall, t.atEntry, t.sysEntry = false, false, false
+	for _, s := range resend {
+		m.resend(t, s)
+	}
 }
 
 // readMask reads t's blocked mask into the copy.

@@ -63,6 +63,7 @@ const (
 	sysMmap                  = 9
 	sysMunmap                = 11
 	sysRestartSyscall        = 219
+	sysGetpid                = 39
 	mapFixedNoreplace        = 0x100000
 	reach             uint64 = 1<<31 - 1<<24 // a little under 2 GiB: rel32 reach with margin
 )

@@ -7,9 +7,12 @@
 // exec (installed, then the program execs itself to do that: the filter
 // is there at the exec), attach (installed, then "ready"; each line n on
 // stdin calls f n times and answers "done n total"; at the end of input,
-// "bye F G"). Output through write(2) only; the end through _exit's system
+// "bye F G"), busy (installed, then "ready", then a loop of f, a write to
+// /dev/null and a read of stdin made non-blocking, all system calls strict
+// mode allows, until a 'q' comes: "bye F G"). Output through write(2) only; the end through _exit's system
 // call, the only one strict mode allows. Build: gcc -g -O0.
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
@@ -77,7 +80,7 @@ static void work(void) {
 
 int main(int argc, char **argv) {
 	if (argc != 3) {
-		fprintf(stderr, "usage: sandbox kill|errno|strict now|exec|attach\n");
+		fprintf(stderr, "usage: sandbox kill|errno|strict now|exec|attach|busy\n");
 		return 2;
 	}
 	char b[64];
@@ -86,6 +89,14 @@ int main(int argc, char **argv) {
 		end(0);
 	}
 	snprintf(b, sizeof b, "ready\n");
+	int null = -1;
+	if (strcmp(argv[2], "busy") == 0) {
+		null = open("/dev/null", O_WRONLY);
+		if (null < 0 || fcntl(0, F_SETFL, fcntl(0, F_GETFL) | O_NONBLOCK) != 0) {
+			perror("busy");
+			return 2;
+		}
+	}
 	install(argv[1]);
 	if (strcmp(argv[2], "exec") == 0) {
 		char *args[] = {argv[0], argv[1], "run", NULL};
@@ -98,8 +109,20 @@ int main(int argc, char **argv) {
 		end(0);
 	}
 	say(b);
-	long total = 0, n = 0;
 	char c;
+	if (null >= 0) {
+		for (;;) {
+			f();
+			if (write(null, "x", 1) != 1)
+				end(3);
+			if (read(0, &c, 1) == 1 && c == 'q')
+				break;
+		}
+		snprintf(b, sizeof b, "bye %ld %ld\n", nf, ng);
+		say(b);
+		end(0);
+	}
+	long total = 0, n = 0;
 	while (read(0, &c, 1) == 1) {
 		if (c >= '0' && c <= '9') {
 			n = 10 * n + (c - '0');
