@@ -44,6 +44,10 @@ func interruptions() []interruption {
 		{"_exit", c, []string{"_exit"}, 4, nil}, // gcov writes nothing at _exit
 		{"pthread_exit", c, []string{"pthread_exit"}, 0, gc("pthread_exit")},
 		{"cancel", c, []string{"cancel"}, 0, gc("cancel")},
+		// gcov derives the counts after a fault as if the block ran on:
+		// its line after the fault counts every activation.
+		{"siglongjmp", c, []string{"siglongjmp"}, 0, nil},
+		{"sigretry", c, []string{"sigretry"}, 0, gc("sigretry")},
 		{"exception", cpp, nil, 0, &gcovRun{src: "interrupted/exceptions.cpp"}},
 		{"go-panic", goi, []string{"panic"}, 0, nil},
 		{"go-nil", goi, []string{"nil"}, 0, nil},

@@ -11,6 +11,12 @@ package monitor
 type HandledFault struct {
 	Image *Image
 	Addr  uint64 // link-time address of the faulting instruction in Image
+	// Left: the handler never returned (rt_sigreturn) to the context the
+	// fault interrupted, and its thread ended or replaced its program:
+	// it left by siglongjmp, or ended the thread from inside. A handler
+	// that returns resumes the activation (at the instruction, to retry
+	// it, or past it): the activation did not stop there.
+	Left bool
 }
 
 // A ThreadEnd is where a thread was in a profiled image when it ended:

@@ -12,6 +12,7 @@ import (
 // Preconditions: on the tracer thread; t is in the signal-delivery-stop
 // st, and noteFault has run for it.
 func (m *mon) noteHandled(t *thread, st *sigStop) {
+	t.noted = 0
 	f := m.faults[t.tgid]
 	if f == nil || !st.fault() || !caught(t.tid, st.sig) {
 		return
@@ -19,9 +20,43 @@ func (m *mon) noteHandled(t *thread, st *sigStop) {
 	for _, mp := range t.mm.maps {
 		if f.PC >= mp.Lo && f.PC < mp.Hi && mp.Image != nil {
 			m.res.Handled = append(m.res.Handled, HandledFault{Image: mp.Image, Addr: f.PC - mp.Bias})
+			t.noted = len(m.res.Handled)
 			return
 		}
 	}
+}
+
+// enterHandler records that t is sent into a handler of the program by
+// the signal of its current signal-delivery-stop (the fault noteHandled
+// noted at this stop, if any).
+//
+// Preconditions: on the tracer thread; t is in a signal-delivery-stop,
+// about to be resumed with a signal its process handles.
+func (t *thread) enterHandler() {
+	t.frames = append(t.frames, t.noted)
+	t.noted = 0
+}
+
+// leaveHandler records that t returned from its innermost handler
+// (rt_sigreturn).
+func (t *thread) leaveHandler() {
+	if n := len(t.frames); n > 0 {
+		t.frames = t.frames[:n-1]
+	}
+}
+
+// abandonHandlers records, when t ends or replaces its program, that the
+// handlers it never returned from never resumed the faults that sent it
+// into them (HandledFault.Left).
+//
+// Preconditions: on the tracer thread.
+func (m *mon) abandonHandlers(t *thread) {
+	for _, k := range t.frames {
+		if k > 0 && k <= len(m.res.Handled) {
+			m.res.Handled[k-1].Left = true
+		}
+	}
+	t.frames, t.noted = nil, 0
 }
 
 // threadExit records where t was in profiled code when it ended

@@ -316,6 +316,7 @@ func (m *mon) leaveChanged(err error) {
 // reap accounts for task tid, which has ended as st says.
 func (m *mon) reap(tid int, st stop) {
 	if t := m.threads[tid]; t != nil {
+		m.abandonHandlers(t)
 		m.removeThread(t)
 	}
 	if tid != m.root {

@@ -333,6 +333,7 @@ func (m *mon) syscallStop(t *thread) {
 			sysEpollPwait, sysEpollPwait2, sysIoPgetevents:
 			m.readMask(t)
 			if nr == sysRtSigreturn {
+				t.leaveHandler()
 				m.afterSigreturn(t)
 			}
 		}
@@ -434,8 +435,10 @@ func (m *mon) delivering(t *thread, sig int, forced bool) {
 	}
 	a := &t.sigs.act[sig-1]
 	if !a.handled() {
+		t.noted = 0
 		return
 	}
+	t.enterHandler()
 	add := a.Mask
 	if a.Flags&saNodefer == 0 {
 		add |= 1 << (sig - 1)

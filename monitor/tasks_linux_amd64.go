@@ -75,6 +75,13 @@ type thread struct {
 	// textCall is a system call changing code, from its entry to its
 	// exit (textchange_linux_amd64.go).
 	textCall *textCall
+	// frames are the program's signal handlers the thread was sent into
+	// and has not returned from through rt_sigreturn, innermost last:
+	// each is 1 + the index of its fault in Result.Handled, or 0 for a
+	// signal that was not a fault. noted is that value for the fault of
+	// the current signal-delivery-stop (handled_linux_amd64.go).
+	frames []int
+	noted  int
 }
 
 // runsCode reports whether t may execute code at any moment: resumed, and
@@ -379,11 +386,14 @@ func (m *mon) exec(t *thread) {
 	if former, err := unix.PtraceGetEventMsg(t.tid); err == nil && int(former) != t.tid {
 		// A non-leader thread exec'd; it now has the leader's TID.
 		if old := m.threads[int(former)]; old != nil {
+			m.abandonHandlers(old)
 			m.removeThread(old)
 		}
 	}
+	m.abandonHandlers(t)
 	for _, u := range m.threads {
 		if u != t && u.tgid == t.tgid {
+			m.abandonHandlers(u)
 			m.removeThread(u)
 		}
 	}

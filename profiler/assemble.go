@@ -249,13 +249,14 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 
 // stopsIn returns where, in module m, an activation stopped for good
 // (Table.DeriveFlow): where the thread a signal killed the process
-// through was, and, in a Go program, each instruction that faulted into
-// the runtime's handler (a panic that never comes back to the rest of the
-// block). A C program's handler may return to retry the instruction
-// instead, which would make the block's count one too many: its faults
-// are left out. Every thread that ended in a block of m is one more
-// (another thread's exit_group killed it in a loop, a system call of m
-// ended it).
+// through was, and each instruction that faulted into a handler of the
+// program that never came back to it: in a Go program every one (the
+// runtime's handler returns into sigpanic, and the panic, recovered or
+// not, never comes back to the rest of the block); in any other, those
+// whose handler never returned (siglongjmp; a handler that returns
+// retries the instruction or skips it, and the activation runs on).
+// Every thread that ended in a block of m is one more (another thread's
+// exit_group killed it in a loop, a system call of m ended it).
 func stopsIn(m *module, fault faultSite) []breakpoint.Stop {
 	t := m.plan.Table
 	var stops []breakpoint.Stop
@@ -267,11 +268,10 @@ func stopsIn(m *module, fault faultSite) []breakpoint.Stop {
 			stops = append(stops, breakpoint.Stop{Addr: e.Addr, Entered: e.Entered})
 		}
 	}
-	if isGo(m.sym) {
-		for _, h := range fault.handled {
-			if h.Image != nil && h.Image.Table == t {
-				stops = append(stops, breakpoint.Stop{Addr: h.Addr, Entered: true})
-			}
+	goProgram := isGo(m.sym)
+	for _, h := range fault.handled {
+		if h.Image != nil && h.Image.Table == t && (goProgram || h.Left) {
+			stops = append(stops, breakpoint.Stop{Addr: h.Addr, Entered: true})
 		}
 	}
 	return stops

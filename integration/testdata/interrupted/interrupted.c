@@ -8,6 +8,11 @@
  *   pthread_exit  a thread goes down the frames and calls pthread_exit
  *   cancel        a thread goes down the frames and blocks in pause();
  *                 main cancels it
+ *   siglongjmp    the fault of segv, 5 times, each caught by a SIGSEGV
+ *                 handler that siglongjmps back to main
+ *   sigretry      the fault of segv on a page with no access, 5 times,
+ *                 each caught by a handler that opens the page and
+ *                 returns: the store is retried, and the loop runs on
  * The frames above the bottom never run the code after their call.
  */
 #include <pthread.h>
@@ -16,14 +21,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
-enum { SEGV, LONGJMP, EXIT, UEXIT, PEXIT, CANCEL };
+enum { SEGV, LONGJMP, EXIT, UEXIT, PEXIT, CANCEL, SIGLONGJMP, SIGRETRY, NMODES };
 
 static int how;
 static int *volatile nowhere;
 static volatile long sink;
 static jmp_buf env;
+static sigjmp_buf senv;
+static char *page;
 static sem_t ready;
 
 __attribute__((noipa)) static int
@@ -47,6 +56,8 @@ bottom(int n)
 
 	switch (how) {
 	case SEGV:
+	case SIGLONGJMP:
+	case SIGRETRY:
 		for (i = 0; i < n; i++) {
 			sink += i;
 			if (i == n / 2)
@@ -85,6 +96,15 @@ level(int depth, int n)
 	return s;
 }
 
+static void
+caught(int sig)
+{
+	(void)sig;
+	if (how == SIGLONGJMP)
+		siglongjmp(senv, 1);
+	mprotect(page, 4096, PROT_READ | PROT_WRITE);
+}
+
 static void *
 thread(void *arg)
 {
@@ -96,13 +116,13 @@ thread(void *arg)
 int
 main(int argc, char **argv)
 {
-	static const char *const names[] = {"segv", "longjmp", "exit", "_exit", "pthread_exit", "cancel"};
+	static const char *const names[] = {"segv", "longjmp", "exit", "_exit", "pthread_exit", "cancel", "siglongjmp", "sigretry"};
 	volatile int k;
 	pthread_t th;
 
 	if (argc < 2)
 		return 2;
-	for (how = 0; how < 6 && strcmp(argv[1], names[how]) != 0; how++)
+	for (how = 0; how < NMODES && strcmp(argv[1], names[how]) != 0; how++)
 		;
 	sink += work(20);
 	switch (how) {
@@ -123,7 +143,23 @@ main(int argc, char **argv)
 		}
 		pthread_join(th, NULL);
 		break;
-	case 6:
+	case SIGLONGJMP:
+	case SIGRETRY:
+		page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (page == MAP_FAILED)
+			return 2;
+		if (how == SIGRETRY)
+			nowhere = (int *)page;
+		signal(SIGSEGV, caught);
+		for (k = 0; k < 5; k++) {
+			mprotect(page, 4096, PROT_NONE);
+			if (sigsetjmp(senv, 1) == 0)
+				sink += level(4, 10 + k);
+			else
+				sink += work(k); /* SIGLONGJMP_BACK */
+		}
+		break;
+	case NMODES:
 		return 2;
 	default:
 		sink += level(4, 10);
