@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -135,21 +136,16 @@ func getURL(t *testing.T, u string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// waitConnected waits until a client other than this process holds a
-// connection to port: its request has reached patchprof.
-func waitConnected(t *testing.T, port int) {
+// waitMetric waits until the /metrics exposition at base holds the line
+// want.
+func waitMetric(t *testing.T, base, want string) {
 	t.Helper()
-	local := fmt.Sprintf(":%04X ", port)
 	for deadline := time.Now().Add(eventBound); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, _ := os.ReadFile("/proc/net/tcp")
-		for _, l := range strings.Split(string(b), "\n") {
-			// sl local_address rem_address st: 01 is ESTABLISHED.
-			if f := strings.Fields(l); len(f) > 3 && strings.HasSuffix(f[1]+" ", local) && f[3] == "01" {
-				return
-			}
+		if _, body := getURL(t, base+"/metrics"); slices.Contains(strings.Split(body, "\n"), want) {
+			return
 		}
 	}
-	t.Fatalf("no client connected to port %d", port)
+	t.Fatalf("/metrics never held %q", want)
 }
 
 // TestListenPprofDelta: `go tool pprof -top URL?seconds=2` shows exactly
@@ -157,8 +153,6 @@ func waitConnected(t *testing.T, port int) {
 func TestListenPprofDelta(t *testing.T) {
 	s := startServed(t, "--listen", "127.0.0.1:0")
 	s.ask(300) // before the window
-	u, _ := url.Parse(s.base)
-	port, _ := strconv.Atoi(u.Port())
 	pp := exec.Command("go", "tool", "pprof", "-top", s.base+"/debug/pprof/counts?seconds=2")
 	// Where pprof keeps what it fetched (HOME stays: go tool finds its
 	// build cache there).
@@ -168,10 +162,10 @@ func TestListenPprofDelta(t *testing.T) {
 	if err := pp.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitConnected(t, port)
-	// The request took its first snapshot on arrival; the target answers
-	// within the window, which ends two seconds after it.
-	time.Sleep(200 * time.Millisecond)
+	// The window has begun once the request's first snapshot is taken,
+	// which /metrics tells; the target answers within the window, which
+	// ends two seconds after it.
+	waitMetric(t, s.base, "patchprof_delta_windows_open 1")
 	s.ask(70)
 	if err := pp.Wait(); err != nil {
 		t.Fatalf("go tool pprof: %v\n%s", err, out.String())

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	pprof "github.com/google/pprof/profile"
@@ -68,6 +69,9 @@ type Handler struct {
 	once  sync.Once
 	ended chan struct{} // closed by Finish
 	final *profile.Profile
+	// windows counts the delta windows open: first counts read, the
+	// second not yet (patchprof_delta_windows_open).
+	windows atomic.Int64
 }
 
 // NewHandler returns the Handler of o.
@@ -243,6 +247,8 @@ func (h *Handler) servePprof(w http.ResponseWriter, r *http.Request) {
 	start, end := h.o.Start, time.Now()
 	if window > 0 {
 		start = end
+		h.windows.Add(1)
+		defer h.windows.Add(-1)
 		t := time.NewTimer(window)
 		select {
 		case <-t.C:
@@ -323,7 +329,7 @@ func (h *Handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	var buf bytes.Buffer
-	writeMetrics(&buf, p, metricsOptions{engine: h.o.Engine, top: h.o.TopFunctions, running: running})
+	writeMetrics(&buf, p, metricsOptions{engine: h.o.Engine, top: h.o.TopFunctions, running: running, windows: h.windows.Load()})
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Write(buf.Bytes())

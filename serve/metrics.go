@@ -16,8 +16,9 @@ import (
 // metricsOptions shape writeMetrics' output.
 type metricsOptions struct {
 	engine  string
-	top     int  // how many functions to list
-	running bool // the target is being profiled
+	top     int   // how many functions to list
+	running bool  // the target is being profiled
+	windows int64 // delta windows open (Handler.windows)
 }
 
 // writeMetrics writes p in the Prometheus text exposition format
@@ -65,6 +66,9 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 
 	m.family("patchprof_target_running", "gauge", "1 while the target is being profiled, 0 once its run has ended.")
 	m.sample("patchprof_target_running", map[bool]uint64{true: 1}[o.running])
+	m.family("patchprof_delta_windows_open", "gauge",
+		"Delta profiles (/debug/pprof/counts?seconds=N) whose window has begun and not yet ended.")
+	m.sample("patchprof_delta_windows_open", uint64(max(o.windows, 0)))
 	m.family("patchprof_target_info", "gauge", "The profiled executable and what is counted in it; always 1.")
 	m.sample("patchprof_target_info", 1, "executable", p.Executable, "mode", p.Mode)
 
