@@ -45,24 +45,34 @@ func wantOneNote(t *testing.T, cmdline string, notes []string, s string) {
 
 // TestSandboxLaunch: a program that installs a seccomp filter refusing
 // memfd_create and MAP_FIXED_NOREPLACE mmaps (what patchprof would inject)
-// by a kill or an error, or enters strict mode, before f's first call, or
-// before it execs itself: no system call is injected, the program ends
-// as natively, f and g are counted exactly.
+// by a kill or an error, or enters strict mode, before f's first call,
+// before it execs itself, or before it forks (the child inherits the
+// filter, and, forklate, what was planted before it): no system call is
+// injected where the filter is, the program ends as natively, f and g
+// are counted exactly.
 func TestSandboxLaunch(t *testing.T) {
 	needs(t)
 	t.Parallel()
 	exe := buildC(t, "sandbox.c", "-g", "-O0")
 	for _, e := range engineList() {
-		for _, c := range []struct{ action, when, why string }{
-			{"kill", "now", "a seccomp filter"},
-			{"errno", "now", "a seccomp filter"},
-			{"strict", "now", "seccomp strict mode"},
-			{"kill", "exec", "a seccomp filter"},
-			{"errno", "exec", "a seccomp filter"},
+		for _, c := range []struct {
+			action, when, why string
+			rounds            int64 // of f 1000 times and g 10
+		}{
+			{"kill", "now", "a seccomp filter", 1},
+			{"errno", "now", "a seccomp filter", 1},
+			{"strict", "now", "seccomp strict mode", 1},
+			{"kill", "exec", "a seccomp filter", 1},
+			{"errno", "exec", "a seccomp filter", 1},
+			{"kill", "fork", "a seccomp filter", 2},
+			{"errno", "fork", "a seccomp filter", 2},
+			{"kill", "forklate", "a seccomp filter", 3},
+			{"errno", "forklate", "a seccomp filter", 3},
 		} {
 			t.Run(e+"/"+c.action+"/"+c.when, func(t *testing.T) {
 				want, code := nativeRun(t, exe, c.action, c.when)
-				if want != "f=1000 g=10\n" || code != 0 {
+				wantOut := map[int64]string{1: "f=1000 g=10\n", 2: "f=1000 g=10\nf=1000 g=10\n", 3: "f=1000 g=10\nf=2000 g=20\nf=2000 g=20\n"}[c.rounds]
+				if want != wantOut || code != 0 {
 					t.Fatalf("native: %q, status %d", want, code)
 				}
 				res, p := runProfile(t, runOpts{args: []string{"--engine=" + e, "--funcs", "--func", "^(f|g)$", exe, c.action, c.when}})
@@ -70,8 +80,8 @@ func TestSandboxLaunch(t *testing.T) {
 				if res.stdout != want {
 					t.Errorf("%s: stdout %q, want the native %q", res.cmdline, res.stdout, want)
 				}
-				wantFunc(t, p, "f", 1000)
-				wantFunc(t, p, "g", 10)
+				wantFunc(t, p, "f", 1000*c.rounds)
+				wantFunc(t, p, "g", 10*c.rounds)
 				wantOneNote(t, res.cmdline, p.Notes, "the program runs under "+c.why)
 				for _, n := range p.Notes {
 					if strings.Contains(n, "incomplete") || strings.Contains(n, "no free address range") {

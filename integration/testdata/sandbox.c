@@ -9,7 +9,10 @@
 // stdin calls f n times and answers "done n total"; at the end of input,
 // "bye F G"), busy (installed, then "ready", then a loop of f, a write to
 // /dev/null and a read of stdin made non-blocking, all system calls strict
-// mode allows, until a 'q' comes: "bye F G"). Output through write(2) only; the end through _exit's system
+// mode allows, until a 'q' comes: "bye F G"), fork (installed, then the
+// program forks: the child does what now does, then the parent after it),
+// forklate (f 1000 times and g 10 first, then as fork: the child inherits
+// what patchprof planted before the filter). Output through write(2) only; the end through _exit's system
 // call, the only one strict mode allows. Build: gcc -g -O0.
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long nf, ng;
@@ -80,7 +84,7 @@ static void work(void) {
 
 int main(int argc, char **argv) {
 	if (argc != 3) {
-		fprintf(stderr, "usage: sandbox kill|errno|strict now|exec|attach|busy\n");
+		fprintf(stderr, "usage: sandbox kill|errno|strict now|exec|fork|forklate|attach|busy\n");
 		return 2;
 	}
 	char b[64];
@@ -88,6 +92,8 @@ int main(int argc, char **argv) {
 		work();
 		end(0);
 	}
+	if (strcmp(argv[2], "forklate") == 0)
+		work();
 	snprintf(b, sizeof b, "ready\n");
 	int null = -1;
 	if (strcmp(argv[2], "busy") == 0) {
@@ -103,6 +109,20 @@ int main(int argc, char **argv) {
 		execv("/proc/self/exe", args);
 		perror("execv");
 		end(2);
+	}
+	if (strcmp(argv[2], "fork") == 0 || strcmp(argv[2], "forklate") == 0) {
+		pid_t child = fork();
+		if (child < 0)
+			end(2);
+		if (child == 0) {
+			work();
+			end(0);
+		}
+		int status;
+		if (waitpid(child, &status, 0) != child || status != 0)
+			end(3);
+		work();
+		end(0);
 	}
 	if (strcmp(argv[2], "now") == 0) {
 		work();
