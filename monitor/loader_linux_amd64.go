@@ -29,7 +29,9 @@ const (
 )
 
 // loaderWindow sets t.loading when the notification t has just run, in
-// mapping mp, begins a load.
+// mapping mp, begins a load. One that ends a load has the objects mapped
+// in the window, whose mmaps guardExit did not see, searched for wrgsbase
+// before any of their code runs (guard_linux_amd64.go).
 //
 // Preconditions: on the tracer thread; t is stopped past the site.
 func (m *mon) loaderWindow(t *thread, mp *mapping) {
@@ -41,6 +43,9 @@ func (m *mon) loaderWindow(t *thread, mp *mapping) {
 		return
 	}
 	t.loading = binary.LittleEndian.Uint32(b[:]) == rtAdd
+	if !t.loading && t.mm.ctr != nil && !t.mm.noJump {
+		m.scanGS(t, 0, 0)
+	}
 }
 
 // audited reports whether mm's program may run an LD_AUDIT library (or its
