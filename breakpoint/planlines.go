@@ -42,16 +42,15 @@ func (p *Plan) lineRef(ref LineRef, fi int) int32 {
 // LineCounts returns the count of every line of p.Lines in c: derived from
 // block and arc counts for the functions counted by blocks, the entries
 // the cursor counted (Counts.LineEntries) for the others. A non-nil fault
-// is the link-time address of the instruction that faulted, ending the
-// run in the middle of its block: the lines after it get no credit for
-// that last entry.
+// is where the run ended in the middle of a block: the lines after it get
+// no credit for that last entry.
 //
 // unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
 // known only for the lines derived from blocks. unknown is true for a line
 // whose count the run cannot tell (an empty case that shares its jump-table
 // entries with other values, when they ran): it has no count. See
 // linemodel.Model.Counts.
-func (p *Plan) LineCounts(c *Counts, fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
+func (p *Plan) LineCounts(c *Counts, fault *linemodel.Fault) (counts []uint64, unexecuted, unknown []bool) {
 	return p.model.Counts(p.blockHits(c), c.EdgeCounts, c.BlockArrivals, c.LineEntries, fault)
 }
 

@@ -48,6 +48,8 @@ func interruptions() []interruption {
 		// its line after the fault counts every activation.
 		{"siglongjmp", c, []string{"siglongjmp"}, 0, nil},
 		{"sigretry", c, []string{"sigretry"}, 0, gc("sigretry")},
+		// gcov, as for siglongjmp, runs the loop's block on to its end.
+		{"acancel", c, []string{"acancel"}, 0, nil},
 		{"exception", cpp, nil, 0, &gcovRun{src: "interrupted/exceptions.cpp"}},
 		{"go-panic", goi, []string{"panic"}, 0, nil},
 		{"go-nil", goi, []string{"nil"}, 0, nil},

@@ -22,7 +22,8 @@ type HandledFault struct {
 // A ThreadEnd is where a thread was in a profiled image when it ended:
 // killed while it ran the program's code (another thread's exit_group or
 // execve, a fatal signal sent to the process) or ending through its own
-// system call. The activation there never runs the rest of its block, so
+// system call; or where a signal whose handler it never returned from
+// interrupted it (an asynchronous cancel, a siglongjmp out of a handler). The activation there never runs the rest of its block, so
 // the in-process engine's derived counts take it out of that block's flow
 // (breakpoint.Table.DeriveFlow).
 type ThreadEnd struct {

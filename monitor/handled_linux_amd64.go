@@ -26,15 +26,36 @@ func (m *mon) noteHandled(t *thread, st *sigStop) {
 	}
 }
 
+// A frame is a handler of the program that a thread was sent into and
+// has not returned from (rt_sigreturn).
+type frame struct {
+	// fault is 1 + the index in Result.Handled of the fault that sent the
+	// thread there, 0 for a signal that was not a fault.
+	fault int
+	// at is where a signal that was not a fault interrupted the thread,
+	// when that is in a profiled image (in).
+	at ThreadEnd
+	in bool
+}
+
 // enterHandler records that t is sent into a handler of the program by
-// the signal of its current signal-delivery-stop (the fault noteHandled
-// noted at this stop, if any).
+// the signal of its current signal-delivery-stop: the fault noteHandled
+// noted at this stop, or where the signal interrupted it.
 //
 // Preconditions: on the tracer thread; t is in a signal-delivery-stop,
-// about to be resumed with a signal its process handles.
-func (t *thread) enterHandler() {
-	t.frames = append(t.frames, t.noted)
+// about to be resumed with a signal its process handles, and out of any
+// trampoline or slot whose instruction it had not begun.
+func (m *mon) enterHandler(t *thread) {
+	f := frame{fault: t.noted}
 	t.noted = 0
+	if f.fault == 0 {
+		if rip, err := peekUser(t.tid, offRip); err == nil {
+			if pc, entered, ok := m.original(t.mm, rip); ok {
+				f.at, f.in = endAt(t.mm, pc, entered)
+			}
+		}
+	}
+	t.frames = append(t.frames, f)
 }
 
 // leaveHandler records that t returned from its innermost handler
@@ -46,14 +67,20 @@ func (t *thread) leaveHandler() {
 }
 
 // abandonHandlers records, when t ends or replaces its program, that the
-// handlers it never returned from never resumed the faults that sent it
-// into them (HandledFault.Left).
+// handlers it never returned from never resumed what their signals
+// interrupted: a fault (HandledFault.Left), or an activation stopped
+// where an asynchronous signal found it (a ThreadEnd: pthread_cancel of
+// a thread in PTHREAD_CANCEL_ASYNCHRONOUS, whose handler unwinds it, or a
+// siglongjmp out of a timer's handler).
 //
 // Preconditions: on the tracer thread.
 func (m *mon) abandonHandlers(t *thread) {
-	for _, k := range t.frames {
-		if k > 0 && k <= len(m.res.Handled) {
-			m.res.Handled[k-1].Left = true
+	for _, f := range t.frames {
+		switch {
+		case f.fault > 0 && f.fault <= len(m.res.Handled):
+			m.res.Handled[f.fault-1].Left = true
+		case f.fault == 0 && f.in:
+			m.res.ThreadEnds = append(m.res.ThreadEnds, f.at)
 		}
 	}
 	t.frames, t.noted = nil, 0
@@ -89,12 +116,20 @@ func (m *mon) threadExit(t *thread) {
 	if f := m.faults[t.tgid]; f != nil && f.PC == pc && f.SP == regs.Rsp {
 		return
 	}
+	if e, ok := endAt(mm, pc, entered); ok {
+		m.res.ThreadEnds = append(m.res.ThreadEnds, e)
+	}
+}
+
+// endAt is the ThreadEnd of an activation stopped at original address pc
+// of mm, if pc is in a profiled image.
+func endAt(mm *space, pc uint64, entered bool) (ThreadEnd, bool) {
 	for _, mp := range mm.maps {
 		if pc >= mp.Lo && pc < mp.Hi && mp.Image != nil {
-			m.res.ThreadEnds = append(m.res.ThreadEnds, ThreadEnd{Image: mp.Image, Addr: pc - mp.Bias, Entered: entered})
-			return
+			return ThreadEnd{Image: mp.Image, Addr: pc - mp.Bias, Entered: entered}, true
 		}
 	}
+	return ThreadEnd{}, false
 }
 
 // original maps a thread's PC to the original instruction it stands for:

@@ -101,6 +101,7 @@ func (m *mon) signal(t *thread, st *sigStop) {
 	if m.xolOn {
 		m.outOfSlot(t, st.fault())
 	}
+	m.movedFault(t, st)
 	m.repair(t)
 	m.delivering(t, int(st.sig), st.forced())
 	m.resume(t, int(st.sig))
@@ -153,6 +154,28 @@ func (m *mon) noteFault(t *thread, st *sigStop) {
 		buf := make([]byte, 16<<10)
 		n, _ := t.mm.mem.ReadMemory(f.SP, buf) // a short stack is still worth reporting
 		f.Stack = buf[:max(n, 0)]
+	}
+}
+
+// movedFault moves the record noteFault made of a signal that is not a
+// fault to where the thread is now: leaving a trampoline or a slot may
+// have stepped it on to a point where the program can be, and that is
+// where the signal finds it, kills it, or interrupts it for a handler.
+//
+// Preconditions: on the tracer thread; t is in the signal-delivery-stop
+// st, and noteFault has run for it.
+func (m *mon) movedFault(t *thread, st *sigStop) {
+	f := m.faults[t.tgid]
+	if f == nil || f.Entered || !st.haveRegs || f.Signal != int(st.sig) || f.SP != st.regs.Rsp || t.mm.dead || !(m.jumpOn || m.xolOn) {
+		return
+	}
+	var regs unix.PtraceRegs
+	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil || regs.Rip == st.regs.Rip {
+		return
+	}
+	f.PC, f.SP = regs.Rip, regs.Rsp
+	if orig, _, ok := m.original(t.mm, f.PC); ok {
+		f.PC = orig
 	}
 }
 

@@ -438,7 +438,7 @@ func (m *mon) delivering(t *thread, sig int, forced bool) {
 		t.noted = 0
 		return
 	}
-	t.enterHandler()
+	m.enterHandler(t)
 	add := a.Mask
 	if a.Flags&saNodefer == 0 {
 		add |= 1 << (sig - 1)

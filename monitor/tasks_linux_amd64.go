@@ -76,11 +76,10 @@ type thread struct {
 	// exit (textchange_linux_amd64.go).
 	textCall *textCall
 	// frames are the program's signal handlers the thread was sent into
-	// and has not returned from through rt_sigreturn, innermost last:
-	// each is 1 + the index of its fault in Result.Handled, or 0 for a
-	// signal that was not a fault. noted is that value for the fault of
-	// the current signal-delivery-stop (handled_linux_amd64.go).
-	frames []int
+	// and has not returned from through rt_sigreturn, innermost last.
+	// noted is 1 + the index in Result.Handled of the fault of the
+	// current signal-delivery-stop, 0 for none (handled_linux_amd64.go).
+	frames []frame
 	noted  int
 }
 

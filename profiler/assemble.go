@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/linemodel"
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
 )
@@ -73,9 +74,9 @@ func countsOf(res *monitor.Result, m *module) *breakpoint.Counts {
 func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fault faultSite, c *breakpoint.Counts) {
 	plan := m.plan
 	t := plan.Table
-	var at *uint64
+	var at *linemodel.Fault
 	if fault.m == m {
-		at = &fault.addr
+		at = &linemodel.Fault{Addr: fault.addr, Entered: fault.entered}
 	}
 	// Under the in-process engine, the edges of the functions it serves
 	// follow from their block counts (a no-op for the other engines),

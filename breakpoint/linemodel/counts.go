@@ -16,16 +16,15 @@ import (
 // blockCounts per block and arrivals (at a block along none of its edges)
 // per block, indexed from Graph.FirstBlock, edgeCounts per edge, indexed
 // from Graph.FirstEdge. The result has len(lineEntries) lines. A non-nil
-// fault is the link-time address of the instruction that faulted, ending
-// the run in the middle of its block: the lines after it get no credit for
-// that last entry.
+// fault is where the run ended in the middle of a block (see Fault): the
+// lines after it get no credit for that last entry.
 //
 // unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
 // known only for the lines derived from blocks. unknown is true for a line
 // whose count the run cannot tell (an empty case that shares its jump-table
 // entries with other values, when they ran): it has no count. m may be nil
 // (no line was modelled).
-func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, fault *uint64) (counts []uint64, unexecuted, unknown []bool) {
+func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, fault *Fault) (counts []uint64, unexecuted, unknown []bool) {
 	out := make([]uint64, len(lineEntries))
 	copy(out, lineEntries)
 	unexecuted = make([]bool, len(lineEntries))
@@ -78,7 +77,7 @@ func (m *Model) groupCount(mf modelFunc, cg caseGroup, edgeCounts []uint64) uint
 
 // flowOf turns one modelled function's counts into linecount's terms: its
 // blocks and arcs, then the blocks of GCC's that have no code.
-func (m *Model) flowOf(mf modelFunc, rc runCounts, fault *uint64) linecount.Func {
+func (m *Model) flowOf(mf modelFunc, rc runCounts, fault *Fault) linecount.Func {
 	fg := m.graphs[mf.graph]
 	g := fg.Graph
 	f := blocksOf(mf, fg, rc)
@@ -103,7 +102,7 @@ func (m *Model) flowOf(mf modelFunc, rc runCounts, fault *uint64) linecount.Func
 		f.Arcs = append(f.Arcs, linecount.Arc{From: int32(cg.dispatch), To: int32(len(f.Blocks)), Count: c})
 		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), cg.extra...), Count: c})
 	}
-	if fault != nil && *fault >= g.Addr && *fault < g.End {
+	if fault != nil && fault.Addr >= g.Addr && fault.Addr < g.End {
 		cutAt(&f, g, mf, *fault)
 	}
 	for k := range f.Blocks {
@@ -206,17 +205,28 @@ func arcsOf(f *linecount.Func, mf modelFunc, fg Graph, rc runCounts) (latched, f
 	return latched, finCount, labCount
 }
 
-// cutAt splits the block holding the faulting instruction at pc in two:
-// the lines up to the instruction keep the block's count, the lines after
-// it lose the entry that never got there.
-func cutAt(f *linecount.Func, g *cfg.Graph, mf modelFunc, pc uint64) {
+// A Fault is where a run ended: the instruction at Addr, which it had
+// begun (Entered: the instruction faulted) or not (a signal found the
+// thread before it).
+type Fault struct {
+	Addr    uint64
+	Entered bool
+}
+
+// cutAt splits the block holding the instruction the run ended at in two:
+// the lines up to it keep the block's count, the lines after it lose the
+// entry that never got there. The line that begins at an instruction not
+// begun is one of those; at a block's first instruction not begun, the
+// block's count does not hold that entry, and nothing is cut.
+func cutAt(f *linecount.Func, g *cfg.Graph, mf modelFunc, at Fault) {
+	pc := at.Addr
 	b, ok := g.BlockAt(pc)
-	if !ok || mf.skip[b] || f.Blocks[b].Count == 0 {
+	if !ok || mf.skip[b] || f.Blocks[b].Count == 0 || !at.Entered && pc == g.Blocks[b].Start {
 		return
 	}
 	var before, after []int32
 	for _, x := range mf.blocks[b] {
-		if x.addr <= pc {
+		if x.addr < pc || x.addr == pc && at.Entered {
 			before = append(before, x.line)
 		} else {
 			after = append(after, x.line)

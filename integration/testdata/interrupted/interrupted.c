@@ -13,6 +13,11 @@
  *   sigretry      the fault of segv on a page with no access, 5 times,
  *                 each caught by a handler that opens the page and
  *                 returns: the store is retried, and the loop runs on
+ *   acancel       a thread in PTHREAD_CANCEL_ASYNCHRONOUS goes down the
+ *                 frames with glibc's cancellation signal blocked; main
+ *                 cancels it; in the middle of segv's loop it unblocks
+ *                 the signal with a system call of its own code, and the
+ *                 signal's handler unwinds it from right after that call
  * The frames above the bottom never run the code after their call.
  */
 #include <pthread.h>
@@ -23,9 +28,10 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-enum { SEGV, LONGJMP, EXIT, UEXIT, PEXIT, CANCEL, SIGLONGJMP, SIGRETRY, NMODES };
+enum { SEGV, LONGJMP, EXIT, UEXIT, PEXIT, CANCEL, SIGLONGJMP, SIGRETRY, ACANCEL, NMODES };
 
 static int how;
 static int *volatile nowhere;
@@ -33,6 +39,24 @@ static volatile long sink;
 static jmp_buf env;
 static sigjmp_buf senv;
 static char *page;
+static int gate[2];
+
+/* SIGCANCEL, glibc's cancellation signal, as a kernel sigset_t. */
+static const unsigned long cancelset = 1UL << (32 - 1);
+
+/* unblockCancel unblocks SIGCANCEL with a syscall instruction of this
+ * program, so that the pending signal comes right after it, here. */
+static inline void
+unblockCancel(void)
+{
+	long ret;
+	register long r10 __asm__("r10") = 8;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"((long)SYS_rt_sigprocmask), "D"((long)SIG_UNBLOCK), "S"(&cancelset), "d"(0L), "r"(r10)
+			 : "rcx", "r11", "memory");
+}
 static sem_t ready;
 
 __attribute__((noipa)) static int
@@ -65,6 +89,20 @@ bottom(int n)
 			sink -= 1;
 		}
 		break;
+	case ACANCEL: {
+		char c;
+
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancelset, NULL, 8);
+		sem_post(&ready);
+		syscall(SYS_read, gate[0], &c, 1); /* not a cancellation point */
+		for (i = 0; i < n; i++) {
+			sink += i;
+			if (i == n / 2)
+				unblockCancel();
+			sink -= 1;
+		}
+		break;
+	}
 	case LONGJMP:
 		longjmp(env, n);
 	case EXIT:
@@ -109,6 +147,8 @@ static void *
 thread(void *arg)
 {
 	(void)arg;
+	if (how == ACANCEL)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 	sink += level(4, 10);
 	return NULL;
 }
@@ -116,7 +156,7 @@ thread(void *arg)
 int
 main(int argc, char **argv)
 {
-	static const char *const names[] = {"segv", "longjmp", "exit", "_exit", "pthread_exit", "cancel", "siglongjmp", "sigretry"};
+	static const char *const names[] = {"segv", "longjmp", "exit", "_exit", "pthread_exit", "cancel", "siglongjmp", "sigretry", "acancel"};
 	volatile int k;
 	pthread_t th;
 
@@ -135,12 +175,17 @@ main(int argc, char **argv)
 		break;
 	case PEXIT:
 	case CANCEL:
+	case ACANCEL:
 		sem_init(&ready, 0, 0);
+		if (how == ACANCEL && pipe(gate) != 0)
+			return 2;
 		pthread_create(&th, NULL, thread, NULL);
-		if (how == CANCEL) {
+		if (how != PEXIT) {
 			sem_wait(&ready);
 			pthread_cancel(th);
 		}
+		if (how == ACANCEL && write(gate[1], "x", 1) != 1)
+			return 2;
 		pthread_join(th, NULL);
 		break;
 	case SIGLONGJMP:

@@ -4,6 +4,10 @@
  *                   exit_group kills the spinner wherever it is
  *   killmid signal  main sends the spinner SIGTERM (tgkill): the process
  *                   dies of it (status 143), the spinner wherever it was
+ *   killmid cancel  the spinner runs in PTHREAD_CANCEL_ASYNCHRONOUS and
+ *                   main cancels it: glibc's handler of the cancellation
+ *                   signal unwinds it from wherever it was; main joins it
+ *                   and exits 0
  *   killmid fixed   the spinner runs exactly ROUNDS rounds, then blocks in
  *                   read(2); main exits once it sees it blocked there:
  *                   every count is known
@@ -23,7 +27,7 @@
 
 static volatile unsigned long spins, odd, even;
 static volatile pid_t spinner_tid;
-static int fixed;
+static int fixed, cancel;
 static int never[2]; /* a pipe nobody writes to */
 static int done[2];  /* the spinner's word that it ran ROUNDS rounds */
 
@@ -32,6 +36,8 @@ static void *spinner(void *arg)
 	unsigned long i = 0;
 	(void)arg;
 	spinner_tid = (pid_t)syscall(SYS_gettid);
+	if (cancel)
+		pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
 	for (;;) {
 		i++;                       /* BODY_I */
 		if (i & 1)                 /* BODY_IF */
@@ -53,6 +59,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "exit";
 	pthread_t th;
 	fixed = strcmp(mode, "fixed") == 0;
+	cancel = strcmp(mode, "cancel") == 0;
 	if (pipe(never) != 0 || pipe(done) != 0)
 		return 1;
 	pthread_create(&th, NULL, spinner, NULL);
@@ -79,6 +86,10 @@ int main(int argc, char **argv)
 	}
 	while (spins < 200000 && !fixed)
 		usleep(1000);
+	if (cancel) {
+		pthread_cancel(th);
+		pthread_join(th, NULL);
+	}
 	if (strcmp(mode, "signal") == 0) {
 		syscall(SYS_tgkill, getpid(), spinner_tid, SIGTERM);
 		for (;;)
