@@ -3,6 +3,8 @@ package breakpoint
 import (
 	"errors"
 	"fmt"
+
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 )
 
 // errFake is what fakeMemory returns for an access that touches its failAddr.
@@ -27,12 +29,12 @@ type fakeMemory struct {
 }
 
 // newFakeMemory returns a fake of n bytes at base, filled with a pattern that
-// never produces Int3, so a stray or missing int3 is easy to spot.
+// never produces relocate.Int3, so a stray or missing int3 is easy to spot.
 func newFakeMemory(base uint64, n int) *fakeMemory {
 	m := &fakeMemory{base: base, mem: make([]byte, n), writtenPages: map[uint64]int{}}
 	for i := range m.mem {
 		b := byte(i*7 + i>>8)
-		if b == Int3 {
+		if b == relocate.Int3 {
 			b = 0x90
 		}
 		m.mem[i] = b

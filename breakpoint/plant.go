@@ -2,6 +2,8 @@ package breakpoint
 
 import (
 	"fmt"
+
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 )
 
 // A PlantError says which page could not be read or written.
@@ -51,7 +53,7 @@ func (t *Table) Plant(mem Memory) error {
 			if t.flags[i]&flagArmed == 0 {
 				t.orig[i] = span[off]
 			}
-			span[off] = Int3
+			span[off] = relocate.Int3
 		}
 		if err := writeFull(mem, lo, span); err != nil {
 			return err
@@ -108,7 +110,7 @@ func (t *Table) RestoreIn(mem Memory) error {
 		}
 		changed := false
 		for i := first; i <= last; i++ {
-			if t.flags[i]&flagArmed != 0 && span[t.addr[i]+t.bias-lo] == Int3 {
+			if t.flags[i]&flagArmed != 0 && span[t.addr[i]+t.bias-lo] == relocate.Int3 {
 				span[t.addr[i]+t.bias-lo] = t.orig[i]
 				changed = true
 			}
@@ -134,7 +136,7 @@ func (t *Table) DisarmIn(mem Memory, i int) error {
 	return writeFull(mem, t.addr[i]+t.bias, t.orig[i:i+1])
 }
 
-var int3Byte = []byte{Int3}
+var int3Byte = []byte{relocate.Int3}
 
 // ArmIn writes site i's int3 back in one address space.
 func (t *Table) ArmIn(mem Memory, i int) error {

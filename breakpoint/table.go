@@ -6,9 +6,6 @@ import (
 	"sort"
 )
 
-// Int3 is the x86 breakpoint instruction (Intel SDM vol. 2, INT3: opcode CC).
-const Int3 = 0xCC
-
 // PageSize is the granularity of planting: one read and one write per touched
 // page. x86-64 Linux user pages are 4 KiB.
 const PageSize = 4096

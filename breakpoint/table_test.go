@@ -6,6 +6,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 )
 
 func TestNewTableMergesSpecsAtOneAddress(t *testing.T) {
@@ -177,7 +179,7 @@ func checkPlanted(t *testing.T, tab *Table, mem *fakeMemory, before []byte) {
 		if !tab.Armed(i) {
 			t.Errorf("site %d at %#x: not armed after Plant", i, tab.RuntimeAddr(i))
 		}
-		want[off] = Int3
+		want[off] = relocate.Int3
 	}
 	if !bytes.Equal(mem.mem, want) {
 		for k := range want {
@@ -311,7 +313,7 @@ func TestPlantTwiceKeepsOriginalBytes(t *testing.T) {
 	if err := tab.Plant(mem); err != nil {
 		t.Fatal(err)
 	}
-	checkPlanted(t, tab, mem, before) // OriginalByte is not Int3
+	checkPlanted(t, tab, mem, before) // OriginalByte is not relocate.Int3
 	if err := tab.Restore(mem); err != nil {
 		t.Fatal(err)
 	}
@@ -325,13 +327,13 @@ func TestPlantSiteOverOriginalInt3(t *testing.T) {
 	// original byte: Restore must put it back, not lose it.
 	tab := NewTable(lineSpecs([]uint64{0x1008}), 1)
 	mem := newFakeMemory(0x1000, PageSize)
-	mem.mem[8] = Int3
+	mem.mem[8] = relocate.Int3
 	before := mem.snapshot()
 	if err := tab.Plant(mem); err != nil {
 		t.Fatal(err)
 	}
-	if tab.OriginalByte(0) != Int3 {
-		t.Errorf("OriginalByte = %#x, want %#x", tab.OriginalByte(0), Int3)
+	if tab.OriginalByte(0) != relocate.Int3 {
+		t.Errorf("OriginalByte = %#x, want %#x", tab.OriginalByte(0), relocate.Int3)
 	}
 	if err := tab.Restore(mem); err != nil {
 		t.Fatal(err)

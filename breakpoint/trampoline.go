@@ -198,7 +198,7 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 	tr.Patch[0] = 0xE9
 	binary.LittleEndian.PutUint32(tr.Patch[1:], uint32(rel))
 	for k := JumpLen; k < js.Len; k++ {
-		tr.Patch[k] = Int3
+		tr.Patch[k] = relocate.Int3
 	}
 	return tr, nil
 }
@@ -222,7 +222,7 @@ func (tr *Trampoline) SetShort(landing uint64) error {
 	tr.Patch = make([]byte, tr.Len)
 	tr.Patch[0], tr.Patch[1] = 0xEB, byte(int8(d))
 	for k := 2; k < tr.Len; k++ {
-		tr.Patch[k] = Int3
+		tr.Patch[k] = relocate.Int3
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/arch/x86/x86asm"
 )
 
@@ -84,7 +85,7 @@ func TestTrampoline(t *testing.T) {
 				t.Errorf("patch jumps to %#x, want %#x", got, at)
 			}
 			for _, b := range tr.Patch[JumpLen:] {
-				if b != Int3 {
+				if b != relocate.Int3 {
 					t.Errorf("filler % x, want int3", tr.Patch[JumpLen:])
 				}
 			}

@@ -5,7 +5,7 @@ package monitor
 import (
 	"fmt"
 
-	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,7 +21,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 	tab := mp.tab
 	cur := m.cursorOf(t, mp, i, st.regs.R14)
 	undo := tab.Hit(cur, i, st.regs.Rsp)
-	if ob := tab.OriginalByte(i); ob == breakpoint.Int3 || ob == icebp {
+	if ob := tab.OriginalByte(i); ob == relocate.Int3 || ob == icebp {
 		// The program's own int3 or int1 is at the site: it has just
 		// executed, as it would have without us, and the PC is past it.
 		// Deliver its SIGTRAP (an int3's siginfo, SI_KERNEL, is the one the
@@ -273,7 +273,7 @@ func (m *mon) finishRep(t *thread, mp *mapping, i int, addr uint64) bool {
 				return true
 			}
 			if smp, j, ok := mm.lookup(st.regs.Rip - 1); st.info.Code == siKernel && ok && smp.tab.Armed(j) &&
-				!(smp == mp && j == i) && smp.tab.OriginalByte(j) != breakpoint.Int3 && smp.tab.OriginalByte(j) != icebp {
+				!(smp == mp && j == i) && smp.tab.OriginalByte(j) != relocate.Int3 && smp.tab.OriginalByte(j) != icebp {
 				t.trapped = true
 				if smp.tab.IsRep(j) {
 					// A handler entered during the instruction hit another

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
 
@@ -181,7 +181,7 @@ func (m *mon) settle(ev event, sig map[int]int) {
 	}
 	st := &sigStop{sig: ps.sig}
 	if st.sig == unix.SIGTRAP && st.load(t.tid) == nil && st.info.Code == siKernel {
-		if mp, i, ok := t.mm.lookup(st.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != breakpoint.Int3 && mp.tab.OriginalByte(i) != icebp {
+		if mp, i, ok := t.mm.lookup(st.regs.Rip - 1); ok && mp.tab.Armed(i) && mp.tab.OriginalByte(i) != relocate.Int3 && mp.tab.OriginalByte(i) != icebp {
 			t.trapped = true
 			regs := st.regs
 			regs.Rip--

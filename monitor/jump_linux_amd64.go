@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
 
@@ -529,7 +530,7 @@ func (m *mon) unjumpSites(mm *space, short bool) {
 // Preconditions: on the tracer thread; j.tramp[i] is set.
 func (m *mon) unjumpSite(mm *space, j *jumpArea, i int) bool {
 	tr := j.tramp[i]
-	_, err := mm.mem.WriteMemory(tr.Addr, []byte{breakpoint.Int3})
+	_, err := mm.mem.WriteMemory(tr.Addr, []byte{relocate.Int3})
 	if err == nil {
 		_, err = mm.mem.WriteMemory(tr.Addr+1, tr.Orig[1:])
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
 
@@ -168,7 +169,7 @@ func (mm *space) plantTemp(addr uint64) error {
 	if _, err := mm.mem.ReadMemory(addr, orig[:]); err != nil {
 		return err
 	}
-	if _, err := mm.mem.WriteMemory(addr, []byte{breakpoint.Int3}); err != nil {
+	if _, err := mm.mem.WriteMemory(addr, []byte{relocate.Int3}); err != nil {
 		return err
 	}
 	mm.temp, mm.tempOrig = addr, orig[0]

@@ -229,7 +229,7 @@ func (m *mon) displaced(mm *space, mp *mapping, i int) (*relocate.Displaced, err
 // prepareSlot relocates site i into its slot at its first hit and returns
 // its new state.
 func (m *mon) prepareSlot(mm *space, mp *mapping, i int) uint8 {
-	if mp.tab.OriginalByte(i) == breakpoint.Int3 {
+	if mp.tab.OriginalByte(i) == relocate.Int3 {
 		return slotClassic // the program's own int3: the classic path delivers its SIGTRAP
 	}
 	d, err := m.displaced(mm, mp, i)

@@ -73,9 +73,10 @@ const (
 	ReasonMovSS         = "mov ss (its interrupt shadow would cover the jmp back)"
 )
 
-// int3 is the breakpoint instruction (Intel SDM vol. 2, INT3: CC), which a
-// program may hold for its own debugger.
-const int3 = 0xCC
+// Int3 is the breakpoint instruction (Intel SDM vol. 2, INT3: CC): what a
+// site is planted with and a jump patch's dead bytes are filled with, and
+// what a program may hold for its own debugger.
+const Int3 = 0xCC
 
 // opName returns the mnemonic in lower case, as in Intel syntax.
 func opName(op x86asm.Op) string { return strings.ToLower(op.String()) }
@@ -296,7 +297,7 @@ func Relocate(code []byte, addr, slot uint64) (*Displaced, error) {
 func refusal(inst x86asm.Inst, op byte) string {
 	switch inst.Op {
 	case x86asm.INT:
-		if op == int3 {
+		if op == Int3 {
 			return ReasonInt3
 		}
 		v, _ := inst.Args[0].(x86asm.Imm)

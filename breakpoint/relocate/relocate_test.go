@@ -348,7 +348,7 @@ func TestDisplacedWrite(t *testing.T) {
 	if !bytes.Equal(mem.mem[0x100:0x100+len(d.Code)], d.Code) || mem.writes != 1 {
 		t.Errorf("fake holds %x after %d writes, want %x after 1", mem.mem[0x100:0x100+len(d.Code)], mem.writes, d.Code)
 	}
-	if mem.at(0x401000) == int3 {
+	if mem.at(0x401000) == Int3 {
 		t.Error("Write touched the original")
 	}
 
