@@ -3,7 +3,7 @@ package breakpoint
 import (
 	"sort"
 
-	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/symtab"
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -57,7 +57,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 	if len(cand) == 0 {
 		return 0, 0
 	}
-	depth := loopDepth(g)
+	depth := jump.LoopDepth(g)
 	// rank: 2 for a site that displaces a call (a short site's host may),
 	// 1 for a short site, else 0; higher is derived first.
 	rank := map[int]int{}
@@ -84,7 +84,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 	fs := t.flowOf(gi, g)
 	for _, b := range cand {
 		derived[b] = true
-		if !fs.solvable(derived) {
+		if !fs.Solvable(derived) {
 			derived[b] = false
 			continue
 		}
@@ -99,7 +99,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		}
 	}
 	if derivedN > 0 {
-		dp, _ := fs.solve(derived)
+		dp, _ := fs.Solve(derived)
 		p.setDerived(gi, derived, site, dp)
 	}
 	return derivedN, unshort
@@ -128,21 +128,4 @@ func (p *Plan) displacesCall(sym *symtab.File, i int) bool {
 		code = code[inst.Len:]
 	}
 	return false
-}
-
-// loopDepth returns, per block of g, how many loops hold it: a loop is
-// the span of blocks from the target of a backward edge to its source (a
-// compiler lays a loop's body out contiguously; a scattered loop only
-// makes the guess worse, never the counts).
-func loopDepth(g *cfg.Graph) []int {
-	depth := make([]int, len(g.Blocks))
-	for _, e := range g.Edges {
-		if e.To < 0 || e.To > e.From {
-			continue
-		}
-		for b := e.To; b <= e.From; b++ {
-			depth[b]++
-		}
-	}
-	return depth
 }

@@ -31,19 +31,21 @@
 // x86 relocation is not here: package breakpoint/relocate turns one x86-64
 // instruction into code that runs out of line, at another address, with the
 // same effect (pure, bytes in and bytes out, and depending on nothing here).
-// The xol engine runs a site's instruction from such a slot; the in-process
-// engine's trampolines (trampoline.go, edgecount.go) displace whole
-// instructions with it and aim the relocated exits.
+// The xol engine runs a site's instruction from such a slot.
 //
-// The in-process engine (--engine jump, the default) is planned here too
-// (PlanJumps): which sites take a 5-byte jmp to a trampoline that counts the
-// hit in the target and runs the displaced instructions (whole blocks where
-// they fit), which keep their int3 and why, which arcs of a conditional jump
-// or a jump table a trampoline counts, and which blocks are never planted
-// because their counts, and every edge count, follow from the others' by
-// flow conservation (DeriveFlow, after the run). Writing the trampolines into
-// the target, the per-thread counters and the scratch regions are the
-// monitor's.
+// Nor are the in-process engine's trades: package breakpoint/jump decides
+// where a jmp rel32 fits over a site's code, builds the trampolines (with
+// relocate) and their arc counters, and solves a function's flow equations,
+// all over plain data (code bytes, addresses, a cfg.Graph), depending on
+// nothing here. What stays here is the plan over the table (PlanJumps),
+// which calls it site by site and graph by graph: which sites take a 5-byte
+// jmp to a trampoline that counts the hit in the target and runs the
+// displaced instructions (whole blocks where they fit), which keep their
+// int3 and why, which arcs of a conditional jump or a jump table a
+// trampoline counts, and which blocks are never planted because their
+// counts, and every edge count, follow from the others' by flow
+// conservation (DeriveFlow, after the run). Writing the trampolines into the
+// target, the per-thread counters and the scratch regions are the monitor's.
 //
 // Files:
 //
@@ -71,18 +73,14 @@
 //	planlines.go    the plan's side: building the model, numbering its
 //	                lines first, LineCounts and ListedLine over it
 //
-// The in-process engine:
+// The in-process engine's plan over the table (breakpoint/jump/doc.go maps
+// the trades it calls):
 //
-//	jumpsite.go   JumpSite, PlanJump: where a jmp rel32 fits, flag liveness
 //	planjumps.go  PlanJumps, JumpPlan, the reasons a site keeps its int3,
 //	              short sites in a host block, DeriveFlow
-//	trampoline.go Trampoline, BuildTrampoline: the counter update, the
-//	              displaced code, exits; mapping a PC in it to the original
-//	wholeblock.go blocks displaced whole, with the tail after them;
+//	wholeblock.go the tail a block displaced whole runs after it;
 //	              Table.BuildTrampoline and its fallbacks
-//	edgecount.go  EdgeCount: a trampoline counting arcs of its jump
 //	edgeplan.go   which arcs are counted in the target, so that a function's
 //	              edges follow from its block counts
-//	derive.go     flow conservation: planning and solving the equations
 //	derivehot.go  leaving patchable blocks unplanted too, costliest first
 package breakpoint

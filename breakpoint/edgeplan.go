@@ -4,12 +4,13 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
 )
 
-// An arcCounter is one arc counted in the target (edgecount.go): the edge
+// An arcCounter is one arc counted in the target (jump.EdgeCount): the edge
 // of graph graph, out of the block whose site is site, which displaces
 // the whole block (length bytes) into its trampoline.
 type arcCounter struct {
@@ -31,7 +32,7 @@ const maxTableArcs = 4
 // counts, derivable by counting arcs: while some edges stay unknown, one
 // of them that a trampoline can count is counted. It returns the arcs and
 // the plan, or nil when some edge could not be.
-func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *derivePlan) {
+func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *jump.DerivePlan) {
 	g := fg.Graph
 	if fg.Func < 0 || int(fg.Func) >= len(sym.Funcs) {
 		return nil, nil
@@ -41,12 +42,12 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 	if !ok {
 		return nil, nil
 	}
-	fs := newFlowSystem(g)
-	fs.measured = make([]bool, len(g.Edges))
+	measured := make([]bool, len(g.Edges))
+	fs := jump.NewFlow(g, measured)
 	var arcs []arcCounter
 	used := map[int]int{} // per site, its arcs
 	for len(arcs) <= maxArcs {
-		dp, unknown := fs.solve(nil)
+		dp, unknown := fs.Solve(nil)
 		if unknown == nil {
 			return arcs, dp
 		}
@@ -56,12 +57,12 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 				continue
 			}
 			// A conditional jump's trampoline counts one arc; a jump
-			// table's, a few (countTableArcs).
+			// table's, a few (maxTableArcs).
 			if ac, ok := p.arcSite(g, fg, fcode, f.Addr, v); ok && (used[ac.site] == 0 || ac.table != 0 && used[ac.site] < maxTableArcs) {
 				ac.graph = gi
 				arcs = append(arcs, ac)
 				used[ac.site]++
-				fs.measured[v] = true
+				measured[v] = true
 				found = true
 				break
 			}
@@ -92,7 +93,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	}
 	i, ok := t.Index(bl.Start)
 	n := bl.End - bl.Start
-	if !ok || t.Kind(i)&KindBlock == 0 || t.IsEntry(i) || t.IsNotify(i) || t.IsRep(i) || n < JumpLen || n > MaxHostLen {
+	if !ok || t.Kind(i)&KindBlock == 0 || t.IsEntry(i) || t.IsNotify(i) || t.IsRep(i) || n < jump.JmpLen || n > jump.MaxHostLen {
 		return arcCounter{}, false
 	}
 	if i+1 < len(t.addr) && t.addr[i+1] < bl.End {
@@ -102,7 +103,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if off+n > uint64(len(fcode)) {
 		return arcCounter{}, false
 	}
-	js, ok := planRun(fcode[off:off+n], bl.Start, int(n), p.leaderOf(g))
+	js, ok := jump.PlanRun(fcode[off:off+n], bl.Start, int(n), p.leaderOf(g))
 	if !ok || js.Len != int(n) {
 		return arcCounter{}, false
 	}
@@ -114,12 +115,12 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if table {
 		// The cmp before the jump writes the flags on every dispatch:
 		// they must be dead at every target of the table. The check of
-		// the jump itself is countTableArc's, at run time.
-		if d.Form != relocate.FormTransfer || !flagsDeadFrom(fcode, faddr, bl.Start, 3) {
+		// the jump itself is the trampoline's, when it is built.
+		if d.Form != relocate.FormTransfer || !jump.FlagsDead(fcode, faddr, bl.Start, 3) {
 			return arcCounter{}, false
 		}
 		for _, o := range g.Succs(e.From) {
-			if !flagsDeadFrom(fcode, faddr, o.Target, 3) {
+			if !jump.FlagsDead(fcode, faddr, o.Target, 3) {
 				return arcCounter{}, false
 			}
 		}
@@ -129,7 +130,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if e.Kind == cfg.Taken {
 		dest = e.Target
 	}
-	if d.Form != relocate.FormCond || !flagsDeadFrom(fcode, faddr, bl.Start, 3) || !flagsDeadFrom(fcode, faddr, dest, 3) {
+	if d.Form != relocate.FormCond || !jump.FlagsDead(fcode, faddr, bl.Start, 3) || !jump.FlagsDead(fcode, faddr, dest, 3) {
 		return arcCounter{}, false
 	}
 	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n)}, true
@@ -147,13 +148,13 @@ func (t *Table) ArcCounters() int {
 // ArcsOf returns the arc counters site i's trampoline updates (indexes
 // for ArcHits) and what each counts, with Counter left 0 and a jump
 // table's target at its runtime address; none for most sites.
-func (t *Table) ArcsOf(i int) (ks []int, ecs []EdgeCount) {
+func (t *Table) ArcsOf(i int) (ks []int, ecs []jump.EdgeCount) {
 	if t.jump == nil {
 		return nil, nil
 	}
 	for _, k := range t.jump.arcOf[i] {
 		ac := t.jump.arcs[k]
-		ec := EdgeCount{Taken: ac.taken}
+		ec := jump.EdgeCount{Taken: ac.taken}
 		if ac.table != 0 {
 			ec.Table = ac.table + t.bias
 		}

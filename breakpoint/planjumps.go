@@ -3,13 +3,13 @@ package breakpoint
 import (
 	"sort"
 
-	"github.com/patchprof/patchprof/breakpoint/relocate"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
 )
 
 // Reasons a site keeps its breakpoint under the in-process engine, beside
-// PlanJump's.
+// jump.Plan's.
 const (
 	JumpFlagsLive    = "the arithmetic flags are live at the site"
 	JumpNotify       = "the dynamic linker's notification point"
@@ -36,14 +36,14 @@ type JumpPlan struct {
 
 // jumpInfo is the table's in-process state, set by PlanJumps.
 type jumpInfo struct {
-	length  []uint8       // per site: bytes the jump displaces, 0 for none
-	derived []bool        // per site: never planted, its count derived
-	derive  []*derivePlan // per graph (Table.Graphs): nil when not derivable
-	host    map[int]int   // short site -> the site of its host block
-	hosting map[int]int   // host -> its short site
-	hostLen map[int]uint8 // a host's jump length before it took a short site
-	tail    map[int]uint8 // site -> bytes of the block after it its trampoline runs too (planTails)
-	least   []uint8       // per site displaced whole: the shortest patch, should the whole block not run out of line
+	length  []uint8            // per site: bytes the jump displaces, 0 for none
+	derived []bool             // per site: never planted, its count derived
+	derive  []*jump.DerivePlan // per graph (Table.Graphs): nil when not derivable
+	host    map[int]int        // short site -> the site of its host block
+	hosting map[int]int        // host -> its short site
+	hostLen map[int]uint8      // a host's jump length before it took a short site
+	tail    map[int]uint8      // site -> bytes of the block after it its trampoline runs too (planTails)
+	least   []uint8            // per site displaced whole: the shortest patch, should the whole block not run out of line
 	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
 	// sites' indexes into it, measured per graph its counted edges (nil
 	// for none), arcServed per arc whether its site took its patch.
@@ -64,22 +64,18 @@ func (t *Table) KeptReason(i int) string {
 }
 
 // flowOf returns graph gi's flow system, with the edges it counts.
-func (t *Table) flowOf(gi int, g *cfg.Graph) *flowSystem {
-	fs := newFlowSystem(g)
+func (t *Table) flowOf(gi int, g *cfg.Graph) *jump.Flow {
+	var measured []bool
 	if t.jump != nil && t.jump.measured != nil {
-		fs.measured = t.jump.measured[gi]
+		measured = t.jump.measured[gi]
 	}
-	return fs
+	return jump.NewFlow(g, measured)
 }
-
-// MaxHostLen bounds a host block (see ShortSite): its code must fit in a
-// trampoline.
-const MaxHostLen = 120
 
 // ShortSite reports whether site i takes a short patch: a jmp rel8 to a
 // landing in the dead bytes of host, the site of a block near it,
-// whose whole code runs in its own trampoline (JumpLen(host) is its length).
-// The landing is host's address + JumpLen.
+// whose whole code runs in its own trampoline (JumpLen(host) is its length,
+// at most jump.MaxHostLen). The landing is host's address + jump.JmpLen.
 func (t *Table) ShortSite(i int) (host int, ok bool) {
 	if t.jump == nil {
 		return 0, false
@@ -101,50 +97,23 @@ func (t *Table) JumpLen(i int) int {
 	return int(t.jump.length[i])
 }
 
-// planRun decodes whole instructions from addr until at least n bytes, and
-// returns them as a jump site: for a planned length, when they end at
-// exactly n; for a short site (n = 2), as soon as they cover n. Every one must
-// run out of line, only the last may transfer control, and none but the
-// first may start where leader says a branch may land.
-func planRun(code []byte, addr uint64, n int, leader func(uint64) bool) (JumpSite, bool) {
-	var js JumpSite
-	off := 0
-	for off < n {
-		pc := addr + uint64(off)
-		if off > 0 && leader(pc) {
-			return JumpSite{}, false
-		}
-		if off >= len(code) {
-			return JumpSite{}, false
-		}
-		d, err := relocate.Relocate(code[off:], pc, pc)
-		if err != nil || (d.Form != relocate.FormCopy && off+d.Len < n) {
-			return JumpSite{}, false
-		}
-		js.Insns = append(js.Insns, d.Len)
-		off += d.Len
-	}
-	js.Len = off
-	return js, true
-}
-
 // PlanJumps marks the sites of p's table that can take a jump patch: a
 // function entry counted alone, or a block start of a function whose edges
-// all follow from its block counts (derive.go), where PlanJump accepts the
-// site with the flags dead, no block starts inside the displaced bytes and
-// no other site there. Call it after NewPlan, before the run; opt is the
+// all follow from its block counts (jump.PlanDerive), where jump.Plan
+// accepts the site with the flags dead, no block starts inside the
+// displaced bytes and no other site there. Call it after NewPlan, before the run; opt is the
 // plan's options (for the flow graphs of functions counted only at entry).
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
 	p.targets = sym.Targets()
-	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*derivePlan, len(p.Graphs)),
+	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
 	for gi, fg := range p.Graphs {
 		graphOf[fg.Func] = fg.Graph
-		if dp, ok := planDerive(fg.Graph, nil); ok {
+		if dp, ok := jump.PlanDerive(fg.Graph, nil); ok {
 			t.jump.derive[gi] = dp
 		} else if arcs, dp := p.planArcs(sym, gi, fg); dp != nil {
 			t.jump.derive[gi] = dp
@@ -170,7 +139,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t.jump.hosting = map[int]int{}
 	t.jump.hostLen = map[int]uint8{}
 	for i, r := range reasons {
-		if (r == JumpTransfer || r == JumpTarget) && p.planShort(sym, i, graphOf) {
+		if (r == jump.ReasonTransfer || r == jump.ReasonTarget) && p.planShort(sym, i, graphOf) {
 			reasons[i] = ""
 			jp.Short++
 		}
@@ -235,7 +204,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	// touch an edge left unknown), until everything follows; a function
 	// was derivable with every block measured, so this ends.
 	fs := t.flowOf(gi, g) // one system, solved again for each choice
-	dp, unknown := fs.solve(derived)
+	dp, unknown := fs.Solve(derived)
 	for unknown != nil {
 		freed := false
 		free := func(b int) {
@@ -257,7 +226,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		if !freed {
 			clear(derived)
 		}
-		dp, unknown = fs.solve(derived)
+		dp, unknown = fs.Solve(derived)
 	}
 	// Freeing both ends of an unknown edge may free more than needed:
 	// each freed candidate is tried again, one at a time.
@@ -266,7 +235,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 			continue
 		}
 		derived[b] = true
-		if d, left := fs.solve(derived); left == nil {
+		if d, left := fs.Solve(derived); left == nil {
 			dp = d
 		} else {
 			derived[b] = false
@@ -277,7 +246,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 
 // setDerived records graph gi's derived blocks and its plan, and returns
 // how many blocks are derived.
-func (p *Plan) setDerived(gi int, derived []bool, site []int, dp *derivePlan) int {
+func (p *Plan) setDerived(gi int, derived []bool, site []int, dp *jump.DerivePlan) int {
 	t := p.Table
 	n := 0
 	for b, d := range derived {
@@ -340,7 +309,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 		return JumpNoCode
 	}
 	fcode, _ := sym.Code(f.Addr, int(f.Size))
-	js := PlanJump(code, addr, JumpOptions{Target: p.leaderOf(g), End: end, Func: fcode, FuncAddr: f.Addr})
+	js := jump.Plan(code, addr, jump.Options{Target: p.leaderOf(g), End: end, Func: fcode, FuncAddr: f.Addr})
 	if js.Len == 0 {
 		return js.Reason
 	}
@@ -351,7 +320,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 		return JumpOtherSite
 	}
 	t.jump.length[i] = uint8(js.Len)
-	if n, _ := wholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) && !p.targets.Within(addr, addr+uint64(n)) {
+	if n, _ := jump.WholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) && !p.targets.Within(addr, addr+uint64(n)) {
 		t.jump.least[i] = uint8(js.Len)
 		t.jump.length[i] = uint8(n)
 	}
@@ -369,7 +338,7 @@ func (p *Plan) leaderOf(g *cfg.Graph) func(uint64) bool {
 
 // isLeader reports whether a block of g starts at addr.
 func isLeader(g *cfg.Graph, addr uint64) bool {
-	_, ok := blockAt(g, addr)
+	_, ok := jump.BlockAt(g, addr)
 	return ok
 }
 
@@ -380,7 +349,7 @@ func isLeader(g *cfg.Graph, addr uint64) bool {
 // table's functions stopped for good, one per activation: the instruction
 // that faulted, ending the run, and where each thread was when it ended.
 // Flow conservation does not hold for such an activation's block
-// (derive); a frame waiting for a callee that never returned (exit,
+// (jump.DerivePlan.Derive); a frame waiting for a callee that never returned (exit,
 // longjmp, an exception, a thread's end) needs no stop, since a block
 // that ends in a call is not conserved. It returns the number of
 // functions whose counts were inconsistent with their graph (non-local
@@ -388,7 +357,7 @@ func isLeader(g *cfg.Graph, addr uint64) bool {
 // underived because an arc they need was not counted in the target (its
 // site kept a breakpoint and its block ran): their edges, and the lines
 // derived from them, are the cursor's partial counts.
-func (t *Table) DeriveFlow(c *Counts, stops []Stop) (bad, arcsLost int) {
+func (t *Table) DeriveFlow(c *Counts, stops []jump.Stop) (bad, arcsLost int) {
 	if t.jump == nil || t.blk == nil {
 		return 0, 0
 	}
@@ -411,7 +380,7 @@ func (t *Table) DeriveFlow(c *Counts, stops []Stop) (bad, arcsLost int) {
 			arcsLost++
 			continue
 		}
-		if !dp.derive(g, bc, stops, edges, arr) {
+		if !dp.Derive(g, bc, stops, edges, arr) {
 			bad++
 		}
 		for b, bl := range g.Blocks {
@@ -427,8 +396,8 @@ func (t *Table) DeriveFlow(c *Counts, stops []Stop) (bad, arcsLost int) {
 // or the next block (a return site's `leave; ret`, a lone `jmp`), as a short
 // site: a 2-byte jmp to a landing in a host block of its function, whose
 // whole code runs in its trampoline, leaving its bytes after the first
-// JumpLen dead: a jump site of JumpLen+5 to MaxHostLen bytes whose landing
-// (its address + JumpLen) is within a jmp rel8 of the site. The block that
+// jump.JmpLen dead: a jump site of jump.JmpLen+5 to jump.MaxHostLen bytes
+// whose landing (its address + jump.JmpLen) is within a jmp rel8 of the site. The block that
 // ends where the site starts is tried first, then the others by distance
 // (on SQLite, a block of 2 to 4 bytes often follows another as short). It
 // reports whether it did.
@@ -451,18 +420,18 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 	if !ok {
 		return false
 	}
-	js, ok := planRun(code, addr, 2, leader)
+	js, ok := jump.PlanRun(code, addr, 2, leader)
 	if !ok || addr+uint64(js.Len) > end {
 		return false
 	}
 	fcode, _ := sym.Code(f.Addr, int(f.Size))
-	if !flagsDeadFrom(fcode, f.Addr, addr, 3) {
+	if !jump.FlagsDead(fcode, f.Addr, addr, 3) {
 		return false
 	}
 	// Hosts by distance from the site, the block right before it first.
 	var hosts []int
 	for b, hb := range g.Blocks {
-		d := int64(hb.Start+JumpLen) - int64(addr+2)
+		d := int64(hb.Start+jump.JmpLen) - int64(addr+2)
 		if b != k && d >= -128 && d <= 127 {
 			hosts = append(hosts, b)
 		}
@@ -492,14 +461,14 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 
 // hostOf reports whether block b of g can host a short site's landing:
 // a planned jump site, hosting none yet, not derived, not counting an arc,
-// of 2*JumpLen to MaxHostLen bytes whose whole code can run in its
+// of 2*jump.JmpLen to jump.MaxHostLen bytes whose whole code can run in its
 // trampoline. It returns the host's site and length.
 func (p *Plan) hostOf(sym *symtab.File, g *cfg.Graph, b int) (h, n int, ok bool) {
 	t := p.Table
 	hb := g.Blocks[b]
 	h, ok = t.Index(hb.Start)
 	n = int(hb.End - hb.Start)
-	if !ok || t.jump.length[h] == 0 || n < 2*JumpLen || n > MaxHostLen || t.jump.derived[h] {
+	if !ok || t.jump.length[h] == 0 || n < 2*jump.JmpLen || n > jump.MaxHostLen || t.jump.derived[h] {
 		return 0, 0, false
 	}
 	if _, hosting := t.jump.hosting[h]; hosting {
@@ -515,7 +484,7 @@ func (p *Plan) hostOf(sym *symtab.File, g *cfg.Graph, b int) (h, n int, ok bool)
 	if !ok {
 		return 0, 0, false
 	}
-	if _, ok := planRun(hcode, hb.Start, n, p.leaderOf(g)); !ok {
+	if _, ok := jump.PlanRun(hcode, hb.Start, n, p.leaderOf(g)); !ok {
 		return 0, 0, false
 	}
 	return h, n, true

@@ -9,16 +9,17 @@
 // ptrace calls, waits and /proc/PID/mem accesses there. Functions that must run
 // on that thread say so in a "Preconditions:" line.
 //
-// Engines. The in-process engine (Options.Engine = EngineJump, the
-// default; jump_linux_amd64.go) counts in the target: at a function's first
-// hit it writes a trampoline for each of its sites that the plan marked
-// (breakpoint.Table.JumpLen) and replaces the site's first bytes with a jmp
-// there; each thread adds to its own counter slab, addressed through its GS
-// base, in a memfd patchprof maps too (counters_linux_amd64.go), so later
-// hits cost no stop. Sites it cannot patch keep their int3, served by the
-// out-of-line engine. A thread that comes back into the middle of a patched
-// site (a goroutine preempted there, a signal handler's return) runs on from
-// the trampoline's copy of its instruction (filler_linux_amd64.go).
+// Engines. The in-process engine (Options.Engine = EngineJump, the default;
+// jump_linux_amd64.go) counts in the target: at a function's first hit it
+// writes a trampoline (built by package breakpoint/jump) for each of its sites
+// that the plan marked (breakpoint.Table.JumpLen) and replaces the site's
+// first bytes with a jmp there; each thread adds to its own counter slab,
+// addressed through its GS base, in a memfd patchprof maps too
+// (counters_linux_amd64.go), so later hits cost no stop. Sites it cannot patch
+// keep their int3, served by the out-of-line engine. A thread that comes back
+// into the middle of a patched site (a goroutine preempted there, a signal
+// handler's return) runs on from the trampoline's copy of its instruction
+// (filler_linux_amd64.go).
 //
 // The out-of-line engine (EngineXOL; xol_linux_amd64.go) leaves the int3 in
 // place: at a module's first hit in a process it maps a scratch region near

@@ -12,7 +12,7 @@ import (
 // bytes (a goroutine preempted there before the patch was written, a
 // signal handler's frame, an address no analysis found) must not run them.
 // Three places send such a thread to the trampoline's copy of its
-// instruction instead (breakpoint.Trampoline.Equivalent): the return of a
+// instruction instead (jump.Trampoline.Equivalent): the return of a
 // signal handler (afterSigreturn), the return of Go's asyncPreempt (a
 // Resume site, hitResume), and, for any other way in past the jmp's 5
 // bytes, the int3 filler's trap (intoCovered).

@@ -1,7 +1,7 @@
 package monitor
 
 import (
-	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"golang.org/x/sys/unix"
 )
 
@@ -144,10 +144,10 @@ func endAt(mm *space, pc uint64, entered bool) (ThreadEnd, bool) {
 func (m *mon) original(mm *space, pc uint64) (orig uint64, entered, ok bool) {
 	if _, _, tr := mm.trampolineAt(pc); tr != nil {
 		to, p := tr.Where(pc)
-		if p == breakpoint.Inside {
+		if p == jump.Inside {
 			return pc, false, false
 		}
-		return to, p == breakpoint.Counted, true
+		return to, p == jump.Counted, true
 	}
 	if site, ok := m.slotSite(mm, pc); ok {
 		return site, true, true

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
@@ -16,7 +17,7 @@ import (
 // The in-process engine (EngineJump) is the out-of-line engine plus jump
 // patches. Every site starts as an int3, as under xol. At a site's first hit,
 // when the plan marked it (Table.JumpLen), the monitor writes a trampoline
-// for it (breakpoint.BuildTrampoline) and replaces the site's first bytes
+// for it (jump.BuildTrampoline) and replaces the site's first bytes
 // with a jmp there: from then on the site counts in the target, in the
 // thread's counter slab (counters_linux_amd64.go), without a stop. The
 // other sites of the site's function are patched with it; the sites of a
@@ -51,37 +52,37 @@ var memfdName = []byte("patchprof-counters\x00")
 // A jumpArea is one mapping's trampolines and counters in one address space.
 type jumpArea struct {
 	base, size uint64
-	state      []uint8                  // per site
-	tramp      []*breakpoint.Trampoline // per site, nil until patched
-	ctrOff     uint64                   // offset of the mapping's counters in a slab
-	counted    bool                     // ctrOff is given
-	seen       []uint64                 // per site: the counter sum last folded
+	state      []uint8            // per site
+	tramp      []*jump.Trampoline // per site, nil until patched
+	ctrOff     uint64             // offset of the mapping's counters in a slab
+	counted    bool               // ctrOff is given
+	seen       []uint64           // per site: the counter sum last folded
 	// landings maps the landing of each patched short site (in its host's
 	// dead bytes) to the site's trampoline.
-	landings map[uint64]*breakpoint.Trampoline
+	landings map[uint64]*jump.Trampoline
 }
 
 // jumpSize is the size of the trampoline region of a mapping with n sites.
 func jumpSize(n int) uint64 {
-	return (jumpHeader + uint64(n)*breakpoint.TrampolineSize + pageSize - 1) &^ (pageSize - 1)
+	return (jumpHeader + uint64(n)*jump.TrampolineSize + pageSize - 1) &^ (pageSize - 1)
 }
 
 // newJumpArea returns the area of n sites' trampolines at base.
 func newJumpArea(base, size uint64, n int) *jumpArea {
-	return &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*breakpoint.Trampoline, n)}
+	return &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*jump.Trampoline, n)}
 }
 
 // at returns where site i's trampoline goes.
 func (j *jumpArea) at(i int) uint64 {
-	return j.base + jumpHeader + uint64(i)*breakpoint.TrampolineSize
+	return j.base + jumpHeader + uint64(i)*jump.TrampolineSize
 }
 
 // trampolineAt returns the site and trampoline whose code holds pc.
-func (j *jumpArea) trampolineAt(pc uint64) (int, *breakpoint.Trampoline) {
+func (j *jumpArea) trampolineAt(pc uint64) (int, *jump.Trampoline) {
 	if pc < j.base+jumpHeader || pc >= j.base+j.size {
 		return 0, nil
 	}
-	i := int((pc - j.base - jumpHeader) / breakpoint.TrampolineSize)
+	i := int((pc - j.base - jumpHeader) / jump.TrampolineSize)
 	if i >= len(j.tramp) || j.tramp[i] == nil || !j.tramp[i].Contains(pc) {
 		return 0, nil
 	}
@@ -100,7 +101,7 @@ func (j *jumpArea) clone() *jumpArea {
 
 // trampolineAt returns the mapping, site and trampoline of mm whose code
 // holds pc.
-func (mm *space) trampolineAt(pc uint64) (*mapping, int, *breakpoint.Trampoline) {
+func (mm *space) trampolineAt(pc uint64) (*mapping, int, *jump.Trampoline) {
 	for _, mp := range mm.maps {
 		if mp.jmp != nil {
 			if i, tr := mp.jmp.trampolineAt(pc); tr != nil {
@@ -113,7 +114,7 @@ func (mm *space) trampolineAt(pc uint64) (*mapping, int, *breakpoint.Trampoline)
 
 // landingAt returns the short site whose landing is at pc: a thread there
 // is about to jump to the site's trampoline, as one at the site itself.
-func (mm *space) landingAt(pc uint64) *breakpoint.Trampoline {
+func (mm *space) landingAt(pc uint64) *jump.Trampoline {
 	for _, mp := range mm.maps {
 		if mp.jmp != nil && mp.jmp.landings != nil {
 			if tr := mp.jmp.landings[pc]; tr != nil {
@@ -126,13 +127,13 @@ func (mm *space) landingAt(pc uint64) *breakpoint.Trampoline {
 
 // coveredBy returns the trampoline of mm whose displaced bytes hold pc
 // strictly after their first.
-func (mm *space) coveredBy(pc uint64) *breakpoint.Trampoline {
+func (mm *space) coveredBy(pc uint64) *jump.Trampoline {
 	for _, mp := range mm.maps {
 		if mp.jmp == nil || pc < mp.Lo || pc >= mp.Hi {
 			continue
 		}
 		// A site covers at most a host block's bytes (MaxHostLen).
-		for k := 0; k <= breakpoint.MaxHostLen && uint64(k) < pc; k++ {
+		for k := 0; k <= jump.MaxHostLen && uint64(k) < pc; k++ {
 			if i, ok := mp.tab.Lookup(pc - uint64(k)); ok && i < len(mp.jmp.tramp) && mp.jmp.tramp[i] != nil && mp.jmp.tramp[i].Covers(pc) {
 				return mp.jmp.tramp[i]
 			}
@@ -144,7 +145,7 @@ func (mm *space) coveredBy(pc uint64) *breakpoint.Trampoline {
 // hitJumped serves a trap at a site that was patched after the thread had
 // already executed its int3: the thread goes to the trampoline, which
 // counts the hit.
-func (m *mon) hitJumped(t *thread, tr *breakpoint.Trampoline) {
+func (m *mon) hitJumped(t *thread, tr *jump.Trampoline) {
 	if err := pokeUser(t.tid, offRip, tr.At); err != nil {
 		m.lose(fmt.Errorf("move thread %d to its trampoline: %w", t.tid, err))
 		return
@@ -236,11 +237,11 @@ func funcSites(tab *breakpoint.Table, i int) (lo, hi int) {
 // trampolines of the sites of its function they go to, where those are to
 // be patched with it (jumpFunction): a thread then goes from block to block
 // of the function through its trampolines, one jump each, as in the
-// original code (breakpoint.Exit). The trampolines are laid out by site, so
+// original code (jump.Exit). The trampolines are laid out by site, so
 // a site's trampoline address is known before it is built; an exit whose
 // site ends up unpatched is aimed back by settleExits before any thread
 // runs. Tried before the trampoline is written, this costs no write.
-func (m *mon) aimExits(mp *mapping, i int, tr *breakpoint.Trampoline) {
+func (m *mon) aimExits(mp *mapping, i int, tr *jump.Trampoline) {
 	tab, j := mp.tab, mp.jmp
 	fn := tab.Func(i)
 	if fn < 0 {
@@ -304,7 +305,7 @@ func (m *mon) refuseJump(mp *mapping, i int, reason string) {
 // jumpSite does tryJump's work with every other thread of the space
 // stopped: the region, the counters, the trampoline, the patch, a slab for
 // every thread. It returns the trampoline, or nil and why not.
-func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, string) {
+func (m *mon) jumpSite(t *thread, mp *mapping, i int) (*jump.Trampoline, string) {
 	if reason := m.jumpRoom(t, mp); reason != "" {
 		return nil, reason
 	}
@@ -380,7 +381,7 @@ func (m *mon) jumpRoom(t *thread, mp *mapping) string {
 		}
 	}
 	if !j.counted {
-		// The sites' counters, then the arcs' (breakpoint.EdgeCount).
+		// The sites' counters, then the arcs' (jump.EdgeCount).
 		n := mp.tab.Len() + mp.tab.ArcCounters()
 		off, ok := mm.ctr.reserve(n)
 		if !ok {
@@ -396,12 +397,12 @@ func (m *mon) jumpRoom(t *thread, mp *mapping) string {
 // int3's byte read as the one it replaced), with its arcs' counters and,
 // for a short site, its host's trampoline, patched first. It returns the
 // trampoline and the arcs it counts, or nil and why not.
-func (m *mon) buildJump(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, []int, string) {
+func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int, string) {
 	mm, j := t.mm, mp.jmp
 	addr := mp.tab.RuntimeAddr(i)
-	var code [breakpoint.MaxHostLen + 40]byte
+	var code [jump.MaxHostLen + 40]byte
 	n, _ := mm.mem.ReadMemory(addr, code[:])
-	if n < breakpoint.JumpLen {
+	if n < jump.JmpLen {
 		return nil, nil, breakpoint.JumpNoCode
 	}
 	for k := 0; k < n; k++ {
@@ -432,7 +433,7 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, 
 			}
 			m.res.JumpSites++
 		}
-		if host.Len < 2*breakpoint.JumpLen || tr.SetShort(host.Addr+breakpoint.JumpLen) != nil {
+		if host.Len < 2*jump.JmpLen || tr.SetShort(host.Addr+jump.JmpLen) != nil {
 			return nil, nil, breakpoint.JumpNoRoom
 		}
 	}
@@ -442,7 +443,7 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*breakpoint.Trampoline, 
 // writeJump moves the threads stopped inside the bytes tr covers, writes
 // the trampoline, its landing and the patch, and marks site i patched. It
 // returns why not, or "".
-func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *breakpoint.Trampoline) string {
+func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *jump.Trampoline) string {
 	mm, j := t.mm, mp.jmp
 	addr := mp.tab.RuntimeAddr(i)
 	// A thread stopped inside the covered bytes (attached there, or in a
@@ -480,7 +481,7 @@ func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *breakpoint.Trampoline
 			return breakpoint.JumpNoRoom
 		}
 		if j.landings == nil {
-			j.landings = map[uint64]*breakpoint.Trampoline{}
+			j.landings = map[uint64]*jump.Trampoline{}
 		}
 		j.landings[tr.Landing] = tr
 	}

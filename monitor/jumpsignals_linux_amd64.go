@@ -9,7 +9,7 @@ package monitor
 import (
 	"fmt"
 
-	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 )
 
 // outOfTrampoline runs before a signal is delivered to t: a handler must see
@@ -38,11 +38,11 @@ func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
 	orig, p := tr.Where(pc)
 	fault := st.fault()
 	switch {
-	case p == breakpoint.BeforeCount, p == breakpoint.Counted:
-		if p == breakpoint.Counted && !fault {
+	case p == jump.BeforeCount, p == jump.Counted:
+		if p == jump.Counted && !fault {
 			m.uncount(t, mp, i)
 		}
-	case p == breakpoint.InDisplaced && (fault || !tr.Covers(orig)):
+	case p == jump.InDisplaced && (fault || !tr.Covers(orig)):
 	default:
 		// In the middle of the displaced instructions, whose original
 		// bytes are the patch: step to where the program can be.

@@ -2,7 +2,7 @@
 
 package monitor
 
-import "github.com/patchprof/patchprof/breakpoint"
+import "github.com/patchprof/patchprof/breakpoint/jump"
 
 // notifyLayout reports mm's code to Options.Layout, after the monitor
 // changed what it knows of it: images planted or forgotten (start, the
@@ -27,7 +27,7 @@ func (m *mon) notifyLayout(mm *space) {
 					if pc < base+jumpHeader {
 						return pc
 					}
-					i := int((pc - base - jumpHeader) / breakpoint.TrampolineSize)
+					i := int((pc - base - jumpHeader) / jump.TrampolineSize)
 					if i >= n {
 						return pc
 					}

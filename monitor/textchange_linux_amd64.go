@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 )
 
 // What a program does to its own code, seen at the system calls that do it
@@ -351,7 +352,7 @@ func (m *mon) unjumpMapping(mm *space, mp *mapping) {
 	if j == nil {
 		return
 	}
-	var put []*breakpoint.Trampoline
+	var put []*jump.Trampoline
 	for _, short := range []bool{true, false} {
 		for i, tr := range j.tramp {
 			if tr != nil && (tr.Landing != 0) == short && m.unjumpSite(mm, j, i) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
@@ -386,7 +387,7 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 			return pending
 		}
 		if _, _, tr := t.mm.trampolineAt(regs.Rip); tr != nil {
-			if orig, p := tr.Where(regs.Rip); p != breakpoint.Inside && (restoring || !tr.Covers(orig)) {
+			if orig, p := tr.Where(regs.Rip); p != jump.Inside && (restoring || !tr.Covers(orig)) {
 				regs.Rip = orig
 				if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
 					m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))

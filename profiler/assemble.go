@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/breakpoint/linemodel"
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
@@ -258,21 +259,21 @@ func exitOf(root *module, sel *selection, res *monitor.Result) (profile.Exit, fa
 // retries the instruction or skips it, and the activation runs on).
 // Every thread that ended in a block of m is one more (another thread's
 // exit_group killed it in a loop, a system call of m ended it).
-func stopsIn(m *module, fault faultSite) []breakpoint.Stop {
+func stopsIn(m *module, fault faultSite) []jump.Stop {
 	t := m.plan.Table
-	var stops []breakpoint.Stop
+	var stops []jump.Stop
 	if fault.m == m {
-		stops = append(stops, breakpoint.Stop{Addr: fault.addr, Entered: fault.entered})
+		stops = append(stops, jump.Stop{Addr: fault.addr, Entered: fault.entered})
 	}
 	for _, e := range fault.threads {
 		if e.Image != nil && e.Image.Table == t {
-			stops = append(stops, breakpoint.Stop{Addr: e.Addr, Entered: e.Entered})
+			stops = append(stops, jump.Stop{Addr: e.Addr, Entered: e.Entered})
 		}
 	}
 	goProgram := isGo(m.sym)
 	for _, h := range fault.handled {
 		if h.Image != nil && h.Image.Table == t && (goProgram || h.Left) {
-			stops = append(stops, breakpoint.Stop{Addr: h.Addr, Entered: true})
+			stops = append(stops, jump.Stop{Addr: h.Addr, Entered: true})
 		}
 	}
 	return stops

@@ -6,7 +6,7 @@
 // leaves every int3 planted and runs the instruction it covers somewhere
 // else: on a hit the monitor counts, moves the thread's PC to the site's
 // slot in a scratch region and continues. The in-process engine (package
-// breakpoint's trampolines) displaces whole instructions from a site into a
+// breakpoint/jump's trampolines) displaces whole instructions from a site into a
 // trampoline that counts the hit, and aims the trampoline's exits (the rel32
 // jumps back to original code, Displaced.Exits) at the trampolines of the
 // sites there.

@@ -3,6 +3,8 @@ package breakpoint
 import (
 	"slices"
 	"testing"
+
+	"github.com/patchprof/patchprof/breakpoint/jump"
 )
 
 // deriveAll plans every graph of tab as PlanJumps does.
@@ -10,7 +12,7 @@ func deriveAll(t *testing.T, tab *Table) {
 	t.Helper()
 	tab.jump = &jumpInfo{length: make([]uint8, tab.Len()), derived: make([]bool, tab.Len())}
 	for _, fg := range tab.Graphs() {
-		dp, ok := planDerive(fg.Graph, nil)
+		dp, ok := jump.PlanDerive(fg.Graph, nil)
 		if !ok {
 			t.Fatalf("%s: edges do not follow from block counts", fg.Graph.Name)
 		}
@@ -23,7 +25,7 @@ func deriveAll(t *testing.T, tab *Table) {
 // block's site.
 func deriveOne(t *testing.T, tab *Table, derived []bool, addr uint64, what string) int {
 	t.Helper()
-	dp, ok := planDerive(tab.Graphs()[0].Graph, derived)
+	dp, ok := jump.PlanDerive(tab.Graphs()[0].Graph, derived)
 	if !ok {
 		t.Fatalf("%s does not follow from the others", what)
 	}
@@ -66,7 +68,7 @@ func TestDeriveFault(t *testing.T) {
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
 	deriveAll(t, tab)
 	fault := uint64(0x1004)
-	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: fault, Entered: true}}); bad != 0 {
+	if bad, _ := tab.DeriveFlow(tab.cnt, []jump.Stop{{Addr: fault, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	checkBlocks(t, tab, 0, []uint64{1, 1, 0}, []uint64{1, 0, 0})
@@ -91,7 +93,7 @@ func TestDeriveUnplantedBlock(t *testing.T) {
 	if !slices.Equal(tab.cnt.EdgeCounts, wantE) || !slices.Equal(tab.cnt.Hits, wantH) {
 		t.Errorf("derived edges %v hits %v; want %v, %v", tab.cnt.EdgeCounts, tab.cnt.Hits, wantE, wantH)
 	}
-	if _, ok := planDerive(g, []bool{false, true, true}); ok {
+	if _, ok := jump.PlanDerive(g, []bool{false, true, true}); ok {
 		t.Error("the loop's body and exit both follow from the entry alone")
 	}
 }
@@ -108,7 +110,7 @@ func TestDeriveFaultInDerivedBlock(t *testing.T) {
 	deriveAll(t, tab)
 	entry := deriveOne(t, tab, []bool{true, false, false}, 0x1000, "the entry block")
 	tab.cnt.Hits[entry] = 0
-	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1000, Entered: true}}); bad != 0 {
+	if bad, _ := tab.DeriveFlow(tab.cnt, []jump.Stop{{Addr: 0x1000, Entered: true}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	if tab.cnt.Hits[entry] != 2 {
@@ -130,7 +132,7 @@ func TestDeriveEnds(t *testing.T) {
 	deriveAll(t, tab)
 	entry := deriveOne(t, tab, []bool{true, false, false}, 0x1000, "the entry block")
 	tab.cnt.Hits[entry] = 0
-	if bad, _ := tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1001}, {Addr: 0x1008, Entered: true}, {Addr: 0x1001}}); bad != 0 {
+	if bad, _ := tab.DeriveFlow(tab.cnt, []jump.Stop{{Addr: 0x1001}, {Addr: 0x1008, Entered: true}, {Addr: 0x1001}}); bad != 0 {
 		t.Errorf("%d inconsistent functions", bad)
 	}
 	if tab.cnt.Hits[entry] != 3 {
@@ -152,7 +154,7 @@ func TestDeriveStopBeforeBlock(t *testing.T) {
 	runSP(t, tab, &c, [2]uint64{0x1000, 100}, [2]uint64{0x1002, 100}, [2]uint64{0x1002, 100})
 	deriveAll(t, tab)
 	ret := deriveOne(t, tab, []bool{false, false, true}, 0x1008, "the loop's exit block")
-	for _, stops := range [][]Stop{{{Addr: 0x1008}}, {{Addr: 0x1008}, {Addr: 0x1000}}} {
+	for _, stops := range [][]jump.Stop{{{Addr: 0x1008}}, {{Addr: 0x1008}, {Addr: 0x1000}}} {
 		tab.cnt.Hits[ret] = 99
 		if bad, _ := tab.DeriveFlow(tab.cnt, stops); bad != 0 {
 			t.Errorf("stops %v: %d inconsistent functions", stops, bad)
@@ -167,7 +169,7 @@ func TestDeriveStopBeforeBlock(t *testing.T) {
 		}
 	}
 	tab.cnt.Hits[ret] = 99
-	tab.DeriveFlow(tab.cnt, []Stop{{Addr: 0x1008, Entered: true}})
+	tab.DeriveFlow(tab.cnt, []jump.Stop{{Addr: 0x1008, Entered: true}})
 	if tab.cnt.Hits[ret] != 1 {
 		t.Errorf("entered: the exit block derived %d, want 1", tab.cnt.Hits[ret])
 	}

@@ -1,4 +1,4 @@
-package breakpoint
+package jump
 
 import (
 	"github.com/patchprof/patchprof/breakpoint/relocate"
@@ -14,31 +14,31 @@ import (
 // line; and the trampoline's counter update (lock add) changes the
 // arithmetic flags, which must then be dead at the site.
 
-// JumpLen is the length of the patch: jmp rel32 (Intel SDM vol. 2, JMP,
-// E9 cd).
-const JumpLen = 5
+// JmpLen is the length of the patch's jump: jmp rel32 (Intel SDM vol. 2,
+// JMP, E9 cd).
+const JmpLen = 5
 
 // Reasons a site cannot take a jump patch.
 const (
-	JumpTarget      = "a branch target inside the bytes the jump covers"
-	JumpEnd         = "the function ends within the bytes the jump covers"
-	JumpTransfer    = "a control transfer before the last displaced instruction"
-	JumpUndecodable = "an instruction that cannot run out of line"
+	ReasonTarget      = "a branch target inside the bytes the jump covers"
+	ReasonEnd         = "the function ends within the bytes the jump covers"
+	ReasonTransfer    = "a control transfer before the last displaced instruction"
+	ReasonUndecodable = "an instruction that cannot run out of line"
 )
 
-// A JumpSite says whether a site can take a jump patch, and what the patch
+// A Site says whether a site can take a jump patch, and what the patch
 // displaces.
-type JumpSite struct {
+type Site struct {
 	// Len is the number of bytes the patch displaces: whole instructions,
-	// at least JumpLen; 0 when the site cannot take the patch (Reason says
+	// at least JmpLen; 0 when the site cannot take the patch (Reason says
 	// why).
 	Len int
 	// Insns are the lengths of the displaced instructions, in order, then
 	// those of the tail.
 	Insns []int
 	// Tail is the length of the code after the displaced bytes that the
-	// trampoline runs too, unpatched (Plan.planTails): the block the last
-	// displaced instruction falls into.
+	// trampoline runs too, unpatched (a tail, planned by package
+	// breakpoint): the block the last displaced instruction falls into.
 	Tail int
 	// FlagsDead reports that no instruction reads the arithmetic flags
 	// before all of them are written again (or a call clobbers them): the
@@ -51,8 +51,8 @@ type JumpSite struct {
 	Edges []EdgeCount
 }
 
-// JumpOptions describe the code around the sites.
-type JumpOptions struct {
+// Options describe the code around a site.
+type Options struct {
 	// Target reports whether some branch may land at addr (a block
 	// leader other than by fall-through, a function entry, a landing
 	// pad). The site itself may be one.
@@ -66,41 +66,69 @@ type JumpOptions struct {
 	FuncAddr uint64
 }
 
-// PlanJump decides whether the site at addr, whose code (from addr on) is
+// Plan decides whether the site at addr, whose code (from addr on) is
 // code, can take a jump patch.
-func PlanJump(code []byte, addr uint64, o JumpOptions) JumpSite {
-	var js JumpSite
+func Plan(code []byte, addr uint64, o Options) Site {
+	var js Site
 	off := 0
-	for off < JumpLen {
+	for off < JmpLen {
 		pc := addr + uint64(off)
 		if off > 0 && o.Target != nil && o.Target(pc) {
-			return JumpSite{Reason: JumpTarget}
+			return Site{Reason: ReasonTarget}
 		}
 		if o.End != 0 && pc >= o.End {
-			return JumpSite{Reason: JumpEnd}
+			return Site{Reason: ReasonEnd}
 		}
 		d, err := relocate.Relocate(code[off:], pc, pc)
 		if err != nil {
-			return JumpSite{Reason: JumpUndecodable}
+			return Site{Reason: ReasonUndecodable}
 		}
-		if d.Form != relocate.FormCopy && off+d.Len < JumpLen {
+		if d.Form != relocate.FormCopy && off+d.Len < JmpLen {
 			// The trampoline runs the displaced instructions in order:
 			// one that goes elsewhere must be the last.
-			return JumpSite{Reason: JumpTransfer}
+			return Site{Reason: ReasonTransfer}
 		}
 		js.Insns = append(js.Insns, d.Len)
 		off += d.Len
 	}
 	if o.End != 0 && addr+uint64(off) > o.End {
-		return JumpSite{Reason: JumpEnd}
+		return Site{Reason: ReasonEnd}
 	}
 	js.Len = off
 	if o.Func != nil && addr >= o.FuncAddr && addr-o.FuncAddr < uint64(len(o.Func)) {
-		js.FlagsDead = flagsDeadFrom(o.Func, o.FuncAddr, addr, 3)
+		js.FlagsDead = FlagsDead(o.Func, o.FuncAddr, addr, 3)
 	} else {
-		js.FlagsDead = flagsDeadFrom(code, addr, addr, 0)
+		js.FlagsDead = FlagsDead(code, addr, addr, 0)
 	}
 	return js
+}
+
+// PlanRun decodes whole instructions from addr until at least n bytes, and
+// returns them as a jump site: for a planned length, when they end at
+// exactly n; for a short site (n = 2), as soon as they cover n. Every one
+// must run out of line, only the last may transfer control, and none but
+// the first may start where leader says a branch may land. Unlike Plan,
+// it reads no flags: FlagsDead is the caller's.
+func PlanRun(code []byte, addr uint64, n int, leader func(uint64) bool) (Site, bool) {
+	var js Site
+	off := 0
+	for off < n {
+		pc := addr + uint64(off)
+		if off > 0 && leader(pc) {
+			return Site{}, false
+		}
+		if off >= len(code) {
+			return Site{}, false
+		}
+		d, err := relocate.Relocate(code[off:], pc, pc)
+		if err != nil || (d.Form != relocate.FormCopy && off+d.Len < n) {
+			return Site{}, false
+		}
+		js.Insns = append(js.Insns, d.Len)
+		off += d.Len
+	}
+	js.Len = off
+	return js, true
 }
 
 // Arithmetic flags (Intel SDM vol. 1, 3.4.3.1): bits of a set.
@@ -114,14 +142,14 @@ const (
 	flagsAll = flagCF | flagPF | flagAF | flagZF | flagSF | flagOF
 )
 
-// flagsDeadFrom reports whether the arithmetic flags are dead at addr:
+// FlagsDead reports whether the arithmetic flags are dead at addr:
 // reading fn (code from fnAddr) forward, every flag is written before any
 // is read, or a call or a return comes first (the psABI preserves no flag
 // across either). It follows a direct jump to its target and both ways of
 // a conditional branch (each must find the flags dead), up to depth
 // branches deep. An instruction it does not know, or an indirect branch,
 // ends the reading with the answer "live".
-func flagsDeadFrom(fn []byte, fnAddr, addr uint64, depth int) bool {
+func FlagsDead(fn []byte, fnAddr, addr uint64, depth int) bool {
 	need := flagsAll
 	for n := 0; n < 64; n++ {
 		if addr < fnAddr || addr-fnAddr >= uint64(len(fn)) {
@@ -148,7 +176,7 @@ func flagsDeadFrom(fn []byte, fnAddr, addr uint64, depth int) bool {
 			if condReads(inst.Op)&need != 0 || depth == 0 {
 				return false
 			}
-			return flagsDeadFrom(fn, fnAddr, next, depth-1) && flagsDeadFrom(fn, fnAddr, next+uint64(int64(rel)), depth-1)
+			return FlagsDead(fn, fnAddr, next, depth-1) && FlagsDead(fn, fnAddr, next+uint64(int64(rel)), depth-1)
 		}
 		reads, writes, ok := flagEffect(inst)
 		if !ok || reads&need != 0 {

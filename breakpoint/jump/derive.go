@@ -1,4 +1,4 @@
-package breakpoint
+package jump
 
 import (
 	"github.com/patchprof/patchprof/cfg"
@@ -21,24 +21,25 @@ import (
 //
 // An equation with one unknown left gives that unknown; solving it may
 // leave another equation with one. Which unknowns get solved, and in what
-// order, depends only on the graph, so it is planned once (planDerive) and
-// replayed on the counts after the run (DeriveFlow). A function whose
-// equations do not give every edge this way keeps the cursor's counts: its
-// sites stay breakpoints.
+// order, depends only on the graph, so it is planned once (PlanDerive) and
+// replayed on the counts after the run (DerivePlan.Derive, which package
+// breakpoint's Table.DeriveFlow calls). A function whose equations do not
+// give every edge this way keeps the cursor's counts: its sites stay
+// breakpoints.
 
 // A deriveStep solves one unknown from one equation.
 type deriveStep struct {
 	eq      int32 // the equation: in(b) = b, out(a) = nb+a
-	unknown int32 // the variable it gives (see derivePlan)
+	unknown int32 // the variable it gives (see DerivePlan)
 }
 
-// A derivePlan is the solving order of one function's flow. Its variables
+// A DerivePlan is the solving order of one function's flow. Its variables
 // are numbered: edges 0..ne-1, then the arrivals of block b at ne+b, then
 // the count of block b at ne+nb+b. Every equation is a sum of variables
 // with coefficients +1 (edges, arrivals) and -1 (the block's count) equal
 // to 0, or, for the out-equation of a block, to minus the activations that
-// stopped inside it (derive's ends).
-type derivePlan struct {
+// stopped inside it (Derive's stops).
+type DerivePlan struct {
 	steps    []deriveStep
 	arrivals []bool // per block: arrivals from outside are a variable
 	derived  []bool // per block: its count is derived, not measured
@@ -56,23 +57,17 @@ func conserved(b *cfg.Block) bool {
 	return false
 }
 
-// planDerive returns the order in which g's edges, arrivals and the counts
+// PlanDerive returns the order in which g's edges, arrivals and the counts
 // of the blocks in derived (nil: none) follow from the counts of the other
 // blocks, or false when some do not.
-func planDerive(g *cfg.Graph, derived []bool) (*derivePlan, bool) {
-	dp, unknown := planDeriveLeft(g, derived)
+func PlanDerive(g *cfg.Graph, derived []bool) (*DerivePlan, bool) {
+	dp, unknown := NewFlow(g, nil).Solve(derived)
 	return dp, unknown == nil
 }
 
-// planDeriveLeft is planDerive, returning the variables left unknown
-// (nil when every one follows) instead of false.
-func planDeriveLeft(g *cfg.Graph, derived []bool) (*derivePlan, []int) {
-	return newFlowSystem(g).solve(derived)
-}
-
-// A flowSystem is the equations of one function's flow, built once and
-// solved for as many choices of derived blocks as the planner tries.
-type flowSystem struct {
+// A Flow is the equations of one function's flow, built once and solved
+// for as many choices of derived blocks as the planner tries.
+type Flow struct {
 	nb, ne   int
 	measured []bool    // per edge: counted in the target, not derived (nil: none)
 	arrivals []bool    // per block: arrivals from outside are a variable
@@ -82,9 +77,13 @@ type flowSystem struct {
 	left     []int     // scratch, per equation
 }
 
-func newFlowSystem(g *cfg.Graph) *flowSystem {
+// NewFlow returns the equations of g's flow. measured, per edge (nil:
+// none), marks the edges counted in the target, known in every solve: the
+// flow keeps the slice, so an edge the caller marks between two solves is
+// known in the second.
+func NewFlow(g *cfg.Graph, measured []bool) *Flow {
 	nb, ne := len(g.Blocks), len(g.Edges)
-	fs := &flowSystem{nb: nb, ne: ne, arrivals: make([]bool, nb), members: make([][]int32, 2*nb),
+	fs := &Flow{nb: nb, ne: ne, measured: measured, arrivals: make([]bool, nb), members: make([][]int32, 2*nb),
 		where: make([][]int32, ne+2*nb), known: make([]bool, ne+2*nb), left: make([]int, 2*nb)}
 	for b := range g.Blocks {
 		fs.arrivals[b] = b == 0 || g.Blocks[b].Landing
@@ -111,16 +110,16 @@ func newFlowSystem(g *cfg.Graph) *flowSystem {
 	return fs
 }
 
-// solvable reports whether every variable follows with the blocks in
+// Solvable reports whether every variable follows with the blocks in
 // derived not measured, without building the plan.
-func (fs *flowSystem) solvable(derived []bool) bool {
+func (fs *Flow) Solvable(derived []bool) bool {
 	return fs.run(derived, nil)
 }
 
-// solve returns the plan for derived (nil: none derived), or the
-// variables left unknown.
-func (fs *flowSystem) solve(derived []bool) (*derivePlan, []int) {
-	dp := &derivePlan{arrivals: make([]bool, fs.nb), derived: make([]bool, fs.nb), members: fs.members}
+// Solve returns the plan for derived (nil: none derived), or the
+// variables left unknown, numbered as DerivePlan says.
+func (fs *Flow) Solve(derived []bool) (*DerivePlan, []int) {
+	dp := &DerivePlan{arrivals: make([]bool, fs.nb), derived: make([]bool, fs.nb), members: fs.members}
 	copy(dp.arrivals, fs.arrivals)
 	if fs.measured != nil {
 		dp.measured = append([]bool(nil), fs.measured...)
@@ -142,7 +141,7 @@ func (fs *flowSystem) solve(derived []bool) (*derivePlan, []int) {
 
 // run peels the equations with one unknown left, recording the steps when
 // steps is not nil, and reports whether every variable became known.
-func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
+func (fs *Flow) run(derived []bool, steps *[]deriveStep) bool {
 	nb, ne := fs.nb, fs.ne
 	known := fs.known
 	for b := 0; b < nb; b++ {
@@ -198,7 +197,7 @@ func (fs *flowSystem) run(derived []bool, steps *[]deriveStep) bool {
 
 // A Stop is where an activation of a profiled function stopped for good:
 // the faulting instruction of a crash, where a thread was when it ended.
-// Flow conservation does not hold for it (DeriveFlow).
+// Flow conservation does not hold for it (Derive).
 type Stop struct {
 	Addr uint64 // link-time address of the instruction it stopped at
 	// Entered: the activation had begun the block at Addr (the
@@ -208,7 +207,7 @@ type Stop struct {
 	Entered bool
 }
 
-// derive replays dp on the counts of the measured blocks (c; the derived
+// Derive replays dp on the counts of the measured blocks (c; the derived
 // blocks' entries are overwritten with their derived counts) and of the
 // measured edges (their entries of edges), giving every edge count and the
 // arrivals of every block. stops (repeats allowed) are where activations
@@ -224,7 +223,7 @@ type Stop struct {
 // nothing: that block has no out-equation. It reports whether the counts
 // were consistent (no variable came out negative, which non-local flow
 // the equations do not see can cause; such a variable is taken as 0).
-func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, stops []Stop, edges, arrivals []uint64) bool {
+func (dp *DerivePlan) Derive(g *cfg.Graph, c []uint64, stops []Stop, edges, arrivals []uint64) bool {
 	nb, ne := len(g.Blocks), len(g.Edges)
 	v := make([]int64, ne+2*nb)
 	for b := range g.Blocks {
@@ -306,4 +305,23 @@ func (dp *derivePlan) derive(g *cfg.Graph, c []uint64, stops []Stop, edges, arri
 		}
 	}
 	return ok
+}
+
+// LoopDepth returns, per block of g, how many loops hold it: a loop is
+// the span of blocks from the target of a backward edge to its source (a
+// compiler lays a loop's body out contiguously; a scattered loop only
+// makes the guess worse, never the counts). It is the guess at frequency
+// that needs no profile, by which the planner picks the blocks to derive
+// first.
+func LoopDepth(g *cfg.Graph) []int {
+	depth := make([]int, len(g.Blocks))
+	for _, e := range g.Edges {
+		if e.To < 0 || e.To > e.From {
+			continue
+		}
+		for b := e.To; b <= e.From; b++ {
+			depth[b]++
+		}
+	}
+	return depth
 }

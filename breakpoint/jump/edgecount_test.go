@@ -1,4 +1,4 @@
-package breakpoint
+package jump
 
 import (
 	"encoding/binary"
@@ -27,7 +27,7 @@ func TestMeasuredArcDerives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := planDerive(g, nil); ok {
+	if _, ok := PlanDerive(g, nil); ok {
 		t.Fatal("the rotated loop derives without a counted arc")
 	}
 	back := -1
@@ -39,10 +39,9 @@ func TestMeasuredArcDerives(t *testing.T) {
 	if back < 0 {
 		t.Fatalf("no back edge in %+v", g.Edges)
 	}
-	fs := newFlowSystem(g)
-	fs.measured = make([]bool, len(g.Edges))
-	fs.measured[back] = true
-	dp, left := fs.solve(nil)
+	measured := make([]bool, len(g.Edges))
+	measured[back] = true
+	dp, left := NewFlow(g, measured).Solve(nil)
 	if left != nil {
 		t.Fatalf("still unknown with the back edge counted: %v", left)
 	}
@@ -51,7 +50,7 @@ func TestMeasuredArcDerives(t *testing.T) {
 	edges := make([]uint64, len(g.Edges))
 	edges[back] = 18
 	arr := make([]uint64, len(g.Blocks))
-	if !dp.derive(g, c, nil, edges, arr) {
+	if !dp.Derive(g, c, nil, edges, arr) {
 		t.Fatal("inconsistent")
 	}
 	want := map[[2]uint64]uint64{{0x1000, 0x100b}: 3, {0x1000, 0x1004}: 7, {0x1004, 0x1004}: 18, {0x1004, 0x100b}: 7}
@@ -71,7 +70,7 @@ func TestMeasuredArcDerives(t *testing.T) {
 func TestTrampolineCountsArc(t *testing.T) {
 	const at = 0x7000
 	code := rotatedLoop[4:11] // block B
-	js := JumpSite{Len: 7, Insns: []int{3, 2, 2}, FlagsDead: true}
+	js := Site{Len: 7, Insns: []int{3, 2, 2}, FlagsDead: true}
 	for _, taken := range []bool{false, true} {
 		js.Edges = []EdgeCount{{Counter: 0x48, Taken: taken}}
 		tr, err := BuildTrampoline(code, 0x1004, at, js, 0x40)
@@ -88,7 +87,7 @@ func TestTrampolineCountsArc(t *testing.T) {
 		ctr := j + 6 // the arc's counter: after the jcc, or after the jmp back
 		dest := uint64(0x100b)
 		if taken {
-			ctr = j + 6 + JumpLen
+			ctr = j + 6 + JmpLen
 			dest = 0x1004
 			if jccTo != at+uint64(ctr) {
 				t.Errorf("jcc goes to %#x, want the counting stub %#x", jccTo, at+ctr)
@@ -116,80 +115,6 @@ func TestTrampolineCountsArc(t *testing.T) {
 	}
 }
 
-// rotatedTable is a table of the rotated loop's blocks, planned as
-// PlanJumps plans it once the back edge is counted: arc counter 0 at
-// block B's site.
-func rotatedTable(t *testing.T) (*Table, int) {
-	t.Helper()
-	g, err := cfg.Build(cfg.Options{Name: "rotated", Addr: 0x1000, Code: rotatedLoop, SplitCalls: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var specs []SiteSpec
-	for k, b := range g.Blocks {
-		specs = append(specs, SiteSpec{Addr: b.Start, Kind: KindBlock, Entry: k == 0, Block: int32(k)})
-	}
-	tab := NewTable(specs, 0)
-	if err := tab.SetBlocks([]FuncGraph{{Graph: g, Entry: g.Addr, Tail: g.End}}); err != nil {
-		t.Fatal(err)
-	}
-	back := -1
-	for k, e := range g.Edges {
-		if e.Target == 0x1004 && e.Kind == cfg.Taken {
-			back = k
-		}
-	}
-	site, _ := tab.Index(0x1004)
-	tab.jump = &jumpInfo{length: make([]uint8, tab.Len()), derived: make([]bool, tab.Len()), arcOf: map[int][]int{}}
-	p := &Plan{Table: tab, Graphs: tab.Graphs()}
-	dp := map[int][]arcCounter{0: {{site: site, graph: 0, edge: back, taken: true, length: 7}}}
-	tab.jump.derive = []*derivePlan{nil}
-	tab.jump.measured = make([][]bool, 1)
-	fs := newFlowSystem(g)
-	fs.measured = make([]bool, len(g.Edges))
-	fs.measured[back] = true
-	tab.jump.derive[0], _ = fs.solve(nil)
-	p.keepArcs(dp, make([]string, tab.Len()))
-	return tab, back
-}
-
-// TestDeriveFlowArcs: DeriveFlow reads the counted arc and derives the
-// others; an arc whose site never took its patch, in a block that ran,
-// leaves the function underived and says so (ArcsLost).
-func TestDeriveFlowArcs(t *testing.T) {
-	tab, back := rotatedTable(t)
-	for i, c := range []uint64{10, 25, 10} {
-		tab.cnt.Hits[i] = c
-	}
-	tab.cnt.ArcHits[0] = 18
-	tab.ArcServed(0)
-	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 0 || lost != 0 {
-		t.Fatalf("DeriveFlow: %d inconsistent, %d lost", bad, lost)
-	}
-	edges, arr := counts(tab, 0)
-	if edges[back] != 18 || arr[0] != 10 {
-		t.Errorf("edges %v arrivals %v: want the back edge 18, 10 entries", edges, arr)
-	}
-	var sum uint64
-	for _, e := range edges {
-		sum += e
-	}
-	if sum != 3+7+18+7 {
-		t.Errorf("edges %v, want 3, 7, 18 and 7", edges)
-	}
-
-	tab, _ = rotatedTable(t)
-	tab.cnt.Hits[1] = 25 // B ran, and its arc was never counted in the target
-	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 1 || lost != 1 {
-		t.Errorf("an uncounted arc: %d inconsistent, %d lost; want 1 and 1", bad, lost)
-	}
-	tab, _ = rotatedTable(t)
-	tab.cnt.Hits[0] = 4 // only A ran: the arc's block never did, its count is 0
-	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 0 || lost != 0 {
-		t.Errorf("an arc whose block never ran: %d inconsistent, %d lost; want none", bad, lost)
-	}
-}
-
 // TestTrampolineCountsTableArcs: the dispatch of a jump table, displaced
 // whole, counts the jumps to two of its targets: a cmp of the register
 // with each target (a quad after the code), a jne over its counter, then
@@ -201,7 +126,7 @@ func TestTrampolineCountsTableArcs(t *testing.T) {
 		0x48, 0x01, 0xd0, // add %rdx,%rax
 		0x41, 0xff, 0xe0, // jmp *%r8
 	}
-	js := JumpSite{Len: len(code), Insns: []int{7, 3, 3}, FlagsDead: true,
+	js := Site{Len: len(code), Insns: []int{7, 3, 3}, FlagsDead: true,
 		Edges: []EdgeCount{{Counter: 0x100, Table: 0x7fff00001234}, {Counter: 0x108, Table: 0x7fff00005678}}}
 	tr, err := BuildTrampoline(code, addr, at, js, 0x40)
 	if err != nil {

@@ -1,4 +1,4 @@
-package breakpoint
+package jump
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func TestTrampoline(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code := hexCode(t, c.hex)
-			js := PlanJump(code, addr, JumpOptions{})
+			js := Plan(code, addr, Options{})
 			if js.Len == 0 {
 				t.Fatalf("not a jump site: %s", js.Reason)
 			}
@@ -81,12 +81,12 @@ func TestTrampoline(t *testing.T) {
 			if tr.Patch[0] != 0xE9 || len(tr.Patch) != js.Len {
 				t.Fatalf("patch % x", tr.Patch)
 			}
-			if got := addr + JumpLen + uint64(int64(int32(binary.LittleEndian.Uint32(tr.Patch[1:])))); got != at {
+			if got := addr + JmpLen + uint64(int64(int32(binary.LittleEndian.Uint32(tr.Patch[1:])))); got != at {
 				t.Errorf("patch jumps to %#x, want %#x", got, at)
 			}
-			for _, b := range tr.Patch[JumpLen:] {
+			for _, b := range tr.Patch[JmpLen:] {
 				if b != relocate.Int3 {
-					t.Errorf("filler % x, want int3", tr.Patch[JumpLen:])
+					t.Errorf("filler % x, want int3", tr.Patch[JmpLen:])
 				}
 			}
 			if !bytes.Equal(tr.Orig, code[:js.Len]) {
@@ -106,7 +106,7 @@ func TestTrampoline(t *testing.T) {
 func TestTrampolineWhere(t *testing.T) {
 	const addr, at = 0x401000, 0x7f0000
 	code := hexCode(t, "55 4889e5 4883ec10")
-	js := PlanJump(code, addr, JumpOptions{})
+	js := Plan(code, addr, Options{})
 	tr, err := BuildTrampoline(code, addr, at, js, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestTrampolineWhere(t *testing.T) {
 	if tr.Covers(addr) || tr.Covers(addr+uint64(js.Len)) {
 		t.Error("Covers the site or the byte after")
 	}
-	end := at + uint64(len(tr.Code)) - JumpLen
+	end := at + uint64(len(tr.Code)) - JmpLen
 	if o, p := tr.Where(end); o != addr+uint64(js.Len) || p != InDisplaced {
 		t.Errorf("Where(jmp back) = %#x, %v", o, p)
 	}
@@ -142,11 +142,11 @@ func TestTrampolineWhere(t *testing.T) {
 // line, and a trampoline too far from its site.
 func TestTrampolineRefused(t *testing.T) {
 	code := hexCode(t, "55 4889e5 4883ec10")
-	js := PlanJump(code, 0x401000, JumpOptions{})
+	js := Plan(code, 0x401000, Options{})
 	if _, err := BuildTrampoline(code, 0x401000, 0x401000+1<<33, js, 0); err == nil {
 		t.Error("a trampoline 8 GiB away was built")
 	}
-	if _, err := BuildTrampoline(code, 0x401000, 0x7f0000, JumpSite{}, 0); err == nil {
+	if _, err := BuildTrampoline(code, 0x401000, 0x7f0000, Site{}, 0); err == nil {
 		t.Error("a refused site got a trampoline")
 	}
 }
@@ -157,22 +157,22 @@ func TestTrampolineRefused(t *testing.T) {
 func TestTrampolineShort(t *testing.T) {
 	const host, addr, at = 0x401000, 0x40100f, 0x7f0000
 	code := hexCode(t, "c9 c3")
-	js, ok := planRun(code, addr, 2, func(uint64) bool { return false })
+	js, ok := PlanRun(code, addr, 2, func(uint64) bool { return false })
 	if !ok || js.Len != 2 || len(js.Insns) != 2 {
-		t.Fatalf("planRun: %+v %v", js, ok)
+		t.Fatalf("PlanRun: %+v %v", js, ok)
 	}
 	tr, err := BuildTrampoline(code, addr, at, js, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := tr.SetShort(host + JumpLen); err != nil {
+	if err := tr.SetShort(host + JmpLen); err != nil {
 		t.Fatal(err)
 	}
-	d := int64(host+JumpLen) - int64(addr+2)
+	d := int64(host+JmpLen) - int64(addr+2)
 	if want := []byte{0xEB, byte(d)}; !bytes.Equal(tr.Patch, want) {
 		t.Errorf("patch % x, want % x", tr.Patch, want)
 	}
-	if got := host + 2*JumpLen + uint64(int64(int32(binary.LittleEndian.Uint32(tr.LandingJmp[1:])))); tr.LandingJmp[0] != 0xE9 || got != at {
+	if got := host + 2*JmpLen + uint64(int64(int32(binary.LittleEndian.Uint32(tr.LandingJmp[1:])))); tr.LandingJmp[0] != 0xE9 || got != at {
 		t.Errorf("landing jmp % x goes to %#x, want %#x", tr.LandingJmp, got, at)
 	}
 	ops := trampolineOps(t, tr)

@@ -1,4 +1,4 @@
-package breakpoint
+package jump
 
 import (
 	"encoding/binary"
@@ -16,7 +16,7 @@ import (
 // spanning tree for the same reason. Here one arc of a conditional jump is
 // counted in the target: the block that ends in the jump displaces all of
 // its bytes into its trampoline, whose relocated jcc counts the arc on its
-// way (PlanJumps picks the arcs, edgeplan.go).
+// way (package breakpoint picks the arcs: Plan.PlanJumps).
 
 // An EdgeCount asks a trampoline to count one arc of the conditional jump
 // that ends its displaced instructions.
@@ -53,7 +53,7 @@ func countArc(d *relocate.Displaced, ec EdgeCount) (*relocate.Displaced, error) 
 	var exits []relocate.Exit
 	jmp := func(op []byte, to uint64) error {
 		c = append(c, op...)
-		if to != slot+6+JumpLen { // the taken side's stub is not an exit
+		if to != slot+6+JmpLen { // the taken side's stub is not an exit
 			exits = append(exits, relocate.Exit{Off: uint8(len(c)), To: to})
 		}
 		rel, ok := relocate.Rel32(to, slot+uint64(len(c))+4)
@@ -65,7 +65,7 @@ func countArc(d *relocate.Displaced, ec EdgeCount) (*relocate.Displaced, error) 
 	}
 	nd := &relocate.Displaced{Addr: d.Addr, Slot: slot, Len: d.Len, Form: relocate.FormCond, RIPRelative: d.RIPRelative}
 	if ec.Taken {
-		stub := slot + 6 + JumpLen
+		stub := slot + 6 + JmpLen
 		if err := jmp([]byte{0x0F, cc}, stub); err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package breakpoint
+package jump
 
 import (
 	"encoding/binary"
@@ -22,12 +22,12 @@ import (
 // counters are exact without a locked instruction (measured in
 // ../shared/research: a shared lock add costs 4-12x, a shared plain add loses
 // counts). The add writes the arithmetic flags, so only sites where they are
-// dead take a trampoline (JumpSite.FlagsDead). A trampoline never shares a
+// dead take a trampoline (Site.FlagsDead). A trampoline never shares a
 // cache line with its counter: the counters are in a separate mapping.
 
 // TrampolineSize bounds one trampoline: the counter update, the displaced
-// instructions (a whole block of up to MaxHostLen bytes for a host, see
-// PlanJumps) each grown by relocation (an emulated call as the last), and
+// instructions (a whole block of up to MaxHostLen bytes for a host of a
+// short site) each grown by relocation (an emulated call as the last), and
 // the jmp back. Callers lay trampolines out at this stride.
 const TrampolineSize = 256
 
@@ -47,7 +47,7 @@ func appendCounter(c []byte, off uint32) []byte {
 type Trampoline struct {
 	Addr uint64 // runtime address of the site
 	At   uint64 // runtime address of the trampoline
-	Len  int    // bytes displaced at Addr (JumpSite.Len)
+	Len  int    // bytes displaced at Addr (Site.Len)
 	Code []byte // the trampoline's code, to write at At
 	// Patch is what goes over the site: jmp rel32 to At, then int3 over the
 	// rest of the displaced bytes (nothing may run them: a thread found
@@ -128,12 +128,12 @@ var ErrTrampolineTooLong = errors.New("trampoline longer than TrampolineSize")
 // relocated; js.Insns, when set, are the lengths they must have. It
 // returns a *relocate.Error when a displaced instruction cannot run out of
 // line, or the instructions do not end where js says.
-func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) (*Trampoline, error) {
+func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Trampoline, error) {
 	if js.Len < 2 || len(code) < js.Len+js.Tail {
-		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: not a jump site (%d bytes displaced)", addr, js.Len)
+		return nil, fmt.Errorf("jump: BuildTrampoline at %#x: not a jump site (%d bytes displaced)", addr, js.Len)
 	}
 	if counter > 1<<31-8 {
-		return nil, fmt.Errorf("breakpoint: BuildTrampoline at %#x: counter offset %#x beyond disp32", addr, counter)
+		return nil, fmt.Errorf("jump: BuildTrampoline at %#x: counter offset %#x beyond disp32", addr, counter)
 	}
 	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
 	c := make([]byte, 0, TrampolineSize)
@@ -166,10 +166,10 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 			// last of the patched bytes may be a conditional jump when a
 			// tail follows: its taken side is an exit.
 			cond := d.Form == relocate.FormCond && off+n == js.Len && js.Tail > 0
-			if (d.Form != relocate.FormCopy && !cond) || len(body) < JumpLen || body[len(body)-JumpLen] != 0xE9 {
+			if (d.Form != relocate.FormCopy && !cond) || len(body) < JmpLen || body[len(body)-JmpLen] != 0xE9 {
 				return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
 			}
-			body = body[:len(body)-JumpLen]
+			body = body[:len(body)-JmpLen]
 		} else {
 			tr.last = d
 		}
@@ -187,17 +187,17 @@ func BuildTrampoline(code []byte, addr, at uint64, js JumpSite, counter uint32) 
 		return nil, fmt.Errorf("%w: %d bytes at %#x", ErrTrampolineTooLong, len(c), addr)
 	}
 	tr.Code = c
-	if js.Len < JumpLen {
+	if js.Len < JmpLen {
 		return tr, nil // a short site: SetShort makes its patch
 	}
-	rel, ok := relocate.Rel32(at, addr+JumpLen)
+	rel, ok := relocate.Rel32(at, addr+JmpLen)
 	if !ok {
 		return nil, &relocate.Error{Addr: addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", relocate.ReasonOutOfRange, at)}
 	}
 	tr.Patch = make([]byte, js.Len)
 	tr.Patch[0] = 0xE9
 	binary.LittleEndian.PutUint32(tr.Patch[1:], uint32(rel))
-	for k := JumpLen; k < js.Len; k++ {
+	for k := JmpLen; k < js.Len; k++ {
 		tr.Patch[k] = relocate.Int3
 	}
 	return tr, nil
@@ -212,7 +212,7 @@ func (tr *Trampoline) SetShort(landing uint64) error {
 	if d != int64(int8(d)) {
 		return &relocate.Error{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: landing %#x", relocate.ReasonOutOfRange, landing)}
 	}
-	rel, ok := relocate.Rel32(tr.At, landing+JumpLen)
+	rel, ok := relocate.Rel32(tr.At, landing+JmpLen)
 	if !ok {
 		return &relocate.Error{Addr: tr.Addr, Bytes: tr.Orig, Reason: fmt.Sprintf("%s: trampoline %#x", relocate.ReasonOutOfRange, tr.At)}
 	}
@@ -226,6 +226,10 @@ func (tr *Trampoline) SetShort(landing uint64) error {
 	}
 	return nil
 }
+
+// Relocated returns the original addresses of the instructions the
+// trampoline runs, in order: the displaced ones, then its tail's.
+func (tr *Trampoline) Relocated() []uint64 { return tr.addrs }
 
 // Contains reports whether pc is inside the trampoline's code.
 func (tr *Trampoline) Contains(pc uint64) bool {
