@@ -73,24 +73,7 @@ func (m *mon) detachAll() {
 			}
 		}
 	}
-	// Through the longest-lived thread first, the leader: a worker may
-	// end while it runs the munmap, and then the next one tries.
-	freed := map[*space]bool{}
-	for _, leaders := range []bool{true, false} {
-		for _, t := range m.threads {
-			if (t.tid == t.tgid) == leaders && m.traced(t) && t.canInject() && !t.mm.dead && !freed[t.mm] {
-				if freed[t.mm] = m.freeXOL(t.mm, t); freed[t.mm] {
-					freed[t.mm] = m.freeJump(t.mm, t)
-				}
-			}
-		}
-	}
-	for _, t := range m.threads {
-		if !t.mm.dead && !freed[t.mm] {
-			freed[t.mm] = true
-			m.leftScratch(t.mm)
-		}
-	}
+	m.freeAllScratch()
 	for _, img := range m.imgs {
 		img.Table.Unplant()
 	}
@@ -118,6 +101,33 @@ func (m *mon) detachAll() {
 			if err := unix.Kill(tgid, unix.SIGCONT); err != nil && !gone(err) {
 				m.lose(fmt.Errorf("continue process %d: %w", tgid, err))
 			}
+		}
+	}
+}
+
+// freeAllScratch unmaps every space's scratch regions (the xol engine's
+// slots, the jump engine's trampolines and counters) through one of its
+// threads, the longest-lived first, the leader: a worker may end while it
+// runs the munmap, and then the next one tries. A space none of whose
+// threads could run it is reported as changed (leftScratch).
+//
+// Preconditions: on the tracer thread; every thread is stopped and the
+// code restored.
+func (m *mon) freeAllScratch() {
+	freed := map[*space]bool{}
+	for _, leaders := range []bool{true, false} {
+		for _, t := range m.threads {
+			if (t.tid == t.tgid) == leaders && m.traced(t) && t.canInject() && !t.mm.dead && !freed[t.mm] {
+				if freed[t.mm] = m.freeXOL(t.mm, t); freed[t.mm] {
+					freed[t.mm] = m.freeJump(t.mm, t)
+				}
+			}
+		}
+	}
+	for _, t := range m.threads {
+		if !t.mm.dead && !freed[t.mm] {
+			freed[t.mm] = true
+			m.leftScratch(t.mm)
 		}
 	}
 }
