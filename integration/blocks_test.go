@@ -158,29 +158,8 @@ func TestBlocksFlow(t *testing.T) {
 // branches.
 func gcovBranches(t *testing.T, src, opt string) map[int][]int64 {
 	t.Helper()
-	mustHaveGcov(t)
-	dir := t.TempDir()
-	stem := strings.TrimSuffix(src, filepath.Ext(src))
-	b, err := os.ReadFile(filepath.Join(testdataDir, src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, src), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"-c", "--coverage", opt, "-g", "-o", stem + ".o", src}, {"--coverage", "-o", stem, stem + ".o"}} {
-		cmd := exec.Command("gcc", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	cmd := exec.Command(filepath.Join(dir, stem))
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("running the coverage build of %s: %v\n%s", src, err, out)
-	}
-	cmd = exec.Command("gcov", "-b", "-c", "-t", src)
+	dir := gcovBuildRun(t, src, opt)
+	cmd := exec.Command("gcov", "-b", "-c", "-t", src)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -224,6 +203,35 @@ func branchesOf(p *blocksProfile, fileBase string) map[int][]int64 {
 		slices.Sort(v)
 	}
 	return got
+}
+
+// gcovBuildRun compiles testdata's src with --coverage at opt in a fresh
+// directory, runs it there (writing its .gcda), and returns the directory.
+func gcovBuildRun(t *testing.T, src, opt string) string {
+	t.Helper()
+	mustHaveGcov(t)
+	dir := t.TempDir()
+	stem := strings.TrimSuffix(src, filepath.Ext(src))
+	b, err := os.ReadFile(filepath.Join(testdataDir, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, src), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"-c", "--coverage", opt, "-g", "-o", stem + ".o", src}, {"--coverage", "-o", stem, stem + ".o"}} {
+		cmd := exec.Command("gcc", args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("gcc %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	cmd := exec.Command(filepath.Join(dir, stem))
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("running the coverage build of %s: %v\n%s", src, err, out)
+	}
+	return dir
 }
 
 // TestBlocksBranchesGcov compares every line's branch outcomes with gcov -b

@@ -15,8 +15,8 @@ import (
 
 // Branch outcomes (--blocks): each conditional branch whose jump is on a
 // line gives two outcomes, numbered on that line in address order as gcov -b
-// numbers its arcs: branch 2k is the k-th jump taken, branch 2k+1 the same
-// jump falling through. A percentage is of the times the jump ran.
+// numbers its arcs: branches 2k and 2k+1 are the k-th jump's, in gcov's
+// order (gcovArcs). A percentage is of the times the jump ran.
 
 // branchKey names a line of one module's listing.
 type branchKey struct {
@@ -103,18 +103,47 @@ func attachFiled[T any](items []T, files map[string]*exportFile, slot func(*expo
 	}
 }
 
+// A gcovArc is one outcome of a conditional branch, as gcov -b lists it:
+// how often it was taken, and whether gcov marks it the fallthrough.
+type gcovArc struct {
+	n    uint64
+	fall bool
+}
+
+// gcovArcs returns b's two outcomes in the order gcov lists a condition's
+// arcs, which lcov, gcov-json and the listing keep too: the true arc
+// first, the arc to the block that follows in GCC's own order marked as
+// the fallthrough. A loop's bottom test (a backward jump) jumps when it
+// holds, and its false arc falls through; for a forward jump the true arc
+// is the one that falls through in GCC's order, the machine code's
+// fall-through unless Branch.TrueFallthrough says otherwise. Where that
+// inference is wrong the two come in the other order, with the same
+// counts.
+func gcovArcs(b profile.Branch) [2]gcovArc {
+	arcs := [2]gcovArc{{b.Taken, false}, {b.NotTaken, true}} // a loop's bottom test
+	if !b.Backward() {
+		// The true arc first, marked as the fallthrough.
+		if b.TrueFallthrough {
+			arcs[0], arcs[1] = arcs[1], arcs[0]
+		} else {
+			arcs[0].fall, arcs[1].fall = true, false
+		}
+	}
+	return arcs
+}
+
 // branchOutcomes returns the outcomes of bs as gcov -b words them: "taken
 // 90%" (of the jump's executions), or "never executed".
 func branchOutcomes(bs []profile.Branch) []string {
 	var out []string
 	for _, b := range bs {
 		total := profile.SumCounts(b.Taken, b.NotTaken)
-		for _, n := range [2]uint64{b.Taken, b.NotTaken} {
+		for _, a := range gcovArcs(b) {
 			if total == 0 {
 				out = append(out, "never executed")
 				continue
 			}
-			out = append(out, "taken "+percent(n, total))
+			out = append(out, "taken "+percent(a.n, total))
 		}
 	}
 	return out
@@ -197,13 +226,8 @@ func gcovPercent(top, bottom uint64) string {
 // writeGcovArcs writes a line's calls and branches as gcov -b -c does
 // after the line, numbered together in address order: "call    0
 // returned 1000", "branch  1 taken 9", "branch  2 taken 1 (fallthrough)",
-// "branch  3 never executed". gcov lists a condition's true arc first and
-// marks the arc to the block that follows in GCC's own order as the
-// fallthrough: a loop's bottom test (a backward jump) jumps when it holds,
-// and its false arc falls through; for a forward jump the true arc is the
-// one that falls through in GCC's order, the machine code's fall-through
-// unless Branch.TrueFallthrough says otherwise. Where that inference is
-// wrong the two lines come in the other order, with the same counts.
+// "branch  3 never executed"; a branch's two arcs in gcov's order
+// (gcovArcs).
 func writeGcovArcs(w io.Writer, calls []profile.Call, bs []profile.Branch) {
 	k := 0
 	for len(calls) > 0 || len(bs) > 0 {
@@ -220,19 +244,7 @@ func writeGcovArcs(w io.Writer, calls []profile.Call, bs []profile.Branch) {
 		}
 		b := bs[0]
 		bs = bs[1:]
-		arcs := [2]struct {
-			n    uint64
-			fall bool
-		}{{b.Taken, false}, {b.NotTaken, true}} // a loop's bottom test
-		if !b.Backward() {
-			// The true arc first, marked as the fallthrough.
-			if b.TrueFallthrough {
-				arcs[0], arcs[1] = arcs[1], arcs[0]
-			} else {
-				arcs[0].fall, arcs[1].fall = true, false
-			}
-		}
-		for _, a := range arcs {
+		for _, a := range gcovArcs(b) {
 			switch {
 			case b.Taken+b.NotTaken == 0:
 				fmt.Fprintf(w, "branch %2d never executed\n", k)
@@ -268,26 +280,34 @@ func attachCalls(p *profile.Profile, files map[string]*exportFile) {
 		func(c *profile.Call) { c.Module = "" })
 }
 
-// writeLCOVBranches writes a file's branch records: one BRDA per outcome
-// (BRDA:<line>,<jump on the line>,<0 taken | 1 not taken>,<count>, "-"
-// when the jump never ran), then BRF and BRH (outcomes found and taken at
-// least once), as geninfo writes them. Nothing for a file without branches.
-// bs are sorted by line and address.
-func writeLCOVBranches(w io.Writer, bs []profile.Branch) {
+// writeLCOVBranches writes a file's branch records as geninfo (lcov 1.16)
+// writes them from a gcov build's data: one BRDA per outcome,
+// BRDA:<line>,0,<outcome on the line>,<count>, the outcomes of a line
+// numbered from 0 in gcov's order (gcovArcs), every count "-" on a line
+// that never ran (lines, the file's) and a number on one that did, even for
+// a jump that never ran; then BRF and BRH (outcomes found and taken at least
+// once). Nothing for a file without branches. bs are sorted by line and
+// address.
+func writeLCOVBranches(w io.Writer, bs []profile.Branch, lines []profile.Line) {
+	ran := map[int]bool{}
+	for _, l := range lines {
+		ran[l.Line] = ran[l.Line] || l.Count > 0
+	}
 	found, hit := 0, 0
 	for k, b := range bs {
-		jump := 0
+		o := 0
 		for j := k - 1; j >= 0 && bs[j].Line == b.Line; j-- {
-			jump++
+			o += 2
 		}
-		for o, n := range [2]uint64{b.Taken, b.NotTaken} {
-			c := strconv.FormatUint(n, 10)
-			if b.Taken+b.NotTaken == 0 {
+		for _, a := range gcovArcs(b) {
+			c := strconv.FormatUint(a.n, 10)
+			if !ran[b.Line] {
 				c = "-"
 			}
-			fmt.Fprintf(w, "BRDA:%d,%d,%d,%s\n", b.Line, jump, o, c)
+			fmt.Fprintf(w, "BRDA:%d,0,%d,%s\n", b.Line, o, c)
+			o++
 			found++
-			if n > 0 {
+			if a.n > 0 {
 				hit++
 			}
 		}

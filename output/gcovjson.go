@@ -165,8 +165,9 @@ func gcovJSONFileOf(f *exportFile) gcovJSONFile {
 	}
 	branches := map[int][]gcovJSONBranch{}
 	for _, b := range f.branches { // by line, then address (exportFiles)
-		branches[b.Line] = append(branches[b.Line],
-			gcovJSONBranch{Count: b.Taken}, gcovJSONBranch{Count: b.NotTaken, Fallthrough: true})
+		for _, a := range gcovArcs(b) {
+			branches[b.Line] = append(branches[b.Line], gcovJSONBranch{Count: a.n, Fallthrough: a.fall})
+		}
 	}
 	for _, l := range f.lines {
 		br := branches[l.Line]

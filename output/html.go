@@ -281,11 +281,11 @@ func htmlArcs(calls []profile.Call, bs []profile.Branch) []htmlArc {
 		b := bs[0]
 		bs = bs[1:]
 		a := htmlArc{Class: "branch", Title: fmt.Sprintf("taken %d, not taken %d", b.Taken, b.NotTaken)}
-		for _, n := range [2]uint64{b.Taken, b.NotTaken} {
+		for _, arc := range gcovArcs(b) {
 			switch {
 			case b.Taken == 0 && b.NotTaken == 0:
 				a.Marks = append(a.Marks, htmlMark{"miss", "#"})
-			case n == 0:
+			case arc.n == 0:
 				a.Marks = append(a.Marks, htmlMark{"miss", "-"})
 			default:
 				a.Marks = append(a.Marks, htmlMark{"hit", "+"})

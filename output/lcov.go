@@ -63,7 +63,7 @@ func WriteLCOV(w io.Writer, p *profile.Profile) error {
 				}
 			}
 			fmt.Fprintf(bw, "LF:%d\nLH:%d\n", len(f.lines), hit)
-			writeLCOVBranches(bw, f.branches) // --blocks (branches.go)
+			writeLCOVBranches(bw, f.branches, f.lines) // --blocks (branches.go)
 		}
 		fmt.Fprintf(bw, "end_of_record\n")
 	}
