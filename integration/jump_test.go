@@ -314,3 +314,24 @@ func TestJumpRefusedAtRun(t *testing.T) {
 		t.Errorf("%s: no site refused at run time in %q", res.cmdline, p.Notes)
 	}
 }
+
+// TestEngineNotesVerbose: the notes of how the in-process engine served
+// the run (sites patched, kept as breakpoints) are engine detail: saved
+// with the profile always, listed only under -v.
+func TestEngineNotesVerbose(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "calls.c", "-g", "-O0")
+	for _, verbose := range []bool{false, true} {
+		args := []string{"--engine=jump", "--lines", exe}
+		if verbose {
+			args = append([]string{"-v"}, args...)
+		}
+		res, p := runProfile(t, runOpts{args: args})
+		wantExitCode(t, res, p, 0)
+		wantJumped(t, p) // the note is in the saved profile
+		if listed := strings.Contains(res.stderr, "note: in-process engine: "); listed != verbose {
+			t.Errorf("%s: the engine's notes listed: %v, want %v\n%s", res.cmdline, listed, verbose, tail(res.stderr))
+		}
+	}
+}

@@ -70,7 +70,7 @@ func (m *mon) intoCovered(t *thread, pc uint64) bool {
 	if mp, _, ok := t.mm.lookup(pc); ok {
 		name = fmt.Sprintf("%#x (%s+%#x)", pc, mp.Image.Path, pc-mp.Bias)
 	}
-	note := "in-process engine: a thread came back into the middle of a patched site at " + name + ", by a way no analysis found; it ran on from the trampoline's copy of its instruction"
+	note := "a thread came back into the middle of a site the in-process engine patched, at " + name + ", by a way no analysis found; it ran on from the trampoline's copy of its instruction"
 	if !slices.Contains(m.res.Notes, note) {
 		m.res.Notes = append(m.res.Notes, note)
 	}

@@ -576,7 +576,9 @@ func (r *report) functions(list []profile.Function) {
 }
 
 func (r *report) notes() {
-	notes := slices.DeleteFunc(slices.Clone(r.p.Notes), func(n string) bool { return n == PinnedNote }) // said in the header
+	notes := slices.DeleteFunc(slices.Clone(r.p.Notes), func(n string) bool {
+		return n == PinnedNote || !r.opt.EngineNotes && profile.IsEngineNote(n) // said in the header; engine detail
+	})
 	if len(notes) == 0 && len(r.extra) == 0 {
 		return
 	}

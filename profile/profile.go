@@ -316,3 +316,12 @@ func ShellStatus(code, signal int) int {
 func (e Exit) Killed() bool {
 	return e.Code == nil && e.Signal != ""
 }
+
+// EngineNotePrefix begins the notes that report how the in-process engine
+// served the run (sites patched, kept as breakpoints and why, traps). They
+// are saved with the profile; the listing shows them only when asked (-v).
+const EngineNotePrefix = "in-process engine: "
+
+// IsEngineNote reports whether note n is one of the engine's
+// (EngineNotePrefix).
+func IsEngineNote(n string) bool { return strings.HasPrefix(n, EngineNotePrefix) }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/patchprof/patchprof/monitor"
+	"github.com/patchprof/patchprof/profile"
 )
 
 // jumpNotes says how the in-process engine served the run: how many sites
@@ -41,7 +42,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	for r, n := range res.JumpRefused {
 		reasons["at run time: "+r] += n
 	}
-	notes := []string{fmt.Sprintf("in-process engine: %d sites can count in the target, %d were patched, each with its function at its first hit (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
+	notes := []string{fmt.Sprintf(profile.EngineNotePrefix+"%d sites can count in the target, %d were patched, each with its function at its first hit (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
 	if len(reasons) > 0 {
 		keys := make([]string, 0, len(reasons))
 		for r := range reasons {
@@ -64,7 +65,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 				fmt.Fprintf(&b, "%d: %s", reasons[r], r)
 			}
 		}
-		notes = append(notes, "in-process engine: sites that keep a breakpoint, by reason: "+b.String())
+		notes = append(notes, profile.EngineNotePrefix+"sites that keep a breakpoint, by reason: "+b.String())
 	}
 	return notes
 }

@@ -44,6 +44,8 @@ type reportFlags struct {
 	// keeps it on stderr, off the target's stdout.
 	toStdout bool
 	force    bool // report --force: merge profiles of different executables
+	// verbose: -v, the engine's notes in the listing too.
+	verbose bool
 	// scope is what the listing and exports show (--all-funcs,
 	// --all-files); the saved profile keeps everything.
 	scope output.Scope
@@ -61,6 +63,7 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
 	fs.BoolVar(&r.scope.AllFuncs, "all-funcs", false, "also show the C start-up functions without source lines (_start, _init, frame_dummy, ...), left out of the listing and exports by default")
 	r.view.register(fs)
+	fs.BoolVar(&r.verbose, "v", false, "also list the engine's notes (sites patched, kept as breakpoints and why, traps), which --save always records")
 	fs.BoolVar(&r.scope.AllFiles, "all-files", false, "also show the sources in system directories (/usr/include, the C++ and compiler headers, the Go root), left out of the listing and exports by default")
 }
 
@@ -93,7 +96,7 @@ func (r *reportFlags) options() (output.Options, error) {
 		return output.Options{}, failed("--print %q: use counts, histogram or scaled", r.print)
 	}
 	r.src = newSourceFiles()
-	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile}
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile, EngineNotes: r.verbose}
 	if err := r.view.apply(&opt); err != nil {
 		return opt, err
 	}
