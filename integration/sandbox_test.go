@@ -190,32 +190,37 @@ func TestSandboxDetachInSyscall(t *testing.T) {
 	t.Parallel()
 	exe := buildC(t, "sandbox.c", "-g", "-O0")
 	for _, e := range engineList() {
-		t.Run(e, func(t *testing.T) {
-			target, in, sc := startPiped(t, exe, "strict", "busy")
-			if !sc.Scan() || sc.Text() != "ready" {
-				t.Fatalf("target did not start: %q", sc.Text())
-			}
-			for cycle := 0; cycle < 8; cycle++ {
-				pp, esc := startAttached(t, "--engine="+e, "--funcs", "--func", "^f$", "-p", strconv.Itoa(target.Process.Pid))
-				pp.Process.Signal(syscall.SIGINT)
-				var rest strings.Builder
-				for esc.Scan() {
-					rest.WriteString(esc.Text() + "\n")
-				}
-				if err := pp.Wait(); err != nil {
-					t.Fatalf("cycle %d: patchprof: %v\n%s", cycle, err, rest.String())
-				}
-				if strings.Contains(rest.String(), "changed") {
-					t.Errorf("cycle %d: patchprof left a change in the target:\n%s", cycle, rest.String())
-				}
-			}
-			fmt.Fprintf(in, "q")
-			if !sc.Scan() || !strings.HasPrefix(sc.Text(), "bye ") || !strings.HasSuffix(sc.Text(), " 0") {
-				t.Errorf("target said %q at its end, want \"bye F 0\"", sc.Text())
-			}
-			if err := target.Wait(); err != nil {
-				t.Errorf("target after the detaches: %v", err)
-			}
-		})
+		t.Run(e, func(t *testing.T) { detachBusyStrict(t, exe, e) })
+	}
+}
+
+// detachBusyStrict attaches engine e to sandbox.c in strict busy mode and
+// detaches, 8 times, then ends the program and checks its end.
+func detachBusyStrict(t *testing.T, exe, e string) {
+	t.Helper()
+	target, in, sc := startPiped(t, exe, "strict", "busy")
+	if !sc.Scan() || sc.Text() != "ready" {
+		t.Fatalf("target did not start: %q", sc.Text())
+	}
+	for cycle := 0; cycle < 8; cycle++ {
+		pp, esc := startAttached(t, "--engine="+e, "--funcs", "--func", "^f$", "-p", strconv.Itoa(target.Process.Pid))
+		pp.Process.Signal(syscall.SIGINT)
+		var rest strings.Builder
+		for esc.Scan() {
+			rest.WriteString(esc.Text() + "\n")
+		}
+		if err := pp.Wait(); err != nil {
+			t.Fatalf("cycle %d: patchprof: %v\n%s", cycle, err, rest.String())
+		}
+		if strings.Contains(rest.String(), "changed") {
+			t.Errorf("cycle %d: patchprof left a change in the target:\n%s", cycle, rest.String())
+		}
+	}
+	fmt.Fprintf(in, "q")
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "bye ") || !strings.HasSuffix(sc.Text(), " 0") {
+		t.Errorf("target said %q at its end, want \"bye F 0\"", sc.Text())
+	}
+	if err := target.Wait(); err != nil {
+		t.Errorf("target after the detaches: %v", err)
 	}
 }
