@@ -58,6 +58,10 @@ type Options struct {
 	// Start is when counting began: the duration of a whole-run pprof
 	// profile. Zero leaves it out.
 	Start time.Time
+	// Scope is what /metrics lists of the functions, as the listing
+	// shows them: the C start-up functions and those of system sources
+	// left out unless it says otherwise.
+	Scope output.Scope
 }
 
 // A Handler serves the endpoints of a profile being counted. Finish hands
@@ -329,7 +333,7 @@ func (h *Handler) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	var buf bytes.Buffer
-	writeMetrics(&buf, p, metricsOptions{engine: h.o.Engine, top: h.o.TopFunctions, running: running, windows: h.windows.Load()})
+	writeMetrics(&buf, h.o.Scope.Apply(p), metricsOptions{engine: h.o.Engine, top: h.o.TopFunctions, running: running, windows: h.windows.Load()})
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.Write(buf.Bytes())

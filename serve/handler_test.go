@@ -14,6 +14,7 @@ import (
 
 	pprof "github.com/google/pprof/profile"
 
+	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 )
 
@@ -319,6 +320,32 @@ func TestInFlight(t *testing.T) {
 	for c := range codes {
 		if c != 200 {
 			t.Errorf("a waiting request got %d, want 200", c)
+		}
+	}
+}
+
+// fixedSource gives the same profile at every snapshot.
+type fixedSource struct{ p *profile.Profile }
+
+func (s fixedSource) Snapshot(context.Context) *profile.Profile { return s.p.Clone() }
+
+// TestMetricsScope: /metrics lists the functions the listing shows: the C
+// start-up functions (no source lines) only with Scope.AllFuncs.
+func TestMetricsScope(t *testing.T) {
+	p := example(4)
+	p.Functions = append(p.Functions,
+		profile.Function{Name: "_start", Count: 1, Address: 0x401000},
+		profile.Function{Name: "frame_dummy", Count: 1, Address: 0x401100})
+	for _, all := range []bool{false, true} {
+		h := NewHandler(Options{Source: fixedSource{p}, Scope: output.Scope{AllFuncs: all}})
+		body := get(t, h, "/metrics").Body.String()
+		for _, name := range []string{"_start", "frame_dummy"} {
+			if got := strings.Contains(body, `function="`+name+`"`); got != all {
+				t.Errorf("AllFuncs %v: /metrics lists %s: %v, want %v", all, name, got, all)
+			}
+		}
+		if !strings.Contains(body, `patchprof_function_calls_total{module="/home/ann/prog/a",function="work"} 4`) {
+			t.Errorf("AllFuncs %v: /metrics lacks work's 4 calls:\n%s", all, body)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/profiler"
 	"github.com/patchprof/patchprof/serve"
@@ -21,8 +22,9 @@ const maxTokenSize = 4 << 10
 type listenFlags struct {
 	addr, tokenFile string
 	top             int
-	engine          string // --engine, the label of the sites metric
-	token           string // read from tokenFile by check
+	engine          string       // --engine, the label of the sites metric
+	token           string       // read from tokenFile by check
+	scope           output.Scope // what /metrics lists, as the listing
 }
 
 func registerListenFlags(fs *flag.FlagSet) *listenFlags {
@@ -68,7 +70,7 @@ func startServe(lf *listenFlags, prof *profiler.Profiler, stderr io.Writer) (sto
 	if err != nil {
 		return nil, &profiler.UserError{Msg: err.Error()}
 	}
-	h := serve.NewHandler(serve.Options{Source: prof, Engine: lf.engine, TopFunctions: lf.top, Token: lf.token, Start: time.Now()})
+	h := serve.NewHandler(serve.Options{Source: prof, Engine: lf.engine, TopFunctions: lf.top, Token: lf.token, Start: time.Now(), Scope: lf.scope})
 	s := serve.Serve(l, h)
 	if public && lf.token == "" {
 		fmt.Fprintf(stderr, "patchprof: warning: --listen %s serves the target's profile to anyone who can reach %s: there is no authentication (add --listen-token FILE, or listen on loopback)\n", lf.addr, l.Addr())

@@ -216,6 +216,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	if std {
 		rf.scope.SystemDirs = goRootFree(output.SystemDirs)
 	}
+	lf.scope = rf.scope
 
 	funcFilter, fileFilter, err := selectionFilters(funcRE, fileGlob)
 	if err != nil {
