@@ -1,6 +1,7 @@
 package output
 
 import (
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -26,6 +27,7 @@ type Sources struct {
 type sourceText struct {
 	lines []string
 	ok    bool
+	name  string // the candidate read
 }
 
 // NewSources returns the sources that o's Subst, SourceDirs and ReadFile
@@ -49,12 +51,20 @@ func (s *Sources) Lines(file string) (lines []string, ok bool) {
 	var t sourceText
 	for _, name := range s.candidates(file) {
 		if data, err := s.read(name); err == nil {
-			t = sourceText{splitSource(data), true}
+			t = sourceText{splitSource(data), true, name}
 			break
 		}
 	}
 	s.text[file] = t
 	return t.lines, t.ok
+}
+
+// Read returns the name file's source was read from (after --subst-path
+// and --source-dir), "" when it was not read.
+func (s *Sources) Read(file string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.text[file].name
 }
 
 // source returns the source of file, through opt.Sources (made the first
@@ -134,4 +144,23 @@ func expandTabs(s string) string {
 		col++
 	}
 	return b.String()
+}
+
+// staleSource notes a source file changed after the binary it describes
+// was built (its modification time is later), as gcov warns of a source
+// newer than its notes file: the counts may fall on the wrong lines. The
+// listing still shows them. Nothing is said when either cannot be read.
+func (r *report) staleSource(name, binary string) {
+	if name == "" || binary == "" {
+		return
+	}
+	src, err := os.Stat(name)
+	if err != nil {
+		return
+	}
+	bin, err := os.Stat(binary)
+	if err != nil || !src.ModTime().After(bin.ModTime()) {
+		return
+	}
+	r.extra = append(r.extra, fmt.Sprintf("source file %s is newer than %s: it changed after the build, and the counts may fall on the wrong lines", name, binary))
 }
