@@ -246,6 +246,31 @@ func nameRank(s *elf.Symbol) int {
 	return r
 }
 
+// structorVariant orders two names of one C++ constructor or destructor
+// that differ only in its variant: the base-object one (C2, D2) first, the
+// body GCC emits and names in its coverage notes, the complete-object one
+// (C1, D1) an alias of it when the class has no virtual base [Itanium C++
+// ABI 5.1.4.3]. It returns 0 for any other pair.
+func structorVariant(a, b string) int {
+	if len(a) != len(b) {
+		return 0
+	}
+	k := 0
+	for k < len(a) && a[k] == b[k] {
+		k++
+	}
+	if k == 0 || k == len(a) || a[k+1:] != b[k+1:] || (a[k-1] != 'C' && a[k-1] != 'D') {
+		return 0
+	}
+	switch {
+	case a[k] == '2' && b[k] == '1':
+		return -1
+	case a[k] == '1' && b[k] == '2':
+		return 1
+	}
+	return 0
+}
+
 func (f *File) funcs(syms []elf.Symbol) []Func {
 	// A C library has thousands of function symbols, sorted at every start
 	// of a target that loads it: a generic sort on a precomputed rank, not
@@ -267,6 +292,9 @@ func (f *File) funcs(syms []elf.Symbol) []Func {
 			return c
 		}
 		if c := cmp.Compare(a.rank, b.rank); c != 0 {
+			return c
+		}
+		if c := structorVariant(a.s.Name, b.s.Name); c != 0 {
 			return c
 		}
 		return strings.Compare(a.s.Name, b.s.Name)

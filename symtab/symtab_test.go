@@ -428,3 +428,22 @@ func TestInstructionStartsEndbr64(t *testing.T) {
 		t.Fatalf("starts %x, want %x", starts, want)
 	}
 }
+
+// TestStructorVariant names a constructor or destructor by its
+// base-object variant, as GCC's coverage notes do.
+func TestStructorVariant(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"_ZN8tinyxml27XMLNodeC1EPNS_11XMLDocumentE", "_ZN8tinyxml27XMLNodeC2EPNS_11XMLDocumentE", 1},
+		{"_ZN8tinyxml27XMLNodeD2Ev", "_ZN8tinyxml27XMLNodeD1Ev", -1},
+		{"_ZN1AD0Ev", "_ZN1AD1Ev", 0},
+		{"f1", "f2", 0},
+		{"_ZN1AC1Ev", "_ZN1AC1Ev", 0},
+	} {
+		if got := structorVariant(tc.a, tc.b); got != tc.want {
+			t.Errorf("structorVariant(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

@@ -20,7 +20,7 @@ import (
 // The closing brace is the function's highest line; its rows that do more
 // (run destructors, a landing pad) stay. code starts at base. It returns
 // the closing brace's line and whether its epilogue is no statement.
-func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram, src []string) (closing LineRef, noStmt bool) {
+func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram, src []string, macros map[string]bool) (closing LineRef, noStmt bool) {
 	if len(rs) == 0 || len(code) == 0 {
 		return LineRef{}, false
 	}
@@ -46,7 +46,7 @@ func markEpilogue(rs []fnRow, code []byte, base uint64, sub *lineinfo.Subprogram
 		}
 	}
 	slices.Sort(epi)
-	if sub.Void && (len(epi) == 0 || !voidReturns(rs, code, base, rs[epi[0]].addr, last, src)) {
+	if sub.Void && (len(epi) == 0 || !voidReturns(rs, code, base, rs[epi[0]].addr, last, src, macros)) {
 		return last, false
 	}
 	for _, k := range epi {
@@ -103,11 +103,12 @@ var returnStmt = lazyRE(`(^|[;{})]\s*)return\s*;`)
 // its own. With the source of the closing brace's file (src, nil when
 // unknown) it reads the function's lines for one (comments left out, and
 // a return with no row inside a preprocessor conditional, which may have
-// been compiled out): the
+// been compiled out, or a use of one of macros, the file's macros that
+// expand to a return statement: unity's RETURN_IF_FAIL_OR_IGNORE): the
 // code cannot tell a `return;` whose jmp shares the row of the statement
 // before it, nor a break's lone nop falling into the epilogue from a
 // return's. Without the source it asks hasReturn.
-func voidReturns(rs []fnRow, code []byte, base, start uint64, closing LineRef, src []string) bool {
+func voidReturns(rs []fnRow, code []byte, base, start uint64, closing LineRef, src []string, macros map[string]bool) bool {
 	if src == nil || closing.Line > len(src) {
 		return hasReturn(rs, code, base, start)
 	}
@@ -153,7 +154,8 @@ func voidReturns(rs []fnRow, code []byte, base, start uint64, closing LineRef, s
 			}
 		}
 		// A return with no code may be compiled out.
-		if t := b.String(); strings.Contains(t, "return") && returnStmt.MatchString(strings.TrimSpace(t)) && (rowed[l] || depth == 0) {
+		t := b.String()
+		if (strings.Contains(t, "return") && returnStmt.MatchString(strings.TrimSpace(t)) || usesMacro(t, macros)) && (rowed[l] || depth == 0) {
 			return true
 		}
 	}
@@ -193,3 +195,64 @@ func hasReturn(rs []fnRow, code []byte, base, start uint64) bool {
 	}
 	return false
 }
+
+// returnMacro matches a #define whose body ends in a return statement
+// (`return` at its end, the use supplying the semicolon, or `return;`):
+// group 1 is its name.
+var returnMacro = lazyRE(`^\s*#\s*define\s+([A-Za-z_]\w*)(?:\([^)]*\))?\s.*\breturn\s*;?\s*\}?\s*$`)
+
+// returnMacros returns the macros of file (its lines src) whose body is
+// or ends in a return statement, read once per file.
+func (m *Model) returnMacros(file string, src []string) map[string]bool {
+	if ms, ok := m.retMacros[file]; ok {
+		return ms
+	}
+	if m.retMacros == nil {
+		m.retMacros = make(map[string]map[string]bool)
+	}
+	var ms map[string]bool
+	for k := 0; k < len(src); k++ {
+		line := src[k]
+		if !strings.Contains(line, "define") {
+			continue
+		}
+		// A body continued over lines with backslashes.
+		for strings.HasSuffix(strings.TrimRight(line, " \t"), "\\") && k+1 < len(src) {
+			k++
+			line = strings.TrimSuffix(strings.TrimRight(line, " \t"), "\\") + " " + src[k]
+		}
+		if sm := returnMacro.FindStringSubmatch(line); sm != nil {
+			if ms == nil {
+				ms = make(map[string]bool)
+			}
+			ms[sm[1]] = true
+		}
+	}
+	m.retMacros[file] = ms
+	return ms
+}
+
+// usesMacro reports whether the code text names one of macros.
+func usesMacro(text string, macros map[string]bool) bool {
+	if len(macros) == 0 {
+		return false
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		if c != '_' && !isLetter(c) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && (text[j] == '_' || isLetter(text[j]) || text[j] >= '0' && text[j] <= '9') {
+			j++
+		}
+		if macros[text[i:j]] {
+			return true
+		}
+		i = j
+	}
+	return false
+}
+
+func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

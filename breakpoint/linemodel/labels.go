@@ -88,20 +88,71 @@ func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *linei
 			continue
 		}
 		first := m.keys[ls[0].line]
-		if firstAt[first] != bl.Start {
+		threaded := firstAt[first] != bl.Start
+		// The dispatch may skip the jump into the loop the case's first
+		// statement is (NEEDBITS's while) and go to its condition: the
+		// case then starts at that jump, at the line's first code.
+		if threaded && !hasTablePred(preds[b]) {
 			continue
 		}
 		src, ok := source(first.File)
 		if !ok || first.Line < 2 || first.Line > len(src) || userLabel.MatchString(strings.TrimSpace(src[first.Line-1])) {
 			continue // the block starts at a goto label: GCC keeps that one
 		}
-		label := m.caseLabelAbove(first, bl.Start, src, lt, rs, firstAt)
+		label := m.caseLabelAbove(first, firstAt[first], src, lt, rs, firstAt)
 		if label == 0 || joinsBranch(m, mf, g, preds[b], first.File, label, src) {
 			continue
 		}
-		at := lineAt{line: m.lineKey(LineRef{File: first.File, Line: label}, fi), addr: ls[0].addr}
-		mf.blocks[b] = append([]lineAt{at}, ls...)
+		key := m.lineKey(LineRef{File: first.File, Line: label}, fi)
+		if !threaded {
+			if enteredOnlyFromBelow(m, mf, g, b, first.File, label) {
+				continue // the body of the loop the dispatch skipped into
+			}
+			mf.blocks[b] = append([]lineAt{{line: key, addr: ls[0].addr}}, ls...)
+			continue
+		}
+		// GCC's block for the label holds it and the jump to the loop's
+		// condition: the dispatch enters it, and so does the code above
+		// that falls into the jump; the loop's back edge does not.
+		var edges []int
+		for k, e := range g.Edges {
+			if e.To == b && e.From >= 0 && (e.Kind == cfg.JumpTable || g.Blocks[e.From].Last == firstAt[first]) {
+				edges = append(edges, k)
+			}
+		}
+		mf.labels = append(mf.labels, labelBlock{lines: []int32{key, ls[0].line}, edges: edges})
 	}
+}
+
+// hasTablePred reports whether one of the arcs is a jump table's.
+func hasTablePred(preds []cfg.Edge) bool {
+	for _, e := range preds {
+		if e.Kind == cfg.JumpTable {
+			return true
+		}
+	}
+	return false
+}
+
+// enteredOnlyFromBelow reports whether every arc into block b comes from
+// code below line label: b is the body of a loop whose condition the
+// dispatch of the case at label goes to, not the case's entry.
+func enteredOnlyFromBelow(m *Model, mf *modelFunc, g *cfg.Graph, b int, file string, label int) bool {
+	n := 0
+	for _, e := range g.Edges {
+		if e.To != b || e.From < 0 {
+			continue
+		}
+		n++
+		ls := mf.blocks[e.From]
+		if e.Kind == cfg.JumpTable || len(ls) == 0 {
+			return false
+		}
+		if ref := m.keys[ls[len(ls)-1].line]; ref.File != file || ref.Line <= label {
+			return false
+		}
+	}
+	return n > 0
 }
 
 // joinsBranch reports whether one of the arcs into a case at line label

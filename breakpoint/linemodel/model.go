@@ -111,6 +111,9 @@ type Model struct {
 	// compiled-out branch names (ppFile).
 	funcNames map[string]bool
 	exits     exitsMemo // the last function's exitsOf (finally.go)
+	// retMacros are, per source file, its macros that expand to a return
+	// statement (epilogue.go), read on first use.
+	retMacros map[string]map[string]bool
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -203,7 +206,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 	fg := m.graphs[gi]
 	g := fg.Graph
 	f := sym.Funcs[fi]
-	rs, code, closing, noStmt := funcRows(sym, lt, f, sub, source)
+	rs, code, closing, noStmt := m.funcRows(sym, lt, f, sub, source)
 	if m.funcNames == nil {
 		m.funcNames = make(map[string]bool, len(sym.Funcs))
 		for _, sf := range sym.Funcs {
@@ -318,7 +321,7 @@ func dropLoopTails(m *Model, g *cfg.Graph, mf *modelFunc) {
 // own, codeless statements (va_end) added from the source, and the
 // epilogue's closing-brace rows marked (closing, noStmt: see
 // markEpilogue); with the function's code.
-func funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo.Subprogram, source func(string) ([]string, bool)) (rs []fnRow, code []byte, closing LineRef, noStmt bool) {
+func (m *Model) funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo.Subprogram, source func(string) ([]string, bool)) (rs []fnRow, code []byte, closing LineRef, noStmt bool) {
 	rows := lt.RowsIn(f.Addr, f.Addr+f.Size)
 	rs = make([]fnRow, len(rows))
 	for k, r := range rows {
@@ -353,7 +356,11 @@ func funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, sub *lineinfo
 		if src != nil {
 			markElseJumps(rs, code, f.Addr, src)
 		}
-		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src)
+		var macros map[string]bool
+		if src != nil {
+			macros = m.returnMacros(rs[0].ref.File, src)
+		}
+		closing, noStmt = markEpilogue(rs, code, f.Addr, sub, src, macros)
 	}
 	return rs, code, closing, noStmt
 }

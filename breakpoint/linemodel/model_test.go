@@ -202,9 +202,41 @@ func TestVoidReturns(t *testing.T) {
 		{[]string{"  if( h==s ) break;", "  y = 2;", "  if( p ) { return; }", "  z = 3;"}, true},
 	} {
 		src := append(append([]string{"void f(void){"}, tc.body...), "}")
-		if got := voidReturns(rs, nil, 0, 0, closing, src); got != tc.want {
+		if got := voidReturns(rs, nil, 0, 0, closing, src, nil); got != tc.want {
 			t.Errorf("voidReturns(%q) = %v, want %v", tc.body, got, tc.want)
 		}
+	}
+}
+
+// TestReturnMacros finds the macros of a file that expand to a return
+// statement (unity's RETURN_IF_FAIL_OR_IGNORE), and voidReturns counts a
+// use of one as a return.
+func TestReturnMacros(t *testing.T) {
+	src := []string{
+		"#define RETURN_IF_FAIL if (failed) return",
+		"#define BAIL(x) { log(x); \\",
+		"    return; }",
+		"#define NOT_RETURN(x) returned(x)",
+		"#define VALUE return 1",
+		"void f(void){",
+		"  x = 1;",
+		"  RETURN_IF_FAIL;",
+		"  y = 2;",
+		"}",
+	}
+	m := &Model{}
+	got := m.returnMacros("/src/a.c", src)
+	if fmt.Sprint(got) != "map[BAIL:true RETURN_IF_FAIL:true]" {
+		t.Errorf("returnMacros = %v, want BAIL and RETURN_IF_FAIL", got)
+	}
+	rs := []fnRow{{addr: 1, ref: LineRef{File: "/src/a.c", Line: 6}}, {addr: 2, ref: LineRef{File: "/src/a.c", Line: 9}}}
+	closing := LineRef{File: "/src/a.c", Line: 10}
+	if !voidReturns(rs, nil, 0, 0, closing, src, got) {
+		t.Errorf("voidReturns: RETURN_IF_FAIL; not read as a return")
+	}
+	src[7] = "  NOT_RETURN(1); RETURN_IF_FAILED;"
+	if voidReturns(rs, nil, 0, 0, closing, src, got) {
+		t.Errorf("voidReturns: %q read as a return", src[7])
 	}
 }
 
