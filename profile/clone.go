@@ -22,6 +22,7 @@ func (p *Profile) Clone() *Profile {
 	c.Branches = slices.Clone(p.Branches)
 	c.Calls = slices.Clone(p.Calls)
 	c.Samples = slices.Clone(p.Samples)
+	c.Instances = cloneInstances(p.Instances)
 	c.Time = clonePtr(p.Time)
 	c.Exit.Code = clonePtr(p.Exit.Code)
 	c.Exit.FaultAddress = clonePtr(p.Exit.FaultAddress)

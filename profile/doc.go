@@ -21,6 +21,9 @@
 //	blocks.go: Block, Edge, Branch and Call (the --blocks model), their
 //	    validation, order and merge
 //	time.go: Time and Sample (the --time model) and their validation
+//	instances.go: Instance, the line counts of each of the functions that
+//	    share their source lines (a C++ template's instances), their
+//	    validation, order and merge
 //	address.go: Address and its hex notation
 //	signal.go: the Linux signal names and numbers
 //

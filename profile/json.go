@@ -33,6 +33,7 @@ type wire struct {
 	Calls      []Call      `json:"calls"`
 	Time       *Time       `json:"time"`
 	Samples    []Sample    `json:"samples"`
+	Instances  []Instance  `json:"instances"`
 }
 
 // Decode reads one profile in JSON from r and validates it. It reads r as
@@ -152,6 +153,8 @@ func (w *wireDecoder) field(d *json.Decoder, key string) error {
 		return decodeOptional(d, key, &w.Calls)
 	case "samples":
 		return decodeOptional(d, key, &w.Samples)
+	case "instances":
+		return decodeOptional(d, key, &w.Instances)
 	}
 	var raw json.RawMessage
 	if err := d.Decode(&raw); err != nil {
@@ -290,6 +293,7 @@ func (w *wireDecoder) profile() (*Profile, error) {
 		Calls:      w.Calls,
 		Time:       w.Time,
 		Samples:    w.Samples,
+		Instances:  w.Instances,
 	}
 	p.normalize()
 	if err := p.Validate(); err != nil {
@@ -336,6 +340,9 @@ func (p *Profile) normalize() {
 	}
 	if len(p.Samples) == 0 {
 		p.Samples = nil
+	}
+	if len(p.Instances) == 0 {
+		p.Instances = nil
 	}
 }
 

@@ -12,7 +12,8 @@ var ErrMismatch = errors.New("profiles of different executables")
 
 // Merge sums profiles of one executable, as Bishop kept raw files so that runs
 // could be combined: line, function and site counts are added by file and
-// line, by function address and by site address. Profiles match when their
+// line, by function address and by site address, an instance's line counts
+// by its address and line. Profiles match when their
 // build IDs are equal (or, without build IDs, their executable paths); force
 // merges anyway. The result's mode covers what any input counted; its exit is
 // the last input's.
@@ -67,6 +68,7 @@ type merger struct {
 	funcs    map[modAddr]int
 	sites    map[modAddr]int
 	samples  map[modAddr]int
+	insts    map[modAddr]int
 	dropped  map[modAddr]bool
 	modules  map[string]bool
 	notes    map[string]bool
@@ -93,6 +95,7 @@ func newMerger(first *Profile) *merger {
 		funcs:   map[modAddr]int{},
 		sites:   map[modAddr]int{},
 		samples: map[modAddr]int{},
+		insts:   map[modAddr]int{},
 		dropped: map[modAddr]bool{},
 		modules: map[string]bool{},
 		notes:   map[string]bool{},
@@ -130,6 +133,7 @@ func (m *merger) add(p *Profile) {
 	}
 	m.bm.add(out, p)
 	mergeTime(out, p, m.samples, sat)
+	mergeInstances(out, p, m.insts, sat)
 	for _, d := range p.Dropped {
 		if key := (modAddr{d.Module, d.Address}); !m.dropped[key] {
 			m.dropped[key] = true

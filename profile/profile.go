@@ -87,6 +87,10 @@ type Profile struct {
 	// Samples lists the sampled addresses of the profiled code, with their
 	// samples and time (--time).
 	Samples []Sample `json:"samples,omitempty"`
+	// Instances holds, for the functions that share their source lines
+	// with others (the instances of a C++ template), each one's own line
+	// counts; Lines holds their sums.
+	Instances []Instance `json:"instances,omitempty"`
 }
 
 // A Module is an ELF file other than the executable whose code was counted.
@@ -244,7 +248,8 @@ func (p *Profile) HasFuncs() bool {
 
 // Sort puts p in its canonical order, module by module (the executable
 // first): Lines by file then line, Functions, Sites and Dropped by address
-// (then name, file or line); Modules by path. Save sorts before
+// (then name, file or line); Modules by path; Instances by file, line and
+// address. Save sorts before
 // writing, so saved profiles are deterministic.
 func (p *Profile) Sort() {
 	slices.SortStableFunc(p.Modules, func(a, b Module) int { return strings.Compare(a.Path, b.Path) })
@@ -263,6 +268,7 @@ func (p *Profile) Sort() {
 	})
 	p.sortBlocks()
 	p.sortSamples()
+	p.sortInstances()
 }
 
 // ModulePaths returns the profile's modules in report order: the executable

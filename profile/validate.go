@@ -30,7 +30,7 @@ func (p *Profile) Validate() error {
 		return err
 	}
 	for _, check := range []func(map[string]bool) error{
-		p.validateLines, p.validateFunctions, p.validateSites, p.validateDropped, p.validateTime,
+		p.validateLines, p.validateFunctions, p.validateSites, p.validateDropped, p.validateTime, p.validateInstances,
 	} {
 		if err := check(modules); err != nil {
 			return err
