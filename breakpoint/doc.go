@@ -71,7 +71,8 @@
 // gcc's line model (linemodel/doc.go maps its files):
 //
 //	planlines.go    the plan's side: building the model, numbering its
-//	                lines first, LineCounts and ListedLine over it
+//	                lines first, LineCounts, InstanceCounts and
+//	                ListedLine over it
 //
 // The in-process engine's plan over the table (breakpoint/jump/doc.go maps
 // the trades it calls):

@@ -76,3 +76,31 @@ func (p *Plan) blockHits(c *Counts) []uint64 {
 // branches: the last line of its statements. ok is false when the block
 // has none or the function's lines were not derived from blocks.
 func (p *Plan) ListedLine(gi, b int) (LineRef, bool) { return p.model.ListedLine(gi, b) }
+
+// InstanceCounts returns the own line counts of each function that shares
+// its entry's file and line with another modelled function: the instances
+// of a C++ template (gcov's groups). A function whose lines were not
+// derived from blocks is in no group: its lines' entries are counted per
+// line, not per function. The counts are those LineCounts sums.
+func (p *Plan) InstanceCounts(c *Counts, fault *linemodel.Fault) []linemodel.FuncLines {
+	funcs := p.model.Funcs()
+	byEntry := make(map[LineRef][]int, len(funcs))
+	for _, fi := range funcs {
+		if f := p.Funcs[fi]; f.File != "" && f.Line > 0 {
+			k := LineRef{File: f.File, Line: f.Line}
+			byEntry[k] = append(byEntry[k], fi)
+		}
+	}
+	grouped := make(map[int]bool)
+	for _, fs := range byEntry {
+		if len(fs) > 1 {
+			for _, fi := range fs {
+				grouped[fi] = true
+			}
+		}
+	}
+	if len(grouped) == 0 {
+		return nil
+	}
+	return p.model.FuncCounts(grouped, p.blockHits(c), c.EdgeCounts, c.BlockArrivals, fault)
+}

@@ -101,6 +101,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			}
 			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, UnexecutedBlock: unexecuted[i], Module: name})
 		}
+		addInstances(p, m, name, plan.InstanceCounts(c, at), unknown)
 		if untold > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("%d lines%s of cases with no code (a label and its break) have no count: "+
 				"their jump-table entries are shared with other values that ran, and the binary does not say which are theirs", untold, inModule(name)))
@@ -285,4 +286,66 @@ func inModule(name string) string {
 		return ""
 	}
 	return " in " + name
+}
+
+// addInstances appends to p the own line counts of the functions of
+// module m (named name) that share their source lines with others (a C++
+// template's instances): their lines in the file of their entry, but
+// those whose count the run cannot tell (unknown, by plan line).
+func addInstances(p *profile.Profile, m *module, name string, fls []linemodel.FuncLines, unknown []bool) {
+	plan := m.plan
+	for _, fl := range fls {
+		f := plan.Funcs[fl.Func]
+		in := profile.Instance{Function: baseObjectName(f.Name, f.Aliases), Address: profile.Address(f.Addr), File: f.File, Line: f.Line, EndLine: f.Line, Module: name}
+		for k, i := range fl.Lines {
+			l := plan.Lines[i]
+			if l.File != f.File || unknown[i] {
+				continue
+			}
+			in.Lines = append(in.Lines, profile.InstanceLine{Line: l.Line, Count: fl.Counts[k], UnexecutedBlock: fl.Unexecuted[k]})
+			in.EndLine = max(in.EndLine, l.Line)
+		}
+		if len(in.Lines) == 0 {
+			continue
+		}
+		sort.Slice(in.Lines, func(a, b int) bool { return in.Lines[a].Line < in.Lines[b].Line })
+		// gcov lists an instance down to its closing brace, whose
+		// epilogue row is no statement (no count) in a function that
+		// returns a value: the function's last row in its file.
+		if m.lt != nil {
+			sf := m.sym.Funcs[fl.Func]
+			for _, r := range m.lt.RowsIn(sf.Addr, sf.Addr+sf.Size) {
+				if m.lt.Files[r.File] == f.File {
+					in.EndLine = max(in.EndLine, int(r.Line))
+				}
+			}
+		}
+		p.Instances = append(p.Instances, in)
+	}
+}
+
+// baseObjectName returns the name gcov gives a function whose symbols are
+// name and aliases: a C++ constructor or destructor whose complete-object
+// symbol (C1, D1) is an alias of its base-object one (C2, D2; Itanium C++
+// ABI 5.1.4.3) is compiled, and named by GCC's notes, as the latter.
+func baseObjectName(name string, aliases []string) string {
+	for _, a := range aliases {
+		if len(a) != len(name) {
+			continue
+		}
+		diff := -1
+		for i := range len(a) {
+			if a[i] != name[i] {
+				if diff >= 0 {
+					diff = -1
+					break
+				}
+				diff = i
+			}
+		}
+		if diff > 0 && name[diff] == '1' && a[diff] == '2' && (name[diff-1] == 'C' || name[diff-1] == 'D') {
+			return a
+		}
+	}
+	return name
 }

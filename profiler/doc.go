@@ -46,7 +46,8 @@
 //	            pads); block, edge, branch and call counts in the profile;
 //	            notes on functions without block counts
 //	assemble.go the profile from the monitor's counts: every module's
-//	            lines, functions and blocks, the exit and the crash site
+//	            lines, functions, blocks and template instances, the exit
+//	            and the crash site
 //	jumps.go    the notes on how the in-process engine served the run
 //	time.go     --time: the timeline of layouts and samples, resolved to
 //	            lines, functions and blocks

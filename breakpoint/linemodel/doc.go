@@ -27,6 +27,8 @@
 //	              the rules that differ from the rows
 //	counts.go     Model.Counts: line counts from block and arc counts (in
 //	              linecount's terms), cut at a fault
+//	instances.go  Model.FuncCounts: each function's own line counts, for
+//	              the instances of a template
 //	codeless.go   statements GCC keeps that -O0 emits no code for
 //	epilogue.go   a closing brace's epilogue rows
 //	labels.go     case and default labels read from the source,

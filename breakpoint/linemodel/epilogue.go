@@ -79,8 +79,10 @@ func onlyEpilogue(code []byte, addr uint64, ends map[uint64]bool) bool {
 				return false
 			}
 		case x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSD, x86asm.MOVSS, x86asm.MOVAPS, x86asm.MOVAPD:
-			// Placing a floating-point return value in %xmm0.
-			if inst.Args[0] != x86asm.X0 {
+			// Placing a floating-point return value in %xmm0; g++ -O0
+			// passes a double returned from several places through
+			// %rax and back (movq %xmm0,%rax; movq %rax,%xmm0).
+			if inst.Args[0] != x86asm.X0 && (inst.Args[0] != x86asm.RAX || inst.Args[1] != x86asm.X0) {
 				return false
 			}
 		case x86asm.ADD, x86asm.SUB, x86asm.LEA:
