@@ -136,6 +136,21 @@
 // function table keeps its N most called functions and says
 // `FUNCTION CALLS (N of M functions)` when it cut any.
 //
+// # Instances
+//
+// The instances of a C++ template (profile.Instance: out-of-line functions
+// whose entries share a line of one file, max<int> and max<double>) share
+// their lines, and the listing shows the sum there, as gcov does; a note
+// says how many instances it sums. With Options.Instances, after the row
+// of the group's last line, each instance (by entry address, highest
+// first: gcov's order for g++ -O0) follows: a row whose SOURCE is
+// "------------------", one with its demangled name and ':', then a row
+// for each line from its entry to its end with its own count and
+// branches (those then leave the summed rows); a last rule closes the
+// group. The title rows keep the FILE column and have no LINE or COUNT.
+// Instances are shown where the source was found. WriteGcov and
+// WriteGcovJSON always write them apart, as gcov does.
+//
 // # Notes
 //
 // The profile's own notes, then the notes about sources (not found, or
@@ -157,6 +172,9 @@
 //	names.go: DisplayName, demangled C++ and Rust names
 //	escape.go: control characters in names written as Go escapes
 //	disasm.go: DisasmFunc and WriteDisasm
+//	instances.go: a template's instances grouped as gcov groups them,
+//	    their rows in the listing (--instances) and their calls and
+//	    branches
 //
 //	lcov.go: WriteLCOV, and the per-file view every file-based export uses
 //	gcov.go: WriteGcov, one .gcov file per source

@@ -64,6 +64,27 @@ func (e *GcovNameError) Error() string {
 // are close to but not always GCC's own, so B% can differ from gcov's.
 // Functions without a file or line get no such row.
 //
+// The instances of a C++ template (Profile.Instances: functions whose
+// entries share a line) are shown as gcov shows them: their lines' rows
+// carry the sum over the instances, without function, call or branch
+// rows; after the row of the group's last line, each instance (by entry
+// address, highest first: gcov's order for g++ -O0) gets a
+// "------------------" rule, its symbol name and ':', its function row,
+// and a row for each line from its entry to its end with its own count,
+// calls and branches; a last rule closes the group:
+//
+//	       10:    6:T biggest(T a, T b)
+//	        -:   11:}
+//	------------------
+//	_Z7biggestIdET_S0_S0_:
+//	function _Z7biggestIdET_S0_S0_ called 3 returned 100% blocks executed 100%
+//	        3:    6:T biggest(T a, T b)
+//	        -:   11:}
+//	------------------
+//	_Z7biggestIiET_S0_S0_:
+//	...
+//	------------------
+//
 // When a source cannot be read, or is shorter than the counts imply (it
 // changed since the build), rows are still written for the counted lines
 // and function entries beyond its end, with gcov's text for a line past the
@@ -134,11 +155,17 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 	}
 	funcs := make(map[int][]profile.Function)
 	for _, fn := range f.funcs {
-		if fn.Line >= 1 {
+		if fn.Line >= 1 && !inGroup(f.groups, fn) { // an instance's row is in its block
+
 			funcs[fn.Line] = append(funcs[fn.Line], fn)
 			if fn.Line > len(src) {
 				beyond = append(beyond, fn.Line)
 			}
+		}
+	}
+	for _, g := range f.groups {
+		if g.end > len(src) {
+			beyond = append(beyond, g.end)
 		}
 	}
 	slices.Sort(beyond)
@@ -153,16 +180,16 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 		}
 		count := "-"
 		if c, ok := counts[line]; ok {
-			count = "#####"
-			if c > 0 {
-				count = fmt.Sprint(c)
-				if partly[line] {
-					count += "*" // a block on the line never ran
-				}
-			}
+			count = gcovCount(c, partly[line])
 		}
 		fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, text)
-		writeGcovArcs(w, callsOn(f.calls, line), branchesOn(f.branches, line)) // --blocks (branches.go)
+		calls, branches, _, _ := splitArcs(f.groups, line, callsOn(f.calls, line), branchesOn(f.branches, line))
+		writeGcovArcs(w, calls, branches) // --blocks (branches.go)
+		for _, g := range f.groups {
+			if g.end == line {
+				writeGcovGroup(w, f, &g, src)
+			}
+		}
 	}
 	for i, text := range src {
 		row(i+1, text)
@@ -172,6 +199,51 @@ func writeGcov(w *bufio.Writer, f *exportFile, text []byte) {
 	for _, line := range beyond {
 		row(line, []byte(gcovEOF))
 	}
+}
+
+// writeGcovGroup writes the instances of group g apart, after the summed
+// rows of its lines, as gcov does (gcov.cc, output_lines): for each, a
+// "------------------" rule, its symbol name and ':', its function row when
+// p counted functions, then a row for every line from its entry to its
+// end, with its own count and its own calls and branches; one more rule
+// closes the group.
+func writeGcovGroup(w *bufio.Writer, f *exportFile, g *instanceGroup, src [][]byte) {
+	const rule = "------------------\n"
+	for k, in := range g.insts {
+		w.WriteString(rule)
+		fmt.Fprintf(w, "%s:\n", escapeControl(in.Function))
+		for _, fn := range f.funcs {
+			if fn.Address == in.Address && fn.Line == in.Line {
+				fmt.Fprintf(w, "function %s called %d returned %s blocks executed %s\n", escapeControl(in.Function), fn.Count, gcovReturned(fn), gcovBlocksExecuted(fn))
+			}
+		}
+		for line := in.Line; line <= in.EndLine; line++ {
+			text := []byte(gcovEOF)
+			if line <= len(src) {
+				text = src[line-1]
+			}
+			count := "-"
+			if l, ok := in.Count(line); ok {
+				count = gcovCount(l.Count, l.UnexecutedBlock)
+			}
+			fmt.Fprintf(w, "%9s:%5d:%s\n", count, line, text)
+			_, _, calls, branches := splitArcs(f.groups, line, callsOn(f.calls, line), branchesOn(f.branches, line))
+			writeGcovArcs(w, calls[k], branches[k])
+		}
+	}
+	w.WriteString(rule)
+}
+
+// gcovCount is the count cell of a counted line: "#####" when it never
+// ran, else the count, with '*' when one of its blocks never ran.
+func gcovCount(c uint64, partly bool) string {
+	switch {
+	case c == 0:
+		return "#####"
+	case partly:
+		return fmt.Sprint(c) + "*"
+	}
+	return fmt.Sprint(c)
 }
 
 // gcovEOF is the text gcov gives a row past the end of the source it read

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"sort"
 
 	"github.com/patchprof/patchprof/profile"
@@ -97,6 +98,15 @@ type GcovJSONOptions struct {
 // DisplayName of the name. A line's branches are, for each conditional jump
 // on it in address order, the taken outcome then the fall-through
 // ("fallthrough": true), with their counts; empty without --blocks.
+//
+// The instances of a C++ template (Profile.Instances, grouped by entry
+// line as in WriteGcov) are written as gcov writes a group: no entry for
+// the summed lines, but, before the entries of the group's entry line,
+// each instance's lines in turn (by entry address, highest first), with
+// function_name the instance's symbol name and its own counts and
+// branches; an instance's function entry takes its name as the instance
+// has it (a constructor's base-object symbol, as gcov names it) and its
+// end_line.
 func WriteGcovJSON(w io.Writer, p *profile.Profile, opt GcovJSONOptions) error {
 	if p == nil {
 		return ErrNilProfile
@@ -153,9 +163,13 @@ func gcovJSONFileOf(f *exportFile) gcovJSONFile {
 				end = max(end, l.Line)
 			}
 		}
+		name := fn.Name
+		if in, ok := instanceOf(f.groups, fn); ok {
+			name, end = in.Function, in.EndLine // gcov's name, and its end
+		}
 		out.Functions = append(out.Functions, gcovJSONFunction{
-			Name:           fn.Name,
-			DemangledName:  DisplayName(fn.Name),
+			Name:           name,
+			DemangledName:  DisplayName(name),
 			StartLine:      fn.Line,
 			EndLine:        end,
 			Blocks:         fn.Blocks,
@@ -163,24 +177,59 @@ func gcovJSONFileOf(f *exportFile) gcovJSONFile {
 			ExecutionCount: fn.Count,
 		})
 	}
-	branches := map[int][]gcovJSONBranch{}
-	for _, b := range f.branches { // by line, then address (exportFiles)
-		for _, a := range gcovArcs(b) {
-			branches[b.Line] = append(branches[b.Line], gcovJSONBranch{Count: a.n, Fallthrough: a.fall})
+	next := 0 // the first group not written yet
+	groups := func(below int) {
+		for ; next < len(f.groups) && f.groups[next].line <= below; next++ {
+			out.Lines = append(out.Lines, gcovJSONGroupLines(f, &f.groups[next])...)
 		}
 	}
 	for _, l := range f.lines {
-		br := branches[l.Line]
-		if br == nil {
-			br = []gcovJSONBranch{}
+		groups(l.Line)
+		if g, ok := groupAt(f.groups, l.Line); ok && g.has(l.Line) {
+			continue // gcov writes an instance's lines, not their sum
 		}
+		_, bs, _, _ := splitArcs(f.groups, l.Line, nil, branchesOn(f.branches, l.Line))
 		out.Lines = append(out.Lines, gcovJSONLine{
 			LineNumber:      l.Line,
 			FunctionName:    owner(l.Line),
 			Count:           l.Count,
 			UnexecutedBlock: l.Count == 0 || l.UnexecutedBlock,
-			Branches:        br,
+			Branches:        gcovJSONBranches(bs),
 		})
+	}
+	groups(math.MaxInt)
+	return out
+}
+
+// gcovJSONGroupLines returns the line entries of the instances of group
+// g, as gcov writes a group's (output_json_intermediate_file): before the
+// lines of its entry line, each instance's lines in turn, named after it,
+// with its own counts and branches.
+func gcovJSONGroupLines(f *exportFile, g *instanceGroup) []gcovJSONLine {
+	var out []gcovJSONLine
+	for k, in := range g.insts {
+		for _, l := range in.Lines {
+			_, _, _, bs := splitArcs(f.groups, l.Line, nil, branchesOn(f.branches, l.Line))
+			out = append(out, gcovJSONLine{
+				LineNumber:      l.Line,
+				FunctionName:    in.Function,
+				Count:           l.Count,
+				UnexecutedBlock: l.Count == 0 || l.UnexecutedBlock,
+				Branches:        gcovJSONBranches(bs[k]),
+			})
+		}
+	}
+	return out
+}
+
+// gcovJSONBranches returns the outcomes of the conditional jumps bs, in
+// their order: each one's taken outcome, then its fall-through.
+func gcovJSONBranches(bs []profile.Branch) []gcovJSONBranch {
+	out := []gcovJSONBranch{}
+	for _, b := range bs {
+		for _, a := range gcovArcs(b) {
+			out = append(out, gcovJSONBranch{Count: a.n, Fallthrough: a.fall})
+		}
 	}
 	return out
 }

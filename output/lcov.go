@@ -82,6 +82,9 @@ type exportFile struct {
 	// calls are the file's calls with their returns (--blocks), by line
 	// and address.
 	calls []profile.Call
+	// groups are the file's template instances, by entry line
+	// (instances.go).
+	groups []instanceGroup
 }
 
 // exportFiles groups the lines and functions of p by file, in path order.
@@ -143,6 +146,7 @@ func exportFiles(p *profile.Profile) []*exportFile {
 	}
 	attachBranches(p, byName)
 	attachCalls(p, byName)
+	attachInstances(p, byName)
 	files := make([]*exportFile, 0, len(byName))
 	for _, f := range byName {
 		slices.SortStableFunc(f.lines, func(a, b profile.Line) int {

@@ -114,6 +114,10 @@ type Options struct {
 	// HTML page's). KeyAuto sorts by time when the profile has sampled
 	// time; Heat's KeyAuto is the count.
 	Sort, Heat Key
+	// Instances shows each instance of a C++ template apart in the
+	// listing, under the summed lines: see the package documentation,
+	// "Instances".
+	Instances bool
 }
 
 const (

@@ -200,6 +200,9 @@ type row struct {
 	// foldedNoCode is how many of the folded lines have no code (comments,
 	// blank lines, declarations); the others have code that never ran.
 	foldedNoCode int
+	// title, when not empty, makes the row a title in the SOURCE column
+	// (a rule or an instance's name, --instances) with no line or count.
+	title string
 }
 
 // fileCounts is the counted lines of one source file.
@@ -265,6 +268,9 @@ func (r *report) listing(lines []profile.Line) {
 			r.staleSource(r.opt.Sources.Read(f.path), binary)
 		}
 	}
+	groups := r.listingGroups(lines)
+	allBranches := branches
+	branches = ownBranches(branches, groups) // an instance's are on its rows
 	rows := make([]row, 0, total)
 	crashShown := false
 	for k, f := range files {
@@ -294,6 +300,7 @@ func (r *report) listing(lines []profile.Line) {
 		}
 		for i, text := range src {
 			add(i+1, text)
+			rows = r.instanceRows(rows, groups[f.path], allBranches, f.path, name, i+1, src)
 		}
 		if last := f.lines[len(f.lines)-1]; last > len(src) {
 			for _, l := range f.lines {
@@ -320,7 +327,7 @@ const (
 
 // fold folds the long runs of rows of one file that did not run.
 func fold(rows []row) []row {
-	idle := func(rw row) bool { return !rw.crash && rw.n == 0 }
+	idle := func(rw row) bool { return !rw.crash && rw.n == 0 && rw.title == "" }
 	var out []row
 	for i := 0; i < len(rows); {
 		j := i
@@ -398,6 +405,10 @@ func (r *report) table(title string, rows []row, crashShown bool) {
 		if rw.folded > 0 {
 			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + tcols("-") + ": " + marker(false) +
 				r.paint(sgrDim, "... "+foldText(rw.folded, rw.foldedNoCode)+" ..."))
+			continue
+		}
+		if rw.title != "" {
+			r.line(padRight(rw.file, fw) + "  " + padLeft("", lw) + "  " + alignCount("", cw) + tcols("") + ": " + marker(false) + rw.title)
 			continue
 		}
 		// Appended in place, without temporary strings: a listing of

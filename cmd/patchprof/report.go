@@ -46,6 +46,8 @@ type reportFlags struct {
 	force    bool // report --force: merge profiles of different executables
 	// verbose: -v, the engine's notes in the listing too.
 	verbose bool
+	// instances: --instances, each template instance apart in the listing.
+	instances bool
 	// scope is what the listing and exports show (--all-funcs,
 	// --all-files); the saved profile keeps everything.
 	scope output.Scope
@@ -58,6 +60,7 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.StringVar(&r.fold, "fold", "auto", "fold runs of more than 6 lines that did not run, keeping 2 lines each side: `WHEN` is auto (on a terminal), always or never")
+	fs.BoolVar(&r.instances, "instances", false, "in the listing, also show each instance of a C++ template apart under the lines they share (summed there), as gcov does; the gcov exports always do")
 	fs.IntVar(&r.top, "top", 0, "list only the `N` hottest lines and most called functions")
 	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
@@ -96,7 +99,7 @@ func (r *reportFlags) options() (output.Options, error) {
 		return output.Options{}, failed("--print %q: use counts, histogram or scaled", r.print)
 	}
 	r.src = newSourceFiles()
-	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile, EngineNotes: r.verbose}
+	opt := output.Options{Style: style, SourceDirs: r.sourceDirs, Top: r.top, ReadFile: r.src.ReadFile, EngineNotes: r.verbose, Instances: r.instances}
 	if err := r.view.apply(&opt); err != nil {
 		return opt, err
 	}

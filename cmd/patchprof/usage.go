@@ -23,7 +23,7 @@ var flagGroups = []flagGroup{
 	{"What to count", []string{"lines", "funcs", "blocks", "time", "sample-rate", "time-fallback"}},
 	{"What to plant in", []string{"func", "file", "lib", "std"}},
 	{"Engine", []string{"engine", "pin", "no-follow"}},
-	{"Output", []string{"o", "v", "format", "print", "top", "sort", "heat", "all-funcs", "all-files", "color", "fold", "source-dir", "subst-path", "disasm", "save", "interval", "force"}},
+	{"Output", []string{"o", "v", "format", "print", "top", "instances", "sort", "heat", "all-funcs", "all-files", "color", "fold", "source-dir", "subst-path", "disasm", "save", "interval", "force"}},
 	{"Attach", []string{"p", "duration"}},
 	{"Serve the live counts over HTTP", []string{"listen", "listen-token", "metrics-top"}},
 	{"Other", []string{"version", "help"}},
