@@ -127,8 +127,14 @@ func TestLinesDefaultMode(t *testing.T) {
 		t.Errorf("mode %q, want \"lines\"", p.Mode)
 	}
 	wantLine(t, p, "calls.c", markerLine(t, "calls.c", "WORK_BODY"), 1000)
-	if len(p.Functions) != 0 {
-		t.Errorf("%d functions in a --lines profile, want none: %+v", len(p.Functions), p.Functions[0])
+	// The functions' calls are their entry blocks' counts: no function
+	// site was planted.
+	wantFunc(t, p, "work", 1000)
+	wantFunc(t, p, "never", 0)
+	for _, s := range p.Sites {
+		if strings.Contains(s.Kind, "func") {
+			t.Errorf("a --lines run planted a function site: %+v", s)
+		}
 	}
 	if !strings.Contains(res.stdout, "sum 1499500 fib 610") {
 		t.Errorf("target's stdout lost: %q", res.stdout)

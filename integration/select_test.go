@@ -76,8 +76,13 @@ func TestSelectFunc(t *testing.T) {
 				t.Errorf("--lines --func '^work$': line %s:%d (count %d) is outside work (lines %d-%d)", l.File, l.Line, l.Count, first, last)
 			}
 		}
-		if len(p.Functions) != 0 {
-			t.Errorf("--lines alone, yet functions in the profile: %+v", p.Functions)
+		// --lines alone: the selected function's calls are its entry
+		// block's count, and no other function is listed.
+		wantFunc(t, p, "work", 1000)
+		for _, f := range p.Functions {
+			if f.Name != "work" {
+				t.Errorf("--lines --func '^work$': function %s (count %d) in the profile", f.Name, f.Count)
+			}
 		}
 	})
 }

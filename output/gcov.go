@@ -60,7 +60,8 @@ func (e *GcovNameError) Error() string {
 // `function NAME called N returned R% blocks executed B%`, with the
 // returns and blocks patchprof counted (Function.Returns, Blocks and
 // BlocksExecuted; 0%, what gcov prints when it has no data, for a function
-// whose blocks were not counted). The blocks are the machine code's, which
+// whose blocks were not counted; in a lines-only profile such a function
+// gets no row, as gcov without -b writes none). The blocks are the machine code's, which
 // are close to but not always GCC's own, so B% can differ from gcov's.
 // Functions without a file or line get no such row.
 //
@@ -106,6 +107,14 @@ func WriteGcov(dir string, p *profile.Profile, readFile func(string) ([]byte, er
 	}
 	written := make([]string, 0, len(files))
 	for _, f := range files {
+		if !p.HasFuncs() {
+			// A lines-only profile knows a function's calls from its
+			// entry's count, and its returns and blocks only when its
+			// flow was counted. gcov without -b writes no function rows;
+			// neither does this for a function without them, rather than
+			// claim it never returned.
+			f.funcs = slices.DeleteFunc(f.funcs, func(fn profile.Function) bool { return fn.Blocks == 0 })
+		}
 		out := filepath.Join(dir, names[f.name])
 		var text []byte
 		if b, err := readFile(f.name); err == nil {

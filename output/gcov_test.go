@@ -77,6 +77,18 @@ func TestWriteGcovGolden(t *testing.T) {
 		profile.Line{File: dir + "/lib/../old/a.c", Line: 1, Count: 12345678901})
 	funcsOnly := exportProfile(dir)
 	funcsOnly.Mode, funcsOnly.Lines = profile.ModeFuncs, []profile.Line{}
+	// A lines-only profile: the calls are entry counts; main's and sq's
+	// flow was counted, unused's was not, so it gets no function row.
+	linesOnly := exportProfile(dir)
+	linesOnly.Mode = profile.ModeLines
+	for i, f := range linesOnly.Functions {
+		switch f.Name {
+		case "main":
+			linesOnly.Functions[i].Blocks, linesOnly.Functions[i].BlocksExecuted, linesOnly.Functions[i].Returns = 4, 3, 1
+		case "sq":
+			linesOnly.Functions[i].Blocks, linesOnly.Functions[i].BlocksExecuted, linesOnly.Functions[i].Returns = 1, 1, 5
+		}
+	}
 	for _, tc := range []struct {
 		name     string
 		p        *profile.Profile
@@ -87,6 +99,7 @@ func TestWriteGcovGolden(t *testing.T) {
 		{"short_source", exportProfile(dir), shortA},
 		{"same_base", sameBase, exportReadFile},
 		{"funcs", funcsOnly, exportReadFile},
+		{"lines", linesOnly, exportReadFile},
 		{"empty", &profile.Profile{Mode: profile.ModeLinesFuncs}, exportReadFile},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

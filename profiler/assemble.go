@@ -139,6 +139,8 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			}
 			p.Functions = append(p.Functions, pf)
 		}
+	} else {
+		p.Functions = append(p.Functions, entryCounts(plan, c, name)...)
 	}
 	for i := 0; i < t.Len(); i++ {
 		if t.Kind(i) == 0 {
@@ -151,6 +153,32 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		addBlocks(p, m, name, c)
 	}
 	m.counts = c
+}
+
+// entryCounts returns the functions of a lines-only run with their calls:
+// the count of the site at each function's entry (its entry block, or the
+// line-table row at its low PC), the arrivals a function site counts under
+// --funcs, so no site is planted for them. Their blocks and returns come
+// with them when their flow was counted. A function without a site at its
+// entry (no line information) is left out, as its lines are.
+func entryCounts(plan *breakpoint.Plan, c *breakpoint.Counts, name string) []profile.Function {
+	t := plan.Table
+	var out []profile.Function
+	seen := make(map[int32]bool)
+	for i := 0; i < t.Len(); i++ {
+		fi := t.Func(i)
+		if !t.IsEntry(i) || fi < 0 || int(fi) >= len(plan.Funcs) || seen[fi] {
+			continue
+		}
+		seen[fi] = true
+		f := plan.Funcs[fi]
+		pf := profile.Function{Name: f.Name, Count: c.Hits[i], File: f.File, Line: f.Line, Address: profile.Address(f.Addr), Module: name}
+		if s, ok := plan.Flow(c, int(fi)); ok {
+			pf.Blocks, pf.BlocksExecuted, pf.Returns = s.Blocks, s.Executed, s.Returns
+		}
+		out = append(out, pf)
+	}
+	return out
 }
 
 // placed is a module and the load bias it had in the faulting process.
