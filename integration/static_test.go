@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -135,4 +137,93 @@ func sameUnderEngines(t *testing.T, exe string, flags, args []string) []*profile
 		}
 	}
 	return profs
+}
+
+// TestStaticScope: the function table of a static C program lists the
+// program's functions with their exact counts (an uncalled one too) and
+// the C library functions that ran, but not the thousand library
+// functions without source lines that never ran: a note says how many
+// were left out and that --all-funcs shows them, and it does. --top
+// leaves them out too.
+func TestStaticScope(t *testing.T) {
+	needs(t)
+	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libc.a"); err != nil {
+		t.Skip("no static C library (/usr/lib/x86_64-linux-gnu/libc.a): apt-get install libc6-dev")
+	}
+	t.Parallel()
+	exe := buildC(t, "static/scope.c", "-static", "-g", "-O0")
+	save := filepath.Join(t.TempDir(), "p.json")
+	res := run(t, runOpts{args: []string{"--funcs", "--save", save, exe}})
+	wantExitCode(t, res, nil, 0)
+	note := regexp.MustCompile(`note: left out: (\d+) functions without source lines that never ran \(.*\): --all-funcs shows them`)
+	for _, args := range [][]string{nil, {"--top", "3"}} {
+		out := run(t, runOpts{args: append(append([]string{"report"}, args...), save)})
+		rows := functionRows(t, out.stdout+out.stderr)
+		for name, want := range map[string]string{"work": "100", "main": "1", "never": "0"} {
+			if args != nil && name != "work" {
+				continue // --top 3: the most called only
+			}
+			if got, ok := rows[name]; !ok || got.count != want || !strings.HasSuffix(got.location, "scope.c") {
+				t.Errorf("report %v: function %s: %+v (listed %v), want count %s at scope.c", args, name, got, ok, want)
+			}
+		}
+		for name, r := range rows {
+			if r.count == "0" && r.location == "" {
+				t.Errorf("report %v: %s, without source lines, never ran and is listed", args, name)
+			}
+		}
+		n := 0
+		if m := note.FindStringSubmatch(out.stdout + out.stderr); m != nil {
+			n, _ = strconv.Atoi(m[1])
+		}
+		if n < 100 {
+			t.Errorf("report %v: no note of the hundreds of unrun library functions left out:\n%s", args, tail(out.stderr))
+		}
+	}
+	all := run(t, runOpts{args: []string{"report", "--all-funcs", save}})
+	unrun := 0
+	for _, r := range functionRows(t, all.stdout+all.stderr) {
+		if r.count == "0" && r.location == "" {
+			unrun++
+		}
+	}
+	if unrun < 100 || note.MatchString(all.stdout+all.stderr) {
+		t.Errorf("report --all-funcs: %d unrun functions without source lines, and the note %v; want hundreds, and no note",
+			unrun, note.MatchString(all.stdout+all.stderr))
+	}
+}
+
+// A functionRow is one row of the report's function table.
+type functionRow struct{ count, location string }
+
+// functionRows parses the FUNCTION CALLS table of a report, by function
+// name (COUNT FUNCTION LOCATION, the location empty for a function
+// without source lines).
+func functionRows(t *testing.T, report string) map[string]functionRow {
+	t.Helper()
+	rows := map[string]functionRow{}
+	in := false
+	for _, l := range strings.Split(report, "\n") {
+		switch {
+		case strings.HasPrefix(l, "FUNCTION CALLS"):
+			in = true
+		case !in || strings.HasPrefix(l, "COUNT"):
+		case strings.TrimSpace(l) == "":
+			in = false
+		default:
+			f := strings.Fields(l)
+			if len(f) < 2 {
+				t.Fatalf("function table row %q", l)
+			}
+			r := functionRow{count: f[0]}
+			if len(f) > 2 {
+				r.location, _, _ = strings.Cut(f[2], ":")
+			}
+			rows[f[1]] = r
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatalf("no function table in:\n%s", tail(report))
+	}
+	return rows
 }

@@ -36,7 +36,9 @@ var GoRoots = []string{"/usr/local/go/", "/usr/lib/go/", "/usr/lib/go-", "/usr/s
 // no start-up functions without source lines, no sources in SystemDirs.
 type Scope struct {
 	// AllFuncs keeps the start-up functions (StartupFuncs) that have no
-	// source lines.
+	// source lines, and the functions without source lines that never
+	// ran in a module with sources of the user's (a static program's C
+	// library).
 	AllFuncs bool
 	// AllFiles keeps the sources in system directories.
 	AllFiles bool
@@ -63,10 +65,20 @@ func IsSystemSource(file string, dirs []string) bool {
 }
 
 // Apply returns p as s shows it: p itself when nothing is left out, else a
-// copy without the start-up functions (and their blocks) and without the
-// lines, functions, branches, calls and dropped rows of system sources, with
-// a note saying what was left out and which flag brings it back. The file
-// where a fatal signal struck is always kept. p is not modified.
+// copy without the start-up functions and the unrun library functions
+// (and their blocks), and without the lines, functions, branches, calls and
+// dropped rows of system sources, with a note saying what was left out and
+// which flag brings it back. The file where a fatal signal struck, and
+// the function, are always kept. p is not modified.
+//
+// An unrun library function is one without source lines (no file) that
+// never ran (no call, no block run, no sample), in a module that has a
+// function or line in a source of the user's (neither empty nor in a
+// system directory): the C library a static program links in has a
+// thousand of them, which the same program linked dynamically does not
+// show (its C library is a module of its own, counted only with --lib).
+// A module without any of the user's sources (built without -g) keeps
+// its functions: nothing there tells the user's from a library's.
 func (s Scope) Apply(p *profile.Profile) *profile.Profile {
 	dirs := s.SystemDirs
 	if dirs == nil {
@@ -79,15 +91,23 @@ func (s Scope) Apply(p *profile.Profile) *profile.Profile {
 		module string
 		addr   profile.Address
 	}
-	startup := map[funcKey]bool{}
+	startup := map[funcKey]bool{} // the functions left out: start-up and unrun library ones
 	var startupNames []string
+	unrun := 0
 	if !s.AllFuncs {
+		user := userModules(p, dirs)
 		for _, f := range p.Functions {
-			if f.File == "" && slices.Contains(StartupFuncs, f.Name) {
+			switch {
+			case f.File != "":
+			case slices.Contains(StartupFuncs, f.Name):
 				startup[funcKey{f.Module, f.Address}] = true
 				if !slices.Contains(startupNames, f.Name) {
 					startupNames = append(startupNames, f.Name)
 				}
+			case user[f.Module] && f.Count == 0 && f.BlocksExecuted == 0 && f.Samples == 0 &&
+				!(f.Name == p.Exit.Function && f.Module == p.Exit.Module):
+				startup[funcKey{f.Module, f.Address}] = true
+				unrun++
 			}
 		}
 	}
@@ -127,11 +147,33 @@ func (s Scope) Apply(p *profile.Profile) *profile.Profile {
 		q.Notes = append(q.Notes, fmt.Sprintf("left out: %d C start-up %s without source lines (%s): --all-funcs shows them",
 			len(startupNames), plural(len(startupNames), "function"), strings.Join(startupNames, ", ")))
 	}
+	if unrun > 0 {
+		q.Notes = append(q.Notes, fmt.Sprintf("left out: %d %s without source lines that never ran (library code linked in, such as a static C library): --all-funcs shows them",
+			unrun, plural(unrun, "function")))
+	}
 	if len(files) > 0 {
 		q.Notes = append(q.Notes, fmt.Sprintf("left out: %d %s in system directories (%s): --all-files shows them",
 			len(files), plural(len(files), "source file"), strings.Join(dirsOf(files, dirs), ", ")))
 	}
 	return &q
+}
+
+// userModules returns the modules of p that have a function or a line in
+// a source of the user's: named, and in none of the system dirs.
+func userModules(p *profile.Profile, dirs []string) map[string]bool {
+	user := map[string]bool{}
+	mine := func(file string) bool { return file != "" && !IsSystemSource(file, dirs) }
+	for _, f := range p.Functions {
+		if mine(f.File) {
+			user[f.Module] = true
+		}
+	}
+	for _, l := range p.Lines {
+		if !user[l.Module] && mine(l.File) {
+			user[l.Module] = true
+		}
+	}
+	return user
 }
 
 // dirsOf is the system directories (of dirs) that hold the files, in the

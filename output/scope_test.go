@@ -94,6 +94,50 @@ func TestScope(t *testing.T) {
 	}
 }
 
+// TestScopeUnrun: a static program's C library functions, without source
+// lines, are left out when they never ran; the ones that ran stay, and so
+// does the function a crash named. A module without the user's sources
+// (built without -g) keeps every function.
+func TestScopeUnrun(t *testing.T) {
+	p := &profile.Profile{
+		Executable: "/src/app", Mode: profile.ModeFuncs,
+		Exit: profile.Exit{Signal: "SIGSEGV", Function: "abort_here", PC: new(profile.Address(0x5008))},
+		Functions: []profile.Function{
+			{Name: "main", Count: 1, File: "/src/main.c", Line: 3, Address: 0x1000},
+			{Name: "never", Count: 0, File: "/src/main.c", Line: 9, Address: 0x1100},
+			{Name: "printf", Count: 3, Address: 0x2000},
+			{Name: "wmemset", Count: 0, Address: 0x3000},
+			{Name: "__memcpy_evex", Count: 0, Address: 0x4000},
+			{Name: "inner", Count: 0, BlocksExecuted: 1, Blocks: 2, Address: 0x4800},
+			{Name: "abort_here", Count: 0, Address: 0x5000},
+			{Name: "_start", Count: 1, Address: 0x0f00},
+			{Name: "lib_unused", Count: 0, Address: 0x100, Module: "/lib/libnodebug.so"},
+		},
+		Modules: []profile.Module{{Path: "/lib/libnodebug.so", Kind: profile.ModuleLibrary}},
+		Blocks:  []profile.Block{{Address: 0x3000, End: 0x3010, Function: 0x3000}, {Address: 0x1000, End: 0x1010, Function: 0x1000}},
+	}
+	q := Scope{}.Apply(p)
+	var names []string
+	for _, f := range q.Functions {
+		names = append(names, f.Name)
+	}
+	if want := []string{"main", "never", "printf", "inner", "abort_here", "lib_unused"}; !slices.Equal(names, want) {
+		t.Errorf("functions %q, want %q", names, want)
+	}
+	if len(q.Blocks) != 1 || q.Blocks[0].Address != 0x1000 {
+		t.Errorf("blocks %v: want only main's", q.Blocks)
+	}
+	want := []string{
+		"left out: 1 C start-up function without source lines (_start): --all-funcs shows them",
+		"left out: 2 functions without source lines that never ran (library code linked in, such as a static C library): --all-funcs shows them"}
+	if !slices.Equal(q.Notes, want) {
+		t.Errorf("notes:\n%q\nwant\n%q", q.Notes, want)
+	}
+	if q := (Scope{AllFuncs: true}).Apply(p); q != p {
+		t.Error("--all-funcs left functions out")
+	}
+}
+
 // TestIsSystemSource: system directories by prefix, never by a look-alike
 // name.
 func TestIsSystemSource(t *testing.T) {

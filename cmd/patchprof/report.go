@@ -64,7 +64,7 @@ func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&r.top, "top", 0, "list only the `N` hottest lines and most called functions")
 	fs.Var(&r.sourceDirs, "source-dir", "also look for sources in `DIR` (repeatable)")
 	fs.Var(&r.substs, "subst-path", "rewrite source path prefix `FROM=TO` (repeatable)")
-	fs.BoolVar(&r.scope.AllFuncs, "all-funcs", false, "also show the C start-up functions without source lines (_start, _init, frame_dummy, ...), left out of the listing and exports by default")
+	fs.BoolVar(&r.scope.AllFuncs, "all-funcs", false, "also show the C start-up functions without source lines (_start, _init, frame_dummy, ...) and the library functions without source lines that never ran (a static program's C library), left out of the listing and exports by default")
 	r.view.register(fs)
 	fs.BoolVar(&r.verbose, "v", false, "also list the engine's notes (sites patched, kept as breakpoints and why, traps), which --save always records")
 	fs.BoolVar(&r.scope.AllFiles, "all-files", false, "also show the sources in system directories (/usr/include, the C++ and compiler headers, the Go root), left out of the listing and exports by default")
