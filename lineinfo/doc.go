@@ -41,6 +41,9 @@
 //     and indexes past short buffers (which panics). Remaining panics are
 //     recovered, and delve's log messages, which it uses instead of errors,
 //     become a *DecodeError.
+//   - The MD5 digest of each DWARF 5 file entry (DW_LNCT_MD5, Table.MD5),
+//     which delve parses and drops, is kept by checkHeader's walk of the
+//     file table.
 //   - A fix for DWARF 5 file entries whose format lists a field after
 //     DW_LNCT_directory_index (clang's DW_LNCT_MD5): delve forgets the
 //     directory index in that case and leaves the path relative, so

@@ -7,6 +7,7 @@ import "fmt"
 const (
 	lnctPath     = 0x1
 	lnctDirIndex = 0x2
+	lnctMD5      = 0x5
 
 	formBlock2    = 0x03
 	formBlock4    = 0x04
@@ -40,6 +41,7 @@ type header struct {
 	// after DW_LNCT_directory_index: delve then loses the directory index.
 	dirIndexNotLast bool
 	fileDirs        []uint64 // DWARF 5: each file's directory index
+	fileMD5         [][]byte // DWARF 5: each file's DW_LNCT_MD5, nil when it has none
 }
 
 // checkHeader validates the header of the unit in unit (the bytes from
@@ -80,7 +82,7 @@ func checkHeader(unit, debugLineStr []byte, base uint64) (*header, *DecodeError)
 		// Bound the entry tables by the header, not the unit.
 		r.data = r.data[:min(len(r.data), max(h.programStart, r.off))]
 		checkEntries(r, debugLineStr, nil)
-		h.dirIndexNotLast = checkEntries(r, debugLineStr, &h.fileDirs)
+		h.dirIndexNotLast = checkEntries(r, debugLineStr, h)
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -90,9 +92,10 @@ func checkHeader(unit, debugLineStr []byte, base uint64) (*header, *DecodeError)
 
 // checkEntries walks a DWARF 5 directory or file name table, checking every
 // form is one delve decodes, the count fits the bytes left and string
-// offsets fall inside .debug_line_str. When dirs is not nil (the file
-// table) it records each entry's directory index there.
-func checkEntries(r *reader, debugLineStr []byte, dirs *[]uint64) (dirIndexNotLast bool) {
+// offsets fall inside .debug_line_str. When files is not nil (the file
+// table) it records each entry's directory index and MD5 there (delve
+// keeps neither reliably: it drops the MD5).
+func checkEntries(r *reader, debugLineStr []byte, files *header) (dirIndexNotLast bool) {
 	nformats := int(r.u8())
 	types := make([]uint64, nformats)
 	forms := make([]uint64, nformats)
@@ -114,7 +117,12 @@ func checkEntries(r *reader, debugLineStr []byte, dirs *[]uint64) (dirIndexNotLa
 	}
 	for range count {
 		var dir uint64
+		var sum []byte
 		for i := range nformats {
+			if types[i] == lnctMD5 && forms[i] == formData16 {
+				sum = r.bytes(16) // [DWARF5 6.2.4.1]: a 16-byte MD5 digest
+				continue
+			}
 			v := skipForm(r, forms[i])
 			switch {
 			case types[i] == lnctDirIndex:
@@ -126,8 +134,9 @@ func checkEntries(r *reader, debugLineStr []byte, dirs *[]uint64) (dirIndexNotLa
 		if r.err != nil {
 			return false
 		}
-		if dirs != nil {
-			*dirs = append(*dirs, dir)
+		if files != nil {
+			files.fileDirs = append(files.fileDirs, dir)
+			files.fileMD5 = append(files.fileMD5, sum)
 		}
 	}
 	return dirIndexNotLast

@@ -47,6 +47,7 @@ type entry struct {
 type builder struct {
 	files   []string
 	fileIdx map[string]uint32
+	md5     map[string][16]byte // DW_LNCT_MD5 by file, the first unit's
 	rows    []Row
 	all     []entry
 	compDir func(off uint64) string // DW_AT_comp_dir of the unit at a .debug_line offset
@@ -61,6 +62,18 @@ func (b *builder) addFile(p string) uint32 {
 	b.files = append(b.files, p)
 	b.fileIdx[p] = i
 	return i
+}
+
+// addMD5 records sum, a DW_LNCT_MD5 digest, for the file p, unless a unit
+// read before recorded one.
+func (b *builder) addMD5(p string, sum []byte) {
+	if _, ok := b.md5[p]; ok || len(sum) != 16 {
+		return
+	}
+	if b.md5 == nil {
+		b.md5 = make(map[string][16]byte)
+	}
+	b.md5[p] = [16]byte(sum)
 }
 
 // parseLineSection reads every unit of a .debug_line section. debugLineStr

@@ -81,6 +81,7 @@ type unitFiles struct {
 	dirs    []string // the unit's include directories
 	dir0    string   // DWARF 5: directory 0, the compilation directory
 	names   []string
+	md5     [][]byte // DWARF 5: the MD5 the header records for names[i], nil when none
 	idx     []uint32 // Table.Files index of names[i], noFile until used
 }
 
@@ -98,6 +99,9 @@ func (b *builder) unitFiles(h *header, dbl *line.DebugLineInfo, off uint64) *uni
 			name = path.Join(dbl.IncludeDirs[h.fileDirs[i]], name)
 		}
 		f.names[i] = b.absolute(name, off, f.dir0)
+	}
+	if len(h.fileMD5) == len(f.names) {
+		f.md5 = h.fileMD5
 	}
 	f.idx = make([]uint32, len(f.names))
 	for i := range f.idx {
@@ -117,6 +121,9 @@ func (f *unitFiles) index(n uint64) uint32 {
 	}
 	if f.idx[n] == noFile {
 		f.idx[n] = f.b.addFile(f.names[n])
+		if n < uint64(len(f.md5)) && f.md5[n] != nil {
+			f.b.addMD5(f.names[n], f.md5[n])
+		}
 	}
 	return f.idx[n]
 }

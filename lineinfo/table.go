@@ -25,6 +25,8 @@ type Table struct {
 	// sorted by address, sequence ends first at equal addresses.
 	lookup []entry
 
+	md5 map[string][16]byte // DW_LNCT_MD5 by file (MD5)
+
 	goRoot   string    // "$GOROOT/src/", when read with DeferGoStd
 	deferred *deferred // the Go root's units, not yet run (gostd.go)
 }
@@ -71,7 +73,17 @@ func (b *builder) table() *Table {
 		}
 		return cmp.Compare(x.ord, y.ord)
 	})
-	return &Table{Files: b.files, Rows: b.rows, lookup: b.all}
+	return &Table{Files: b.files, Rows: b.rows, lookup: b.all, md5: b.md5}
+}
+
+// MD5 returns the MD5 digest of the contents of file (a path of Files) as
+// the DWARF 5 line table records it (DW_LNCT_MD5, which clang and
+// assemblers given `.file N "name" md5 0x...` write; gcc 12 does not);
+// ok is false when it records none. When units disagree, the first
+// unit's wins. [DWARF5 6.2.4.1]
+func (t *Table) MD5(file string) (sum [16]byte, ok bool) {
+	sum, ok = t.md5[file]
+	return sum, ok
 }
 
 // Lookup returns the source line of the instruction at addr: the row,

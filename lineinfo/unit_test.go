@@ -98,9 +98,18 @@ func (u *unitBuilder) bytes() []byte {
 		h.Write([]byte{1, 1, 0x08}) // directory format: path/string
 		h.Write([]byte{1})          // one directory
 		h.WriteString("/src\x00")
-		h.Write([]byte{2, 1, 0x08, 2, 0x0b}) // file format: path/string, dir/data1
-		h.Write([]byte{3})                   // files 0 and 1 both a.c, as GCC writes them
-		h.WriteString("a.c\x00\x00a.c\x00\x00b.c\x00\x00")
+		if !u.md5 {
+			h.Write([]byte{2, 1, 0x08, 2, 0x0b}) // file format: path/string, dir/data1
+			h.Write([]byte{3})                   // files 0 and 1 both a.c, as GCC writes them
+			h.WriteString("a.c\x00\x00a.c\x00\x00b.c\x00\x00")
+		} else {
+			h.Write([]byte{3, 1, 0x08, 2, 0x0b, 5, 0x1e}) // path/string, dir/data1, MD5/data16
+			h.Write([]byte{3})
+			for _, f := range []string{"a.c", "a.c", "b.c"} {
+				h.WriteString(f + "\x00\x00")
+				h.Write(bytes.Repeat([]byte{f[0]}, 16)) // a digest of 'a's for a.c, 'b's for b.c
+			}
+		}
 	} else {
 		h.WriteString("/src\x00\x00")
 		h.WriteString("a.c\x00\x01\x00\x00b.c\x00\x01\x00\x00\x00")
@@ -210,6 +219,13 @@ func TestStateMachine(t *testing.T) {
 				}
 				if len(tab.Files) != len(tt.files) || (len(tt.files) > 0 && tab.Files[0] != tt.files[0]) {
 					t.Errorf("Files = %q, want %q", tab.Files, tt.files)
+				}
+				for _, f := range tab.Files {
+					sum, ok := tab.MD5(f)
+					want := [16]byte(bytes.Repeat([]byte{f[len(f)-3]}, 16))
+					if ok != hd.u.md5 || (ok && sum != want) {
+						t.Errorf("MD5(%q) = %x, %v; want %x, %v", f, sum, ok, want, hd.u.md5)
+					}
 				}
 				for _, l := range tt.lookups {
 					file, line, ok := tab.Lookup(l.addr)

@@ -23,6 +23,7 @@ func (p *Profile) Clone() *Profile {
 	c.Calls = slices.Clone(p.Calls)
 	c.Samples = slices.Clone(p.Samples)
 	c.Instances = cloneInstances(p.Instances)
+	c.Sources = slices.Clone(p.Sources)
 	c.Time = clonePtr(p.Time)
 	c.Exit.Code = clonePtr(p.Exit.Code)
 	c.Exit.FaultAddress = clonePtr(p.Exit.FaultAddress)

@@ -24,6 +24,8 @@
 //	instances.go: Instance, the line counts of each of the functions that
 //	    share their source lines (a C++ template's instances), their
 //	    validation, order and merge
+//	source.go: Source, the MD5 digests of the sources the line tables
+//	    record, and their validation
 //	address.go: Address and its hex notation
 //	signal.go: the Linux signal names and numbers
 //

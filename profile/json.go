@@ -34,6 +34,7 @@ type wire struct {
 	Time       *Time       `json:"time"`
 	Samples    []Sample    `json:"samples"`
 	Instances  []Instance  `json:"instances"`
+	Sources    []Source    `json:"sources"`
 }
 
 // Decode reads one profile in JSON from r and validates it. It reads r as
@@ -155,6 +156,8 @@ func (w *wireDecoder) field(d *json.Decoder, key string) error {
 		return decodeOptional(d, key, &w.Samples)
 	case "instances":
 		return decodeOptional(d, key, &w.Instances)
+	case "sources":
+		return decodeOptional(d, key, &w.Sources)
 	}
 	var raw json.RawMessage
 	if err := d.Decode(&raw); err != nil {
@@ -294,6 +297,7 @@ func (w *wireDecoder) profile() (*Profile, error) {
 		Time:       w.Time,
 		Samples:    w.Samples,
 		Instances:  w.Instances,
+		Sources:    w.Sources,
 	}
 	p.normalize()
 	if err := p.Validate(); err != nil {
@@ -343,6 +347,9 @@ func (p *Profile) normalize() {
 	}
 	if len(p.Instances) == 0 {
 		p.Instances = nil
+	}
+	if len(p.Sources) == 0 {
+		p.Sources = nil
 	}
 }
 

@@ -70,6 +70,7 @@ type merger struct {
 	samples  map[modAddr]int
 	insts    map[modAddr]int
 	dropped  map[modAddr]bool
+	sources  map[[2]string]bool // module, file
 	modules  map[string]bool
 	notes    map[string]bool
 	hasLines bool
@@ -97,6 +98,7 @@ func newMerger(first *Profile) *merger {
 		samples: map[modAddr]int{},
 		insts:   map[modAddr]int{},
 		dropped: map[modAddr]bool{},
+		sources: map[[2]string]bool{},
 		modules: map[string]bool{},
 		notes:   map[string]bool{},
 	}
@@ -138,6 +140,14 @@ func (m *merger) add(p *Profile) {
 		if key := (modAddr{d.Module, d.Address}); !m.dropped[key] {
 			m.dropped[key] = true
 			out.Dropped = append(out.Dropped, d)
+		}
+	}
+	for _, s := range p.Sources {
+		// Profiles of one executable record the same digests; the
+		// first input's is kept.
+		if key := [2]string{s.Module, s.File}; !m.sources[key] {
+			m.sources[key] = true
+			out.Sources = append(out.Sources, s)
 		}
 	}
 	for _, mod := range p.Modules {

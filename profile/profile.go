@@ -91,6 +91,10 @@ type Profile struct {
 	// with others (the instances of a C++ template), each one's own line
 	// counts; Lines holds their sums.
 	Instances []Instance `json:"instances,omitempty"`
+	// Sources lists the source files whose contents at the build the
+	// line tables record (DWARF 5 MD5 digests), so that a report can tell
+	// a source changed since.
+	Sources []Source `json:"sources,omitempty"`
 }
 
 // A Module is an ELF file other than the executable whose code was counted.
@@ -248,8 +252,8 @@ func (p *Profile) HasFuncs() bool {
 
 // Sort puts p in its canonical order, module by module (the executable
 // first): Lines by file then line, Functions, Sites and Dropped by address
-// (then name, file or line); Modules by path; Instances by file, line and
-// address. Save sorts before
+// (then name, file or line); Sources by file; Modules by path; Instances
+// by file, line and address. Save sorts before
 // writing, so saved profiles are deterministic.
 func (p *Profile) Sort() {
 	slices.SortStableFunc(p.Modules, func(a, b Module) int { return strings.Compare(a.Path, b.Path) })
@@ -269,6 +273,7 @@ func (p *Profile) Sort() {
 	p.sortBlocks()
 	p.sortSamples()
 	p.sortInstances()
+	p.sortSources()
 }
 
 // ModulePaths returns the profile's modules in report order: the executable

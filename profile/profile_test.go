@@ -208,6 +208,11 @@ func TestLoadErrors(t *testing.T) {
 		{name: "function bad address", data: edit(`"functions":[]`, `"functions":[{"name":"f","count":1,"address":"0xzz"}]`), field: "functions[0].address"},
 		{name: "duplicate site", data: edit(`"sites":[]`, `"sites":[{"address":"0x10","count":1,"kind":"line"},{"address":"0x010","count":1,"kind":"line"}]`), field: "sites[1]"},
 		{name: "site kind", data: edit(`"sites":[]`, `"sites":[{"address":"0x10","count":1,"kind":"func,line"}]`), field: "sites[0].kind"},
+		{name: "source bad md5", data: edit(`"sites":[]`, `"sites":[],"sources":[{"file":"/a.c","md5":"0123"}]`), field: "sources[0].md5"},
+		{name: "source upper md5", data: edit(`"sites":[]`, `"sites":[],"sources":[{"file":"/a.c","md5":"0123456789ABCDEF0123456789abcdef"}]`), field: "sources[0].md5"},
+		{name: "source no file", data: edit(`"sites":[]`, `"sites":[],"sources":[{"md5":"0123456789abcdef0123456789abcdef"}]`), field: "sources[0].file"},
+		{name: "source twice", data: edit(`"sites":[]`, `"sites":[],"sources":[{"file":"/a.c","md5":"0123456789abcdef0123456789abcdef"},{"file":"/a.c","md5":"0123456789abcdef0123456789abcdef"}]`), field: "sources[1]"},
+		{name: "source module", data: edit(`"sites":[]`, `"sites":[],"sources":[{"file":"/a.c","md5":"0123456789abcdef0123456789abcdef","module":"/lib.so"}]`), field: "sources[0].module"},
 		{name: "dropped no reason", data: edit(`"sites":[]`, `"sites":[],"dropped":[{"address":"0x10","file":"/a.c","line":1}]`), field: "dropped[0].reason"},
 	}
 	dir := t.TempDir()

@@ -31,6 +31,7 @@ func (p *Profile) Validate() error {
 	}
 	for _, check := range []func(map[string]bool) error{
 		p.validateLines, p.validateFunctions, p.validateSites, p.validateDropped, p.validateTime, p.validateInstances,
+		p.validateSources,
 	} {
 		if err := check(modules); err != nil {
 			return err

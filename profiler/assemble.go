@@ -2,6 +2,7 @@ package profiler
 
 import (
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"sort"
 
@@ -102,6 +103,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 			p.Lines = append(p.Lines, profile.Line{File: l.File, Line: l.Line, Count: c, Function: fn, UnexecutedBlock: unexecuted[i], Module: name})
 		}
 		addInstances(p, m, name, plan.InstanceCounts(c, at), unknown)
+		addSources(p, m, name)
 		if untold > 0 {
 			p.Notes = append(p.Notes, fmt.Sprintf("%d lines%s of cases with no code (a label and its break) have no count: "+
 				"their jump-table entries are shared with other values that ran, and the binary does not say which are theirs", untold, inModule(name)))
@@ -153,6 +155,25 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		addBlocks(p, m, name, c)
 	}
 	m.counts = c
+}
+
+// addSources records the MD5 digest module m's line table keeps of each
+// source file its counted lines are in, so that a report can tell a
+// source changed since the build (output's stale-source note).
+func addSources(p *profile.Profile, m *module, name string) {
+	if m.lt == nil {
+		return
+	}
+	seen := make(map[string]bool)
+	for _, l := range m.plan.Lines {
+		if seen[l.File] {
+			continue
+		}
+		seen[l.File] = true
+		if sum, ok := m.lt.MD5(l.File); ok {
+			p.Sources = append(p.Sources, profile.Source{File: l.File, MD5: hex.EncodeToString(sum[:]), Module: name})
+		}
+	}
 }
 
 // entryCounts returns the functions of a lines-only run with their calls:
