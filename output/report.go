@@ -257,15 +257,12 @@ func (r *report) listing(lines []profile.Line) {
 	srcs := make([][]string, len(files))
 	found := make([]bool, len(files))
 	total := 0
-	binary := r.p.Executable
-	if m := lines[0].Module; m != "" {
-		binary = m
-	}
+	module := lines[0].Module
 	for k, f := range files {
 		srcs[k], found[k] = r.source(f.path)
 		total += max(len(srcs[k]), len(f.lines))
 		if found[k] {
-			r.staleSource(r.opt.Sources.Read(f.path), binary)
+			r.staleSource(f.path, module)
 		}
 	}
 	groups := r.listingGroups(lines)

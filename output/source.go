@@ -1,10 +1,13 @@
 package output
 
 import (
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -65,6 +68,36 @@ func (s *Sources) Read(file string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.text[file].name
+}
+
+// MD5 returns the MD5 digest of the bytes of file's source, as 32
+// lowercase hex digits, reading again the name Lines read it from; ok is
+// false when it was not read or cannot be read again.
+func (s *Sources) MD5(file string) (sum string, ok bool) {
+	name := s.Read(file)
+	if name == "" {
+		return "", false
+	}
+	data, err := s.read(name)
+	if err != nil {
+		return "", false
+	}
+	d := md5.Sum(data)
+	return hex.EncodeToString(d[:]), true
+}
+
+// reverseHex returns the hex digits of a digest with its bytes in reverse
+// order. GNU as (2.40) stores the `md5 0x...` of a `.file` directive as a
+// little-endian number, the digest's bytes reversed, where LLVM writes
+// them in order (DW_LNCT_MD5 is a 16-byte digest [DWARF5 6.2.4.1]): a
+// source matches in either order.
+func reverseHex(h string) string {
+	b, err := hex.DecodeString(h)
+	if err != nil {
+		return h
+	}
+	slices.Reverse(b)
+	return hex.EncodeToString(b)
 }
 
 // source returns the source of file, through opt.Sources (made the first
@@ -146,12 +179,24 @@ func expandTabs(s string) string {
 	return b.String()
 }
 
-// staleSource notes a source file changed after the binary it describes
-// was built (its modification time is later), as gcov warns of a source
-// newer than its notes file: the counts may fall on the wrong lines. The
-// listing still shows them. Nothing is said when either cannot be read.
-func (r *report) staleSource(name, binary string) {
+// staleSource notes that source file, as read for module, changed after
+// the build, as gcov warns of a source newer than its notes file: the
+// counts may fall on the wrong lines. The listing still shows them. When
+// the module's line table recorded the file's MD5 (DWARF 5), the digest
+// of the bytes read decides, whatever the modification times (a file
+// restored with an old date, or touched but unchanged); else the file is
+// stale when it is newer than the binary. Nothing is said when either
+// cannot be read.
+func (r *report) staleSource(file, module string) {
+	name := r.opt.Sources.Read(file)
+	binary := r.p.ModuleName(module)
 	if name == "" || binary == "" {
+		return
+	}
+	if want, ok := r.p.SourceMD5(module, file); ok {
+		if got, ok := r.opt.Sources.MD5(file); ok && got != want && reverseHex(got) != want {
+			r.extra = append(r.extra, fmt.Sprintf("source file %s differs from the one %s was built from (its DWARF MD5): the counts may fall on the wrong lines", name, binary))
+		}
 		return
 	}
 	src, err := os.Stat(name)
