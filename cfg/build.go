@@ -102,8 +102,14 @@ type builder struct {
 	inds  []uint32 // indirect jumps (offsets), resolved or not
 	table map[uint32]*Table
 	tail  map[uint32]bool // indirect jumps that are tail calls through memory
-	err   *Error
-	g     *Graph // the graph of the last round
+	// ptrTail: indirect jumps read as tail calls through a function
+	// pointer this round (a function that takes label addresses may read
+	// them differently once more of it is decoded).
+	ptrTail map[uint32]bool
+	settle  int // rounds in which only computed gotos changed
+	evals   int // instructions the machine evaluated for the jump being read (maxEvals)
+	err     *Error
+	g       *Graph // the graph of the last round
 
 	predOf    *Graph // the graph predStart and predList describe
 	predStart []int32

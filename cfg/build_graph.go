@@ -128,6 +128,8 @@ func (b *builder) addEdges(g *Graph) {
 					add(JumpTable, target)
 				}
 			} else {
+				// A tail call through memory or a function pointer; in a
+				// round that has not read the jump yet, a placeholder.
 				bl.Term = TermTailCall
 			}
 		case kRet:

@@ -26,7 +26,12 @@
 //
 // Jump tables are read through an Image, the bytes of the whole executable
 // by link-time address (ELFImage is one over debug/elf), because gcc and Go
-// put them in .rodata, outside the function's code.
+// put them in .rodata, outside the function's code. A computed goto (GNU
+// C's goto *p) has no table: its targets are every address of the
+// function that its code or the executable's data holds as a value (a
+// PointerImage lists the data's), as GCC's are every label whose address
+// is taken; it is read as one only when its value provably is such an
+// address (computedgoto.go).
 //
 // C++ exception landing pads (catch blocks, cleanups) are code only the
 // unwinder enters. ELFLandingPads reads them from .eh_frame and the LSDAs
@@ -61,9 +66,12 @@
 //	jumptable_step.go: the machine's step, one instruction at a time
 //	jumptable_preds.go: what a block's predecessors say: constants on
 //	    entry and the bound check of a table's index
+//	computedgoto.go: GNU C computed gotos (goto *p): the function's
+//	    taken addresses as the targets, and when a jump provably is one
 //
 //	elf.go: ELFImage, an executable's loadable segments with
-//	    R_X86_64_RELATIVE applied, and its PLT stub names
+//	    R_X86_64_RELATIVE applied, the code addresses its data holds, and
+//	    its PLT stub names
 //	resolve.go: CalleeNames, call targets named from symtab and the PLT
 //	lsda.go: ELFLandingPads and ParseLandingPads, C++ landing pads from
 //	    .eh_frame and .gcc_except_table, and EHError

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"sync"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -24,7 +25,15 @@ type ELFImage struct {
 	segs  []imageSeg
 	relas []relative // sorted by off
 	plt   map[uint64]string
+
+	data     []dataRange // where CodePointers looks for pointers
+	ptrsOnce sync.Once
+	ptrs     []uint64 // sorted, unique: code addresses stored in data
 }
+
+// A dataRange is a span of the image holding data: an allocated section
+// that is not code.
+type dataRange struct{ addr, size uint64 }
 
 type imageSeg struct {
 	vaddr, filesz, off uint64
@@ -79,7 +88,90 @@ func NewELFImage(r io.ReaderAt) (im *ELFImage, err error) {
 	}
 	sort.Slice(im.relas, func(i, j int) bool { return im.relas[i].off < im.relas[j].off })
 	im.plt = pltNames(ef)
+	im.data = dataRanges(ef)
 	return im, nil
+}
+
+// dataRanges returns where ef keeps data that may hold code addresses: its
+// allocated sections of program data and pointer arrays that are not
+// code. Without section headers (a stripped file), every loadable segment,
+// code too (.rodata may share the text segment): more words that look
+// like code addresses, none missed.
+func dataRanges(ef *elf.File) []dataRange {
+	var out []dataRange
+	for _, s := range ef.Sections {
+		switch s.Type {
+		case elf.SHT_PROGBITS, elf.SHT_INIT_ARRAY, elf.SHT_FINI_ARRAY, elf.SHT_PREINIT_ARRAY:
+		default:
+			continue
+		}
+		if s.Flags&elf.SHF_ALLOC != 0 && s.Flags&elf.SHF_EXECINSTR == 0 && s.Size > 0 {
+			out = append(out, dataRange{s.Addr, s.Size})
+		}
+	}
+	if len(ef.Sections) > 0 {
+		return out
+	}
+	for _, p := range ef.Progs {
+		if p.Type == elf.PT_LOAD && p.Filesz > 0 {
+			out = append(out, dataRange{p.Vaddr, min(p.Filesz, p.Memsz)})
+		}
+	}
+	return out
+}
+
+// maxPointerScan bounds the bytes of data CodePointers reads, against a
+// file whose headers claim gigabytes.
+const maxPointerScan = 1 << 30
+
+// CodePointers implements PointerImage: the aligned 8-byte words of the
+// image's data, with relative relocations applied, whose values lie in
+// [lo, hi) and in code. In a PIE they are the targets of
+// R_X86_64_RELATIVE relocations (or RELR's, whose words the file holds),
+// in a non-PIE executable the words themselves. The words are read once,
+// at the first call; it is safe for concurrent use.
+func (im *ELFImage) CodePointers(lo, hi uint64) []uint64 {
+	im.ptrsOnce.Do(im.findPointers)
+	i := sort.Search(len(im.ptrs), func(i int) bool { return im.ptrs[i] >= lo })
+	j := i
+	for j < len(im.ptrs) && im.ptrs[j] < hi {
+		j++
+	}
+	return im.ptrs[i:j:j]
+}
+
+// findPointers fills im.ptrs from the data ranges.
+func (im *ELFImage) findPointers() {
+	var out []uint64
+	scanned := uint64(0)
+	for _, d := range im.data {
+		start := (d.addr + 7) &^ 7
+		if start >= d.addr+d.size {
+			continue
+		}
+		n := (d.addr + d.size - start) &^ 7
+		if scanned += n; scanned > maxPointerScan {
+			break
+		}
+		buf := make([]byte, n)
+		if got, err := im.ReadImage(start, buf); err != nil || got != len(buf) {
+			continue // NOBITS-like or cut short: nothing stored there
+		}
+		for off := 0; off+8 <= len(buf); off += 8 {
+			if v := binary.LittleEndian.Uint64(buf[off:]); v != 0 && im.IsCode(v) {
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	k := 0
+	for i, v := range out {
+		if i == 0 || v != out[k-1] {
+			out[k] = v
+			k++
+		}
+	}
+	im.ptrs = out[:k]
 }
 
 // ReadImage implements Image.

@@ -60,7 +60,9 @@ const (
 	// often inverts a condition when it emits the jump, so matching gcov
 	// must pair the two outcomes by count or by source, not by index.
 	TermCond
-	// TermTable: an indirect jump through a recovered jump table.
+	// TermTable: an indirect jump through a recovered jump table, or a
+	// computed goto (Table.Computed), whose JumpTable edges go to every
+	// label address the function takes.
 	TermTable
 	// TermReturn: RET.
 	TermReturn
@@ -140,13 +142,19 @@ type Call struct {
 	NoReturn bool   // the callee does not return (the call ends its block)
 }
 
-// A Table is a recovered jump table of a switch statement.
+// A Table is a recovered jump table of a switch statement, or the targets
+// of a computed goto (GNU C's goto *p).
 type Table struct {
 	Jump      uint64   // address of the indirect jump that uses the table
-	Base      uint64   // link-time address of the table
-	EntrySize int      // 4 (relative, PIE) or 8 (absolute)
+	Base      uint64   // link-time address of the table; 0 for a computed goto
+	EntrySize int      // 4 (relative, PIE) or 8 (absolute); 0 for a computed goto
 	Relative  bool     // entries are signed offsets added to Base (gcc -fPIC/-fPIE)
 	Targets   []uint64 // target of every entry, in table order (may repeat)
+	// Computed marks a computed goto: Targets are every code address of
+	// the function it materialises as a value (lea, immediates, words of
+	// data), in address order, as GCC gives a computed goto every label
+	// whose address is taken. Some may never be jumped to.
+	Computed bool
 }
 
 // A Graph is the control-flow graph of one function.

@@ -3,6 +3,7 @@ package cfg
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -37,69 +38,141 @@ const searchDepth = 16
 // compare.
 const maxTableEntries = 1 << 16
 
+// maxSettleRounds bounds the rounds in which only the reading of computed
+// gotos changes (no new code to decode): it depends on the graph, which
+// depends on it.
+const maxSettleRounds = 16
+
+// A pendingJump is an indirect jump that is no jump table: a tail call
+// through a function pointer (ptr), a computed goto, or neither (err).
+type pendingJump struct {
+	off   uint32
+	block int
+	v     val // its target value
+	ptr   bool
+	err   *Error
+}
+
 // resolveTables tries to recover the table of every indirect jump not yet
-// resolved. grew reports a new table (whose targets are queued).
+// resolved, then reads the others as computed gotos or tail calls through
+// pointers (which one may change as more of the function is decoded, so
+// they are read again every round). grew reports new code queued or a
+// jump read differently, either of which changes the graph.
 func (b *builder) resolveTables() (grew bool, err error) {
 	if b.table == nil {
 		b.table = map[uint32]*Table{}
 		b.tail = map[uint32]bool{}
+		b.ptrTail = map[uint32]bool{}
 	}
+	queued := len(b.work)
 	var firstErr *Error
+	var pending []pendingJump
 	for _, off := range b.inds {
-		if b.table[off] != nil || b.tail[off] {
+		if t := b.table[off]; t != nil && !t.Computed || b.tail[off] {
 			continue
 		}
-		t, tail, e := b.recoverTable(off)
-		if e != nil {
+		b.evals = 0
+		t, tail, p, e := b.recoverTable(off)
+		switch {
+		case e != nil:
 			if firstErr == nil {
 				firstErr = e
 			}
-			continue
-		}
-		if tail {
+		case tail:
 			b.tail[off] = true
 			grew = true
-			continue
-		}
-		b.table[off] = t
-		grew = true
-		for _, target := range t.Targets {
-			if o, ok := b.inside(target); ok {
-				b.flag[o] |= fLeader
-				b.queue(o)
-				b.jumps = append(b.jumps, branch{off: off, target: target})
-			}
+		case t != nil:
+			b.table[off] = t
+			grew = true
+			b.addTargets(off, t.Targets)
+		default:
+			pending = append(pending, p)
 		}
 	}
+	changed := false
+	var r *gotoReading
+	if len(pending) > 0 {
+		r = b.readGotos()
+	}
+	labels := b.takesLabels(r)
+	for _, p := range pending {
+		old := b.table[p.off]
+		b.evals = 0
+		if targets, ok := b.computedGoto(r, p.block, p.v); ok {
+			if old == nil || !slices.Equal(old.Targets, targets) || b.ptrTail[p.off] {
+				changed = true
+				b.table[p.off] = &Table{Jump: b.o.Addr + uint64(p.off), Targets: targets, Computed: true}
+				delete(b.ptrTail, p.off)
+				b.addTargets(p.off, targets)
+			}
+			continue
+		}
+		if p.ptr && !labels {
+			// A jump through a function pointer in a function that takes
+			// no label's address: a tail call.
+			if !b.ptrTail[p.off] || old != nil {
+				changed = true
+				b.ptrTail[p.off] = true
+				delete(b.table, p.off)
+			}
+			continue
+		}
+		if firstErr == nil {
+			firstErr = p.err
+		}
+	}
+	if changed && len(b.work) == queued {
+		if b.settle++; b.settle > maxSettleRounds {
+			return false, &Error{Func: b.o.Name, Addr: b.o.Addr, Err: ErrJumpTable, Detail: "computed gotos do not settle"}
+		}
+	}
+	grew = grew || changed
 	if !grew && firstErr != nil {
 		return false, firstErr
 	}
 	return grew, nil
 }
 
+// addTargets makes every target of the indirect jump at off inside the
+// function a leader and queues it.
+func (b *builder) addTargets(off uint32, targets []uint64) {
+	for _, target := range targets {
+		if o, ok := b.inside(target); ok {
+			b.flag[o] |= fLeader
+			if b.flag[o]&fQueued == 0 {
+				b.jumps = append(b.jumps, branch{off: off, target: target})
+			}
+			b.queue(o)
+		}
+	}
+}
+
 // recoverTable finds the table of the indirect jump at off, or reports it
-// as a tail call through memory.
-func (b *builder) recoverTable(off uint32) (t *Table, tail bool, e *Error) {
+// as a tail call through memory. When it finds neither, it returns the
+// jump as pending (a computed goto, a tail call through a function
+// pointer, or an error), or an error when the jump's block cannot even be
+// evaluated.
+func (b *builder) recoverTable(off uint32) (t *Table, tail bool, p pendingJump, e *Error) {
 	addr := b.o.Addr + uint64(off)
-	fail := func(format string, args ...any) (*Table, bool, *Error) {
-		return nil, false, &Error{Func: b.o.Name, Addr: addr, Err: ErrJumpTable, Detail: fmt.Sprintf(format, args...)}
+	errorf := func(format string, args ...any) *Error {
+		return &Error{Func: b.o.Name, Addr: addr, Err: ErrJumpTable, Detail: fmt.Sprintf(format, args...)}
 	}
 	inst, _, err := decodeInst(b.o.Code[off:])
 	if err != nil {
-		return fail("%v", err)
+		return nil, false, p, errorf("%v", err)
 	}
 	if mem, ok := inst.Args[0].(x86asm.Mem); ok && mem.Base == x86asm.RIP && mem.Index == 0 {
 		// jmp *p(%rip): a tail call through a pointer (the GOT of
 		// -fno-plt code, a function pointer variable).
-		return nil, true, nil
+		return nil, true, p, nil
 	}
 	block, ok := b.g.BlockAt(addr)
 	if !ok {
-		return fail("jump outside every block")
+		return nil, false, p, errorf("jump outside every block")
 	}
 	m := newMachine(b, block, searchDepth)
 	if !m.run(addr) {
-		return fail("cannot evaluate its block")
+		return nil, false, p, errorf("cannot evaluate its block")
 	}
 	var v val
 	switch a := inst.Args[0].(type) {
@@ -108,13 +181,31 @@ func (b *builder) recoverTable(off uint32) (t *Table, tail bool, e *Error) {
 	case x86asm.Mem:
 		v = m.load(a, addr+uint64(inst.Len), 8, false)
 	}
+	p = pendingJump{off: off, block: block, v: v}
 	if v.k != vLoad {
 		if b.isPointer(block, v, searchDepth, map[int]bool{}) == stConst {
 			// A jump through a function pointer: loaded from one memory
-			// word (no index), or passed in. Not a switch: a tail call.
-			return nil, true, nil
+			// word (no index), or passed in. Not a switch: a tail call,
+			// unless the function takes label addresses.
+			p.ptr = true
+			p.err = errorf("a jump through a pointer in a function that takes label addresses, not a provable computed goto")
+			return nil, false, p, nil
 		}
-		return fail("target is neither a table entry nor a function pointer (a computed goto?)")
+		p.err = errorf("target is neither a table entry nor a function pointer, nor a provable computed goto")
+		return nil, false, p, nil
+	}
+	t, p.err = b.readTable(addr, block, v)
+	if p.err != nil {
+		return nil, false, p, nil
+	}
+	return t, false, p, nil
+}
+
+// readTable reads the jump table of the jump at addr, in block, whose
+// target is the table entry v.
+func (b *builder) readTable(addr uint64, block int, v val) (*Table, *Error) {
+	fail := func(format string, args ...any) (*Table, *Error) {
+		return nil, &Error{Func: b.o.Name, Addr: addr, Err: ErrJumpTable, Detail: fmt.Sprintf(format, args...)}
 	}
 	if v.size == 4 && !v.signed {
 		return fail("4-byte table entries that are not sign-extended")
@@ -139,7 +230,7 @@ func (b *builder) recoverTable(off uint32) (t *Table, tail bool, e *Error) {
 	if got, err := b.o.Image.ReadImage(v.base, buf); err != nil || got != len(buf) {
 		return fail("cannot read the %d-entry table at %#x: %v", n, v.base, err)
 	}
-	t = &Table{Jump: addr, Base: v.base, EntrySize: int(v.size), Relative: v.size == 4, Targets: make([]uint64, n)}
+	t := &Table{Jump: addr, Base: v.base, EntrySize: int(v.size), Relative: v.size == 4, Targets: make([]uint64, n)}
 	for i := range t.Targets {
 		var target uint64
 		if v.size == 8 {
@@ -152,7 +243,7 @@ func (b *builder) recoverTable(off uint32) (t *Table, tail bool, e *Error) {
 		}
 		t.Targets[i] = target
 	}
-	return t, false, nil
+	return t, nil
 }
 
 // isPointer tells whether v, a jump target in block, is a function

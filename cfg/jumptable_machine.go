@@ -177,12 +177,22 @@ func (m *machine) load(mem x86asm.Mem, next uint64, size int, signed bool) val {
 	return val{k: vLoad, size: uint8(size), signed: signed, base: base, o: iv.o, bound: iv.bound}
 }
 
+// maxEvals bounds the instructions the machine evaluates to read one
+// jump: the search through predecessors can branch at every block, and the
+// dense graphs of computed gotos (every label a successor of every
+// dispatch) would make it exponential. Past the bound the jump is not
+// read, never read wrong.
+const maxEvals = 1 << 16
+
 // run evaluates block from its start up to (not including) stop, or to
 // its end when stop is 0.
 func (m *machine) run(stop uint64) bool {
 	bl := &m.b.g.Blocks[m.block]
 	code := m.b.o.Code
 	for addr := bl.Start; addr < bl.End && addr != stop; {
+		if m.b.evals++; m.b.evals > maxEvals {
+			return false
+		}
 		off := addr - m.b.o.Addr
 		inst, n, err := decodeInst(code[off:])
 		if err != nil {

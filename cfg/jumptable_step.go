@@ -128,8 +128,14 @@ func (m *machine) stepExtend(inst *x86asm.Inst, a0 x86asm.Reg, next uint64) {
 			// A byte or word zero-extended: the index is that part of
 			// the register (gcc: cmp $N,%r9b; ja; movzbl %r9b,%r9d).
 			v = val{}
-			if m.regs[f].k == vIndex && !m.regs[f].o.isMem && m.regs[f].o.reg == int8(f) && m.regs[f].o.width == 0 {
+			r := m.regs[f]
+			switch {
+			case r.k == vIndex && !r.o.isMem && r.o.reg == int8(f) && r.o.width == 0:
 				v = val{k: vIndex, scale: 1, o: origin{reg: int8(f), width: uint8(w)}}
+			case r.k == vIndex && r.scale == 1 && r.o.width != 0 && int(r.o.width) <= w:
+				// Already a zero-extended byte or word (gcc -O0:
+				// movzbl (%rax),%eax; movzbl %al,%eax): unchanged.
+				v = r
 			}
 		} else if inst.Op == x86asm.MOVSXD && v.k == vLoad && v.size == 4 {
 			v.signed = true

@@ -29,7 +29,9 @@ import (
 //     jumps to (the jmp closing a `for (;;)` or `while (1)` loop) is no
 //     block of GCC's: its arcs go straight to its target.
 //   - A block that starts between rows (after a call returns) carries the
-//     line of the row it starts in.
+//     line of the row it starts in, unless it is only the jump of a
+//     computed goto: GCC -O0 funnels every goto *p of a function into one
+//     such block, which has no location of GCC's.
 //   - A goto label (DW_TAG_label) is a statement at its address, as
 //     GCC's label statement is.
 //   - A case label, which has no row, is read from the source above the
@@ -241,7 +243,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 		// no statement of GCC's either.
 		skipEffect := k >= 0 && noStmt && rs[k].ref == closing && bl.Start-f.Addr < uint64(len(code)) &&
 			onlyEpilogue(code[bl.Start-f.Addr:], bl.Start, nil)
-		if k >= 0 && callTail(g, b, rs, code, f.Addr) {
+		if k >= 0 && (callTail(g, b, rs, code, f.Addr) || factoredGoto(g, b)) {
 			skipEffect = true
 		}
 		if k >= 0 && rs[k].addr < bl.Start && !skipEffect {
@@ -519,4 +521,20 @@ func rowSpan(rs []fnRow, file string) (lo, hi int, firstAt map[int]uint64) {
 		}
 	}
 	return lo, hi, firstAt
+}
+
+// factoredGoto reports whether block b of g is only the indirect jump of a
+// computed goto (cfg.Table.Computed): GCC -O0 factors every goto *p of a
+// function into one such block, located nowhere.
+func factoredGoto(g *cfg.Graph, b int) bool {
+	bl := &g.Blocks[b]
+	if bl.Term != cfg.TermTable || bl.Insts != 1 {
+		return false
+	}
+	for _, t := range g.Tables {
+		if t.Jump == bl.Last {
+			return t.Computed
+		}
+	}
+	return false
 }
