@@ -17,7 +17,7 @@ func (p *Plan) buildModel(sym *symtab.File, lt *lineinfo.Table, keepFile func(st
 	for gi, fg := range p.Graphs {
 		graphs[gi] = linemodel.Graph{Func: int(fg.Func), Graph: fg.Graph, Entry: fg.Entry, Tail: fg.Tail, FirstBlock: int(fg.FirstBlock), FirstEdge: int(fg.FirstEdge)}
 	}
-	p.model = linemodel.Build(linemodel.Inputs{Sym: sym, Rows: lt, Subprograms: opt.Subprograms, Graphs: graphs, KeepFile: keepFile, Source: opt.Source})
+	p.model = linemodel.Build(linemodel.Inputs{Sym: sym, Rows: lt, Subprograms: opt.Subprograms, Graphs: graphs, KeepFile: keepFile, Source: opt.Source, CallName: opt.CalleeName})
 	for k, ref := range p.model.Lines {
 		p.lineRef(ref, int(p.model.LineFuncs[k]))
 	}

@@ -24,6 +24,10 @@ type Subprogram struct {
 	// implicit C++ constructor or destructor): gcov shows no lines for
 	// it.
 	Artificial bool
+	// NoReturn is true for a function declared never to return
+	// (DW_AT_noreturn [DWARF5 3.3.2]): GCC removes what follows a call
+	// to it from its graph.
+	NoReturn bool
 	// Labels are the function's goto labels that have code
 	// (DW_TAG_label with DW_AT_low_pc): gcov counts a label's line as
 	// the block it starts, though no line-table row names it.
@@ -83,6 +87,15 @@ func IsC(lang int) bool {
 	case 0x01, 0x02, 0x0c, 0x1d, 0x2c: // C89, C, C99, C11, C17
 		return true
 	case 0x04, 0x1a, 0x21, 0x2a, 0x2b: // C++, C++03, C++11, C++14, C++17/20
+		return true
+	}
+	return false
+}
+
+// IsPlainC reports whether lang is a C dialect (not C++).
+func IsPlainC(lang int) bool {
+	switch lang {
+	case 0x01, 0x02, 0x0c, 0x1d, 0x2c:
 		return true
 	}
 	return false
@@ -163,6 +176,7 @@ type subprogramDecl struct {
 	line  int
 	typed bool
 	art   bool
+	noret bool
 	ref   dwarf.Offset // DW_AT_specification or DW_AT_abstract_origin
 }
 
@@ -233,6 +247,7 @@ func (sc *subprogramScan) subprogram(e *dwarf.Entry) {
 	}
 	_, dc.typed = e.Val(dwarf.AttrType).(dwarf.Offset)
 	dc.art, _ = e.Val(dwarf.AttrArtificial).(bool)
+	dc.noret, _ = e.Val(dwarf.AttrNoreturn).(bool)
 	for _, a := range []dwarf.Attr{dwarf.AttrSpecification, dwarf.AttrAbstractOrigin} {
 		if ref, ok := e.Val(a).(dwarf.Offset); ok {
 			dc.ref = ref
@@ -244,7 +259,7 @@ func (sc *subprogramScan) subprogram(e *dwarf.Entry) {
 		return
 	}
 	sc.defs = append(sc.defs, pendingSubprogram{
-		sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, Lang: sc.lang, GCCO0: sc.o0},
+		sub: Subprogram{Name: dc.name, LowPC: low, DeclFile: dc.file, DeclLine: dc.line, Void: !dc.typed, Artificial: dc.art, NoReturn: dc.noret, Lang: sc.lang, GCCO0: sc.o0},
 		ref: dc.ref, has: dc.line != 0,
 	})
 }
@@ -272,6 +287,7 @@ func (sc *subprogramScan) resolve() []Subprogram {
 				s.Void = false
 			}
 			s.Artificial = s.Artificial || dc.art
+			s.NoReturn = s.NoReturn || dc.noret
 			ref = dc.ref
 		}
 		subs = append(subs, s)

@@ -27,7 +27,7 @@ var ifOneLine = lazyRE(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
 // locals or constants leaves no statement.
 func emptyIf(src []string, l int, coded map[int]bool) bool {
 	t := strings.TrimSpace(src[l-1])
-	if !strings.Contains(t, "->") && !strings.Contains(t, "[") {
+	if !strings.Contains(t, "->") && !strings.Contains(t, "[") || inDeadIf(src, l, coded) {
 		return false
 	}
 	if ifOneLine.MatchString(t) {
@@ -42,6 +42,30 @@ func emptyIf(src []string, l int, coded map[int]bool) bool {
 		}
 		if strings.TrimSpace(src[k-1]) == "}" {
 			return k == len(src) || !strings.HasPrefix(strings.TrimSpace(src[k]), "else")
+		}
+	}
+	return false
+}
+
+// inDeadIf reports whether line l is in the block of an if with no code
+// whose condition reads no memory (zlib's `if (sizeof(int) <= 2) {`): a
+// condition GCC folds to false, which takes the block's statements with
+// it, so they are no statements of GCC's.
+func inDeadIf(src []string, l int, coded map[int]bool) bool {
+	depth := 0
+	comment := false
+	for k := l - 1; k >= 1 && l-k <= 64; k-- {
+		t := strings.TrimSpace(codeText(src[k-1], &comment))
+		for i := len(t) - 1; i >= 0; i-- {
+			switch t[i] {
+			case '}':
+				depth++
+			case '{':
+				depth--
+			}
+		}
+		if depth < 0 {
+			return !coded[k] && ifLine.MatchString(t) && !strings.Contains(t, "->") && !strings.Contains(t, "[")
 		}
 	}
 	return false

@@ -195,7 +195,8 @@ func arcsOf(f *linecount.Func, mf modelFunc, fg Graph, rc runCounts) (latched, f
 			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: to, Count: c})
 			continue
 		}
-		if l, ok := latchOf[int(to)]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start {
+		if l, ok := latchOf[int(to)]; ok && g.Blocks[e.From].Start >= g.Blocks[to].Start &&
+			(mf.latches[int(l)-len(g.Blocks)].outer == nil || mf.latches[int(l)-len(g.Blocks)].outer[e.From]) {
 			f.Arcs = append(f.Arcs, linecount.Arc{From: int32(e.From), To: l, Count: c})
 			latched[int(l)-len(g.Blocks)] += c
 			continue

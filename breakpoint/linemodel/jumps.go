@@ -49,7 +49,7 @@ func endsStmt(line string) bool {
 // line of the block, and -O0 emits the jmp under the previous statement's
 // row when that arc is not expanded on its own. The statement before must
 // end on the jmp's row (endsStmt).
-func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nopAt, fi int, source func(string) ([]string, bool)) {
+func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nopAt, deadAfter map[int]bool, fi int, source func(string) ([]string, bool)) {
 	rowed := map[LineRef]bool{}
 	for _, r := range rs {
 		rowed[r.ref] = true
@@ -70,7 +70,11 @@ func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nop
 		}
 		// After a call, the code the call returns to may still be the
 		// statement's (storing its result, the jmp): the jump is that
-		// block's.
+		// block's. After a call to a function declared not to return, a
+		// jump statement is dead: GCC removed it.
+		if deadAfter[b] {
+			continue
+		}
 		if bl.Term == cfg.TermCall {
 			j := sort.Search(len(rs), func(j int) bool { return rs[j].addr > bl.End }) - 1
 			if j >= 0 && rs[j].ref == last {
@@ -270,4 +274,139 @@ func dropJoinJumps(m *Model, g *cfg.Graph, mf *modelFunc, source func(string) ([
 			mf.blocks[b] = ls[:n-1]
 		}
 	}
+}
+
+// liftOperandTests gives the test and branch after a call GCC does not
+// end its block with the line of the code before it. GCC ends a block
+// after a call for gcov (its fake arc to the exit) except after a call to
+// a builtin that cannot throw (strstr, malloc, memcpy: see
+// noSplitCallees): in `a ||\n strstr(p, s) != 0` the call's block then
+// runs on to the test, on the operator's line above but after the call's
+// line, and gcov lists the block under its highest line. The cfg splits
+// after every call, so the row of the test, the operator's line, counted
+// the block as entered again. Only a compare and a conditional jump right
+// after such a call is moved: what GCC's block would hold. callee names a
+// call's target (nil: no names known). code starts at base.
+func liftOperandTests(rs []fnRow, code []byte, base uint64, g *cfg.Graph, callee func(uint64) string) {
+	if callee == nil {
+		return
+	}
+	for k := 1; k < len(rs); k++ {
+		r, prev := rs[k], rs[k-1]
+		if r.drop || prev.drop || r.ref.File != prev.ref.File || r.ref.Line >= prev.ref.Line || prev.addr >= r.addr ||
+			r.addr < base || r.addr-base >= uint64(len(code)) {
+			continue
+		}
+		if !afterNoSplitCall(g, r.addr, prev.addr, code, base, callee) {
+			continue
+		}
+		end := base + uint64(len(code))
+		if k+1 < len(rs) {
+			end = rs[k+1].addr
+		}
+		if testThenBranch(code[r.addr-base : end-base]) {
+			rs[k].ref.Line = prev.ref.Line
+		}
+	}
+}
+
+// noSplitCallees are the C library functions GCC knows as builtins that
+// cannot throw (or as pure), whose calls end no block of gcov's: GCC's
+// builtins.def (the NOTHROW_LEAF attribute lists), and glibc's pure
+// declarations. printf, puts and their kin are builtins that may throw
+// (cancellation points) and do end a block.
+var noSplitCallees = map[string]bool{
+	"malloc": true, "calloc": true, "realloc": true, "free": true, "strdup": true, "strndup": true,
+	"memcpy": true, "memmove": true, "memset": true, "memcmp": true, "memchr": true, "bcmp": true, "bzero": true,
+	"strcpy": true, "strncpy": true, "stpcpy": true, "strcat": true, "strncat": true, "strcmp": true, "strncmp": true,
+	"strlen": true, "strnlen": true, "strchr": true, "strrchr": true, "strstr": true, "strspn": true, "strcspn": true,
+	"strpbrk": true, "strcasecmp": true, "strncasecmp": true, "index": true, "rindex": true,
+	"abs": true, "labs": true, "llabs": true, "toupper": true, "tolower": true,
+	"sqrt": true, "sin": true, "cos": true, "tan": true, "exp": true, "log": true, "log10": true, "pow": true,
+	"floor": true, "ceil": true, "fabs": true, "fmod": true, "atan": true, "atan2": true,
+	"atoi": true, "atol": true, "atoll": true,
+}
+
+// afterNoSplitCall reports whether the code at addr starts a block whose
+// one arc in is the return of a direct call, ending the block holding
+// prev, to one of noSplitCallees.
+func afterNoSplitCall(g *cfg.Graph, addr, prev uint64, code []byte, base uint64, callee func(uint64) string) bool {
+	b, ok := g.BlockAt(addr)
+	p, okPrev := g.BlockAt(prev)
+	if !ok || !okPrev || g.Blocks[b].Start != addr || g.Blocks[p].Term != cfg.TermCall {
+		return false
+	}
+	n := 0
+	for _, e := range g.Edges {
+		if e.To == b {
+			if e.From != p || e.Kind != cfg.Return {
+				return false
+			}
+			n++
+		}
+	}
+	last := g.Blocks[p].Last
+	if n != 1 || last < base || last-base >= uint64(len(code)) {
+		return false
+	}
+	inst, err := symtab.DecodeInst(code[last-base:])
+	if err != nil || inst.Op != x86asm.CALL {
+		return false
+	}
+	rel, ok := inst.Args[0].(x86asm.Rel)
+	if !ok {
+		return false
+	}
+	name := callee(uint64(int64(last) + int64(inst.Len) + int64(rel)))
+	if at := strings.IndexByte(name, '@'); at >= 0 {
+		name = name[:at]
+	}
+	return noSplitCallees[name]
+}
+
+// testThenBranch reports whether code is one compare or test and then a
+// conditional jump, and nothing else.
+func testThenBranch(code []byte) bool {
+	inst, err := symtab.DecodeInst(code)
+	if err != nil || inst.Len == 0 || inst.Len >= len(code) || inst.Op != x86asm.TEST && inst.Op != x86asm.CMP {
+		return false
+	}
+	jcc, err := symtab.DecodeInst(code[inst.Len:])
+	return err == nil && inst.Len+jcc.Len == len(code) && isJcc(jcc.Op)
+}
+
+// isJcc reports whether op is a conditional jump.
+func isJcc(op x86asm.Op) bool {
+	switch op {
+	case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JG, x86asm.JGE, x86asm.JL, x86asm.JLE,
+		x86asm.JNE, x86asm.JNO, x86asm.JNP, x86asm.JNS, x86asm.JO, x86asm.JP, x86asm.JS:
+		return true
+	}
+	return false
+}
+
+// noReturnCalls returns the blocks of g that end in a direct call to a
+// function DWARF declares never to return (Model.noReturn). code starts
+// at base.
+func (m *Model) noReturnCalls(g *cfg.Graph, code []byte, base uint64) map[int]bool {
+	if len(m.noReturn) == 0 {
+		return nil
+	}
+	var out map[int]bool
+	for b, bl := range g.Blocks {
+		if bl.Term != cfg.TermCall || bl.Last < base || bl.Last-base >= uint64(len(code)) {
+			continue
+		}
+		inst, err := symtab.DecodeInst(code[bl.Last-base:])
+		if err != nil || inst.Op != x86asm.CALL {
+			continue
+		}
+		if rel, ok := inst.Args[0].(x86asm.Rel); ok && m.noReturn[uint64(int64(bl.Last)+int64(inst.Len)+int64(rel))] {
+			if out == nil {
+				out = make(map[int]bool)
+			}
+			out[b] = true
+		}
+	}
+	return out
 }

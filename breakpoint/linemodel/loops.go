@@ -38,6 +38,10 @@ var notType = lazyRE(`^(return|goto|case|else|do|sizeof|break|continue)\b`)
 type latch struct {
 	line int32 // model key of the goto's line
 	head int   // the block the body starts with
+	// outer is set on the latch of a loop whose body starts with a loop
+	// sharing its head: only the arcs from the blocks in outer run
+	// through it, the inner loop's go straight back.
+	outer map[int]bool
 }
 
 // addLatches finds the function's loops with no condition in its source
@@ -84,6 +88,17 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 		if goTo == 0 {
 			continue
 		}
+		// A body that starts with a loop with no condition of its own (or a
+		// do loop): that statement has no location for the goto to take,
+		// which takes the outer loop's line, and both loops start at one
+		// head.
+		innerEnd := 0
+		if goTo == next && (foreverLoop.MatchString(text(goTo)) || doLoop.MatchString(text(goTo))) {
+			if innerEnd = closingLine(src, goTo); innerEnd == 0 {
+				continue
+			}
+			goTo = l
+		}
 		// The head: where the first line below the header with code
 		// starts.
 		head := -1
@@ -109,8 +124,47 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 				mf.blocks[b] = ls[:n-1]
 			}
 		}
-		mf.latches = append(mf.latches, latch{line: key, head: head})
+		lt := latch{line: key, head: head}
+		if innerEnd > 0 {
+			lt.outer = make(map[int]bool)
+			for _, e := range g.Edges {
+				if e.To != head || e.From < 0 || g.Blocks[e.From].Start < g.Blocks[head].Start {
+					continue
+				}
+				if ls := mf.blocks[e.From]; len(ls) > 0 {
+					if ref := m.keys[ls[len(ls)-1].line]; ref.File == file && ref.Line > innerEnd {
+						lt.outer[e.From] = true
+					}
+				}
+			}
+		}
+		mf.latches = append(mf.latches, lt)
 	}
+}
+
+// doLoop matches the header of a do loop.
+var doLoop = lazyRE(`^do\s*(\{\s*)?(/\*.*|//.*)?$`)
+
+// closingLine returns the line of the brace closing the block opened on
+// line open (the first brace at or after it), 0 when not found close by.
+func closingLine(src []string, open int) int {
+	depth := 0
+	comment := false
+	for l := open; l <= len(src) && l < open+4000; l++ {
+		t := codeText(src[l-1], &comment)
+		for i := 0; i < len(t); i++ {
+			switch t[i] {
+			case '{':
+				depth++
+			case '}':
+				depth--
+				if depth == 0 {
+					return l
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // jumpsTo reports whether block b's one arc goes to block to.

@@ -82,7 +82,11 @@ type Inputs struct {
 	// Subprograms are the functions .debug_info describes, sorted by
 	// LowPC (lineinfo.Subprograms); nil is allowed.
 	Subprograms []lineinfo.Subprogram
-	Graphs      []Graph
+	// CallName names the function a direct call to an address reaches
+	// (a PLT stub's target): GCC ends no block after a call to some C
+	// library builtins. nil is allowed.
+	CallName func(addr uint64) string
+	Graphs   []Graph
 	// KeepFile reports whether the report shows the lines of a file.
 	KeepFile func(path string) bool
 	// Source reads a source file's lines (nil, or ok false, when it
@@ -113,6 +117,11 @@ type Model struct {
 	// compiled-out branch names (ppFile).
 	funcNames map[string]bool
 	exits     exitsMemo // the last function's exitsOf (finally.go)
+	// callName is Inputs.CallName.
+	callName func(uint64) string
+	// noReturn are the entries of the functions DWARF declares never to
+	// return.
+	noReturn map[uint64]bool
 	// retMacros are, per source file, its macros that expand to a return
 	// statement (epilogue.go), read on first use.
 	retMacros map[string]map[string]bool
@@ -154,7 +163,15 @@ type lineAt struct {
 // Build models the lines of every function of in.Graphs, but those gcov
 // shows none of (NoLines).
 func Build(in Inputs) *Model {
-	m := &Model{index: map[LineRef]int32{}, graphs: in.Graphs, keepFile: in.KeepFile}
+	m := &Model{index: map[LineRef]int32{}, graphs: in.Graphs, keepFile: in.KeepFile, callName: in.CallName}
+	for _, sp := range in.Subprograms {
+		if sp.NoReturn {
+			if m.noReturn == nil {
+				m.noReturn = make(map[uint64]bool)
+			}
+			m.noReturn[sp.LowPC] = true
+		}
+	}
 	for gi, fg := range in.Graphs {
 		f := in.Sym.Funcs[fg.Func]
 		sub := lineinfo.SubprogramAt(in.Subprograms, f.Addr)
@@ -215,6 +232,9 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 			m.funcNames[sf.Name] = true
 		}
 	}
+	if sub != nil && lineinfo.IsPlainC(sub.Lang) {
+		liftOperandTests(rs, code, f.Addr, g, m.callName)
+	}
 	mf := modelFunc{graph: gi, blocks: make([][]lineAt, len(g.Blocks)), skip: make([]bool, len(g.Blocks))}
 	for b, bl := range g.Blocks {
 		if bl.Start < fg.Entry || bl.Start >= fg.Tail {
@@ -269,7 +289,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 			if sub.GCCO0 {
 				m.addEmptyCases(g, &mf, rs, fi, source)
 			}
-			m.addMergedJumps(g, &mf, rs, codeNops(code, f.Addr), fi, source)
+			m.addMergedJumps(g, &mf, rs, codeNops(code, f.Addr), m.noReturnCalls(g, code, f.Addr), fi, source)
 			m.addLatches(g, &mf, rs, fi, source)
 			addFinallies(m, g, &mf, rs, mem, source)
 		}

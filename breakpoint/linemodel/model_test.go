@@ -545,3 +545,24 @@ func TestOnlyEntry(t *testing.T) {
 		t.Errorf("onlyEntry of one of two ways in = %d, want -1", got)
 	}
 }
+
+// TestInDeadIf: an if with no code inside one whose condition GCC folds
+// to false (zlib's sizeof test) is no statement of GCC's.
+func TestInDeadIf(t *testing.T) {
+	src := []string{
+		"if (sizeof(int) <= 2) {",
+		"    if (more == 0 && s->strstart == 0) {",
+		"        more = wsize;",
+		"    }",
+		"}",
+		"x = 1;",
+	}
+	coded := map[int]bool{6: true}
+	if emptyIf(src, 2, coded) {
+		t.Errorf("emptyIf: the if inside a folded if is a statement")
+	}
+	src[0] = "if (p->big) {"
+	if !emptyIf(src, 2, coded) {
+		t.Errorf("emptyIf: the if inside an if that reads memory is no statement")
+	}
+}
