@@ -49,7 +49,8 @@ func endsStmt(line string) bool {
 // line of the block, and -O0 emits the jmp under the previous statement's
 // row when that arc is not expanded on its own. The statement before must
 // end on the jmp's row (endsStmt).
-func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nopAt, deadAfter map[int]bool, fi int, source func(string) ([]string, bool)) {
+func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, code []byte, base uint64, deadAfter map[int]bool, fi int, source func(string) ([]string, bool)) {
+	nops := codeNops(code, base)
 	rowed := map[LineRef]bool{}
 	for _, r := range rs {
 		rowed[r.ref] = true
@@ -89,8 +90,18 @@ func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nop
 		for l := last.Line + 1; l <= len(src) && l-last.Line <= 16; l++ {
 			ref := LineRef{File: last.File, Line: l}
 			text := strings.TrimSpace(src[l-1])
+			if elseLine.MatchString(text) && (braces || strings.HasPrefix(text, "}")) {
+				braces = true
+				// The rest of an if's else-if chain: the branch's jump
+				// goes past it to the statement after the whole if.
+				if l = skipElseChain(src, l); l == 0 {
+					break
+				}
+				continue
+			}
 			if rowed[ref] {
-				if jumpStmt.MatchString(text) && bl.Term == cfg.TermJump && onlyGotoLocus(g, rs, nops, ref, g.Succs(b)) {
+				if jumpStmt.MatchString(text) && bl.Term == cfg.TermJump &&
+					(onlyGotoLocus(g, rs, nops, ref, g.Succs(b)) || braces && jumpsAlike(g, rs, code, base, ref, g.Succs(b))) {
 					at := lineAt{line: m.lineKey(ref, fi), addr: bl.Last}
 					mf.blocks[b] = append(ls, at)
 				}
@@ -116,6 +127,96 @@ func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, nops nop
 			}
 		}
 	}
+}
+
+// elseLine matches a line that starts an else branch, after the closing
+// brace of the branch before it or not.
+var elseLine = lazyRE(`^(\}\s*)?else\b`)
+
+// skipElseChain returns the last line of the else branches that start at
+// line l (else, else if, with braced blocks), 0 when a branch has no
+// braces or is not closed close by.
+func skipElseChain(src []string, l int) int {
+	col := strings.Index(src[l-1], "else")
+	for hops := 0; hops < 64; hops++ {
+		end, endCol := closingBraceAfter(src, l, col)
+		if end == 0 {
+			return 0
+		}
+		rest := strings.TrimSpace(src[end-1][endCol+1:])
+		switch {
+		case strings.HasPrefix(rest, "else"):
+			l, col = end, endCol+1+strings.Index(src[end-1][endCol+1:], "else")
+		case rest == "" && end < len(src) && strings.HasPrefix(strings.TrimSpace(src[end]), "else"):
+			l, col = end+1, strings.Index(src[end], "else")
+		default:
+			return end
+		}
+	}
+	return 0
+}
+
+// closingBraceAfter finds the first opening brace at or after column col
+// of line l (on l or the next line) and returns the line and column of
+// the brace that closes it; 0 when there is none close by.
+func closingBraceAfter(src []string, l, col int) (int, int) {
+	depth := 0
+	opened := false
+	for k := l; k <= len(src) && k < l+4000; k++ {
+		line := src[k-1]
+		start := 0
+		if k == l {
+			start = max(col, 0)
+		}
+		for i := start; i < len(line); i++ {
+			switch line[i] {
+			case '{':
+				depth++
+				opened = true
+			case '}':
+				depth--
+				if opened && depth == 0 {
+					return k, i
+				}
+			case ';':
+				if !opened {
+					return 0, 0 // a branch with no braces
+				}
+			}
+		}
+		if !opened && k > l {
+			return 0, 0
+		}
+	}
+	return 0, 0
+}
+
+// jumpsAlike reports whether every row of line ref (a jump statement)
+// is a lone jmp to where the one arc of succ goes: -O0 sent the jumps of
+// the branches before it straight there.
+func jumpsAlike(g *cfg.Graph, rs []fnRow, code []byte, base uint64, ref LineRef, succ []cfg.Edge) bool {
+	if len(succ) != 1 || succ[0].To < 0 {
+		return false
+	}
+	n := 0
+	for k, r := range rs {
+		if r.ref != ref {
+			continue
+		}
+		if r.addr < base || r.addr-base >= uint64(len(code)) {
+			return false
+		}
+		inst, err := symtab.DecodeInst(code[r.addr-base:])
+		if err != nil || inst.Op != x86asm.JMP || k+1 < len(rs) && rs[k+1].addr != r.addr+uint64(inst.Len) && rs[k+1].addr < r.addr+uint64(inst.Len) {
+			return false
+		}
+		rel, ok := inst.Args[0].(x86asm.Rel)
+		if !ok || uint64(int64(r.addr)+int64(inst.Len)+int64(rel)) != succ[0].Target {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 // elseOpens matches a line that ends an if's then block and opens its

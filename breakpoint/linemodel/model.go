@@ -289,7 +289,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 			if sub.GCCO0 {
 				m.addEmptyCases(g, &mf, rs, fi, source)
 			}
-			m.addMergedJumps(g, &mf, rs, codeNops(code, f.Addr), m.noReturnCalls(g, code, f.Addr), fi, source)
+			m.addMergedJumps(g, &mf, rs, code, f.Addr, m.noReturnCalls(g, code, f.Addr), fi, source)
 			m.addLatches(g, &mf, rs, fi, source)
 			addFinallies(m, g, &mf, rs, mem, source)
 		}
