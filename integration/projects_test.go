@@ -464,6 +464,13 @@ func projectKeyLess(a, b string) bool {
 	return la < lb
 }
 
+// headerMark and headerLine2 are the header of a pins file, rewritten
+// with it.
+const (
+	headerMark  = "# Pinned:"
+	headerLine2 = `# FILE:LINE GCOV PATCHPROF ("-": no count), each after why.`
+)
+
 // checkProjectDiffs compares diffs ("FILE:LINE" -> "GCOV PATCHPROF", "-"
 // for no count) with the pins in the file name, one "FILE:LINE GCOV
 // PATCHPROF" per line ('#' starts a comment: each pin's why), and fails
@@ -486,7 +493,7 @@ func checkProjectDiffs(t *testing.T, name string, diffs map[string]string, text 
 	var run []string
 	for _, row := range strings.Split(string(old), "\n") {
 		f := strings.Fields(row)
-		if len(f) == 0 {
+		if len(f) == 0 || strings.HasPrefix(row, headerMark) || row == headerLine2 {
 			continue
 		}
 		if strings.HasPrefix(f[0], "#") || len(f) != 3 {
@@ -499,6 +506,8 @@ func checkProjectDiffs(t *testing.T, name string, diffs map[string]string, text 
 	}
 	if os.Getenv("PATCHPROF_UPDATE_PROJECTS") != "" {
 		var b strings.Builder
+		fmt.Fprintf(&b, "%s %s's lines where patchprof's count differs from gcov's:\n%s\n",
+			headerMark, strings.TrimSuffix(filepath.Base(name), ".txt"), headerLine2)
 		for _, k := range keys {
 			for _, c := range comments[k] {
 				b.WriteString(c + "\n")

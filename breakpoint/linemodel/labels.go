@@ -108,6 +108,10 @@ func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *linei
 			if enteredOnlyFromBelow(m, mf, g, b, first.File, label) {
 				continue // the body of the loop the dispatch skipped into
 			}
+			if edges := dispatchPast(m, mf, g, b, first.File, src); edges != nil {
+				mf.labels = append(mf.labels, labelBlock{lines: []int32{key}, edges: edges})
+				continue
+			}
 			mf.blocks[b] = append([]lineAt{{line: key, addr: ls[0].addr}}, ls...)
 			continue
 		}
@@ -122,6 +126,43 @@ func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *linei
 		}
 		mf.labels = append(mf.labels, labelBlock{lines: []int32{key, ls[0].line}, edges: edges})
 	}
+}
+
+// dispatchPast returns the arcs of a case's label block when the case's
+// first block b is a lone jmp (a default's goto) that the switch's
+// dispatch also jumps past, straight to its target (a bit-test switch's
+// range check): b's arcs in and the dispatch's arcs to the target, all
+// of which GCC's label block takes. nil when there are none such.
+func dispatchPast(m *Model, mf *modelFunc, g *cfg.Graph, b int, file string, src []string) []int {
+	bl := &g.Blocks[b]
+	out := g.Succs(b)
+	if bl.Term != cfg.TermJump || bl.Insts != 1 || len(out) != 1 || out[0].To < 0 {
+		return nil
+	}
+	to := out[0].To
+	var edges []int
+	past := false
+	for k, e := range g.Edges {
+		switch {
+		case e.From < 0:
+		case e.To == b:
+			edges = append(edges, k)
+		case e.To == to && e.From != b:
+			ls := mf.blocks[e.From]
+			if len(ls) == 0 {
+				continue
+			}
+			if ref := m.keys[ls[len(ls)-1].line]; ref.File == file && ref.Line >= 1 && ref.Line <= len(src) &&
+				switchLine.MatchString(strings.TrimSpace(src[ref.Line-1])) {
+				edges = append(edges, k)
+				past = true
+			}
+		}
+	}
+	if !past {
+		return nil
+	}
+	return edges
 }
 
 // hasTablePred reports whether one of the arcs is a jump table's.
