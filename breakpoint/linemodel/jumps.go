@@ -511,3 +511,63 @@ func (m *Model) noReturnCalls(g *cfg.Graph, code []byte, base uint64) map[int]bo
 	}
 	return out
 }
+
+// addArmReturns gives the return of a call in an arm of a conditional
+// expression spread over lines (`b = c ? f(x) :\n g(x);`) a block of the
+// expression's line. GCC assigns the call's value to the expression's
+// temporary in the block after the call (GCC ends a block after a call),
+// located on the line of the whole expression, so gcov counts that line
+// once more for every return of a call on a later line; -O0 leaves only a
+// jmp to the join, or nothing. The join's first row names the
+// expression's line, above the call's.
+func (m *Model) addArmReturns(g *cfg.Graph, mf *modelFunc, rs []fnRow, source func(string) ([]string, bool)) {
+	claimed := make(map[int]bool)
+	for _, lb := range mf.labels {
+		for _, k := range lb.edges {
+			claimed[k] = true
+		}
+	}
+	for k, e := range g.Edges {
+		if e.Kind != cfg.Return || e.From < 0 || e.To < 0 {
+			continue
+		}
+		// The arc into the join: the return itself, or the lone jmp's
+		// after it (whose row, the call's line, stays the call's).
+		join, arc := e.To, k
+		if x := &g.Blocks[e.To]; x.Term == cfg.TermJump && x.Insts == 1 && len(g.Succs(e.To)) == 1 {
+			join, arc = g.Succs(e.To)[0].To, g.SuccIndex(e.To)
+		}
+		if join < 0 {
+			continue
+		}
+		jl, cl := mf.blocks[join], mf.blocks[e.From]
+		if claimed[arc] || len(jl) == 0 || len(cl) == 0 || jl[0].addr != g.Blocks[join].Start {
+			continue
+		}
+		expr, call := m.keys[jl[0].line], m.keys[cl[len(cl)-1].line]
+		if expr.File != call.File || expr.Line >= call.Line {
+			continue
+		}
+		src, ok := source(expr.File)
+		if !ok || expr.Line > len(src) || call.Line > len(src) || !strings.Contains(src[expr.Line-1], "?") ||
+			!armBetween(src, expr.Line, call.Line) {
+			continue
+		}
+		claimed[arc] = true
+		mf.labels = append(mf.labels, labelBlock{lines: []int32{jl[0].line}, edges: []int{arc}})
+	}
+}
+
+// armBetween reports whether the lines from expr to call read as one
+// conditional expression's arms: each line before call ends with ':'
+// (an arm's end), comments aside.
+func armBetween(src []string, expr, call int) bool {
+	comment := false
+	for l := expr; l < call; l++ {
+		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		if !strings.HasSuffix(t, ":") {
+			return false
+		}
+	}
+	return true
+}

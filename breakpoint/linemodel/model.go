@@ -303,6 +303,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
 		dropJoinJumps(m, g, &mf, source)
 		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
+		m.addArmReturns(g, &mf, rs, source)
 		m.addFoldedJumps(g, &mf, rs, mem, fi, source)
 		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
 			if decl, ok := m.index[rs[0].ref]; ok {
