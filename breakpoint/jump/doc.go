@@ -7,11 +7,13 @@
 //   - jump sites: where a jmp fits over a site's code (whole instructions,
 //     no branch target inside the bytes it covers, only the last one a
 //     control transfer) and whether the arithmetic flags are dead there,
-//     since the counter update writes them (Plan, PlanRun, FlagsDead);
-//   - trampolines: the counter update, the displaced code relocated for its
-//     new address (package breakpoint/relocate), the exits back to original
-//     code, and where a thread found inside one stands in the original
-//     (BuildTrampoline, Trampoline.Where);
+//     since the plain counter update writes them (Plan, PlanRun,
+//     FlagsDead);
+//   - trampolines: the counter update (one that keeps the flags where
+//     they are live), the displaced code relocated for its new address
+//     (package breakpoint/relocate), the exits back to original code, and
+//     where a thread found inside one stands in the original
+//     (BuildTrampoline, Trampoline.Where, Trampoline.Rewind);
 //   - arc counters: a trampoline whose block ends in a conditional jump or
 //     a jump table's dispatch counts arcs of it too (EdgeCount), for the
 //     functions whose edges do not all follow from their block counts;
@@ -36,6 +38,8 @@
 //	trampoline.go Trampoline, BuildTrampoline: the counter update, the
 //	              displaced code, exits, short sites' landings; mapping a
 //	              PC in it to the original (Where, Equivalent)
+//	keepflags.go  the counter update that keeps the flags, and how a
+//	              thread inside it is put back at its site (Rewind)
 //	edgecount.go  EdgeCount: a trampoline counting arcs of its jump
 //	wholeblock.go WholeBlock, BlockAt, PlainJcc: blocks displaced whole,
 //	              MaxHostLen

@@ -11,8 +11,9 @@ import (
 // the displaced instructions and jumps back). A jump covers more than the
 // site's own instruction, so it is only safe where nothing jumps into the
 // bytes it overwrites and every displaced instruction runs correctly out of
-// line; and the trampoline's counter update (lock add) changes the
-// arithmetic flags, which must then be dead at the site.
+// line; and the trampoline's plain counter update (add) changes the
+// arithmetic flags: where they are live, the trampoline counts with a
+// longer update that writes none (Site.KeepFlags).
 
 // JmpLen is the length of the patch's jump: jmp rel32 (Intel SDM vol. 2,
 // JMP, E9 cd).
@@ -44,6 +45,12 @@ type Site struct {
 	// before all of them are written again (or a call clobbers them): the
 	// counter update may change them.
 	FlagsDead bool
+	// KeepFlags has the trampoline count with an update that writes no
+	// flag (appendKeepCounter): for a site where they are live, whose
+	// caller has checked that the stack below the thread's SP may be
+	// used. It costs more than the plain add, so it is only for such
+	// sites.
+	KeepFlags bool
 	Reason    string
 	// Edges, if any, have the trampoline count arcs of the jump that ends
 	// the displaced instructions (edgecount.go): one of a conditional

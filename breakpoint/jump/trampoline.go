@@ -14,6 +14,7 @@ import (
 // of a ptrace stop. The trampoline is
 //
 //	addq $1, %gs:COUNTER        the thread's own counter for the site
+//	                            (keepflags.go where the flags are live)
 //	<displaced instructions>    relocated for their new address
 //	jmp SITE+LEN                unless the last one transfers control
 //
@@ -21,9 +22,10 @@ import (
 // base, which the monitor gives every thread of the process: per-thread
 // counters are exact without a locked instruction (measured in
 // ../shared/research: a shared lock add costs 4-12x, a shared plain add loses
-// counts). The add writes the arithmetic flags, so only sites where they are
-// dead take a trampoline (Site.FlagsDead). A trampoline never shares a
-// cache line with its counter: the counters are in a separate mapping.
+// counts). The add writes the arithmetic flags: a site where they are live
+// counts with a longer update that writes none (Site.KeepFlags,
+// keepflags.go). A trampoline never shares a cache line with its counter:
+// the counters are in a separate mapping.
 
 // TrampolineSize bounds one trampoline: the counter update, the displaced
 // instructions (a whole block of up to MaxHostLen bytes for a host of a
@@ -61,6 +63,7 @@ type Trampoline struct {
 	Landing    uint64
 	LandingJmp []byte
 
+	keep   bool     // the counter update keeps the flags (keepflags.go)
 	starts []int    // offset in Code of each displaced instruction
 	addrs  []uint64 // its original address
 	last   *relocate.Displaced
@@ -137,7 +140,12 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 	}
 	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
 	c := make([]byte, 0, TrampolineSize)
-	c = appendCounter(c, counter)
+	if js.KeepFlags {
+		c = appendKeepCounter(c, counter)
+		tr.keep = true
+	} else {
+		c = appendCounter(c, counter)
+	}
 	total := js.Len + js.Tail
 	for k, off := 0, 0; off < total; k++ {
 		pc := addr + uint64(off)
@@ -249,6 +257,11 @@ const (
 	// BeforeCount: at the counter update, nothing done yet; equivalent to
 	// the site itself.
 	BeforeCount TrampolinePoint = iota
+	// InCount: inside a counter update that keeps the flags, whose stack
+	// pointer and %rax are not the program's: equivalent to the site once
+	// the thread is put back there (Rewind), never by moving its PC
+	// alone.
+	InCount
 	// Counted: the hit is counted and no displaced instruction has run;
 	// equivalent to the site once the count is taken back.
 	Counted
@@ -266,6 +279,9 @@ const (
 func (tr *Trampoline) Where(pc uint64) (orig uint64, p TrampolinePoint) {
 	if pc == tr.At {
 		return tr.Addr, BeforeCount
+	}
+	if _, ok := tr.Rewind(pc); ok {
+		return tr.Addr, InCount
 	}
 	off := int(pc - tr.At)
 	for k, s := range tr.starts {
