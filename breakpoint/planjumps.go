@@ -11,7 +11,7 @@ import (
 // Reasons a site keeps its breakpoint under the in-process engine, beside
 // jump.Plan's.
 const (
-	JumpFlagsLive    = "the arithmetic flags are live at the site"
+	JumpFlagsLive    = "the arithmetic flags are live at the site, in Go code with no stack check"
 	JumpNotify       = "the dynamic linker's notification point"
 	JumpResume       = "where preempted goroutines resume"
 	JumpRep          = "a rep-prefixed string instruction"
@@ -44,6 +44,7 @@ type jumpInfo struct {
 	hostLen map[int]uint8      // a host's jump length before it took a short site
 	tail    map[int]uint8      // site -> bytes of the block after it its trampoline runs too (planTails)
 	least   []uint8            // per site displaced whole: the shortest patch, should the whole block not run out of line
+	keep    []bool             // per site: the flags are live there, its trampoline keeps them (KeepFlags)
 	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
 	// sites' indexes into it, measured per graph its counted edges (nil
 	// for none), arcServed per arc whether its site took its patch.
@@ -88,6 +89,13 @@ func (t *Table) ShortSite(i int) (host int, ok bool) {
 // engine, a block whose count follows from the others' (DeriveFlow).
 func (t *Table) Derived(i int) bool { return t.jump != nil && t.jump.derived[i] }
 
+// KeepFlags reports whether site i's trampoline counts with the update that
+// keeps the arithmetic flags (jump.Site.KeepFlags): they are live at the
+// site.
+func (t *Table) KeepFlags(i int) bool {
+	return t.jump != nil && t.jump.keep[i] && t.jump.length[i] > 0
+}
+
 // JumpLen returns how many bytes site i's jump patch displaces, or 0 when
 // the site keeps its breakpoint.
 func (t *Table) JumpLen(i int) int {
@@ -100,14 +108,16 @@ func (t *Table) JumpLen(i int) int {
 // PlanJumps marks the sites of p's table that can take a jump patch: a
 // function entry counted alone, or a block start of a function whose edges
 // all follow from its block counts (jump.PlanDerive), where jump.Plan
-// accepts the site with the flags dead, no block starts inside the
-// displaced bytes and no other site there. Call it after NewPlan, before the run; opt is the
+// accepts the site, no block starts inside the displaced bytes and no
+// other site there; a site where the flags are live counts with the
+// update that keeps them, where the stack below SP may be used
+// (keepsFlags). Call it after NewPlan, before the run; opt is the
 // plan's options (for the flow graphs of functions counted only at entry).
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
 	p.targets = sym.Targets()
-	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
+	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), keep: make([]bool, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
@@ -139,7 +149,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t.jump.hosting = map[int]int{}
 	t.jump.hostLen = map[int]uint8{}
 	for i, r := range reasons {
-		if (r == jump.ReasonTransfer || r == jump.ReasonTarget) && p.planShort(sym, i, graphOf) {
+		if (r == jump.ReasonTransfer || r == jump.ReasonTarget) && p.planShort(sym, opt, i, graphOf) {
 			reasons[i] = ""
 			jp.Short++
 		}
@@ -188,8 +198,13 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		site[b] = i
 		if !ok {
 			site[b] = -1
+			continue
 		}
-		if ok && t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && t.JumpLen(i) == 0 && bl.Start >= fg.Entry && bl.Start < fg.Tail {
+		// The sites whose flags are live come first with those that take
+		// no jump: their update costs more than the plain add.
+		_, short := t.jump.host[i]
+		costly := t.JumpLen(i) == 0 || t.KeepFlags(i) && !short
+		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && bl.Start >= fg.Entry && bl.Start < fg.Tail {
 			cand = append(cand, b)
 		}
 	}
@@ -313,18 +328,40 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	if js.Len == 0 {
 		return js.Reason
 	}
-	if !js.FlagsDead {
+	if !js.FlagsDead && !p.keepsFlags(sym, opt, f) {
 		return JumpFlagsLive
 	}
 	if i+1 < len(t.addr) && t.addr[i+1] < addr+uint64(js.Len) {
 		return JumpOtherSite
 	}
 	t.jump.length[i] = uint8(js.Len)
+	t.jump.keep[i] = !js.FlagsDead
 	if n, _ := jump.WholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) && !p.targets.Within(addr, addr+uint64(n)) {
 		t.jump.least[i] = uint8(js.Len)
 		t.jump.length[i] = uint8(n)
 	}
 	return ""
+}
+
+// keepsFlags reports whether a site of f may count with the update that
+// keeps the flags (jump.Site.KeepFlags), which uses 136 bytes of stack
+// below the thread's SP. A C thread has them below the psABI's red zone,
+// where a signal frame would go. Go has no red zone and small goroutine
+// stacks: there only a function that checks its stack bound (Go's
+// prologue, goPrologueEnd) may, since it runs with at least StackGuard -
+// StackSmall (800) bytes above the stack's end (Go's
+// cmd/internal/obj/x86/obj6.go, stacksplit), while a NOSPLIT function (the
+// runtime's, an assembly file's) may be within a few bytes of it.
+func (p *Plan) keepsFlags(sym *symtab.File, opt PlanOptions, f symtab.Func) bool {
+	if !opt.GoPrologue {
+		return true
+	}
+	code, ok := sym.Code(f.Addr, int(min(f.Size, goPrologueMax)))
+	if !ok {
+		return false
+	}
+	_, _, ok = goPrologueEnd(code, f.Addr)
+	return ok
 }
 
 // leaderOf returns the test of whether a branch may land at an address of
@@ -401,7 +438,7 @@ func (t *Table) DeriveFlow(c *Counts, stops []jump.Stop) (bad, arcsLost int) {
 // ends where the site starts is tried first, then the others by distance
 // (on SQLite, a block of 2 to 4 bytes often follows another as short). It
 // reports whether it did.
-func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) bool {
+func (p *Plan) planShort(sym *symtab.File, opt PlanOptions, i int, graphOf map[int32]*cfg.Graph) bool {
 	t := p.Table
 	fn := t.fn[i]
 	g := graphOf[fn]
@@ -425,7 +462,8 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 		return false
 	}
 	fcode, _ := sym.Code(f.Addr, int(f.Size))
-	if !jump.FlagsDead(fcode, f.Addr, addr, 3) {
+	keep := !jump.FlagsDead(fcode, f.Addr, addr, 3)
+	if keep && !p.keepsFlags(sym, opt, f) {
 		return false
 	}
 	// Hosts by distance from the site, the block right before it first.
@@ -451,6 +489,7 @@ func (p *Plan) planShort(sym *symtab.File, i int, graphOf map[int32]*cfg.Graph) 
 			t.jump.hostLen[h] = t.jump.length[h]
 			t.jump.length[h] = uint8(n)
 			t.jump.length[i] = uint8(js.Len)
+			t.jump.keep[i] = keep
 			t.jump.host[i] = h
 			t.jump.hosting[h] = i
 			return true
@@ -468,7 +507,7 @@ func (p *Plan) hostOf(sym *symtab.File, g *cfg.Graph, b int) (h, n int, ok bool)
 	hb := g.Blocks[b]
 	h, ok = t.Index(hb.Start)
 	n = int(hb.End - hb.Start)
-	if !ok || t.jump.length[h] == 0 || n < 2*jump.JmpLen || n > jump.MaxHostLen || t.jump.derived[h] {
+	if !ok || t.jump.length[h] == 0 || t.jump.keep[h] || n < 2*jump.JmpLen || n > jump.MaxHostLen || t.jump.derived[h] {
 		return 0, 0, false
 	}
 	if _, hosting := t.jump.hosting[h]; hosting {

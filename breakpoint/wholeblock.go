@@ -81,7 +81,7 @@ func (t *Table) BuildTrampoline(i int, code []byte, at uint64, counter uint32, e
 		return nil, fmt.Errorf("breakpoint: site %d takes no jump", i)
 	}
 	addr := t.addr[i] + t.bias
-	js := jump.Site{Len: n, Tail: int(t.jump.tail[i]), Edges: edges}
+	js := jump.Site{Len: n, Tail: int(t.jump.tail[i]), Edges: edges, KeepFlags: t.KeepFlags(i)}
 	if len(code) < js.Len+js.Tail {
 		js.Tail = 0
 	}

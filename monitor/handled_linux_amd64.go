@@ -144,8 +144,12 @@ func endAt(mm *space, pc uint64, entered bool) (ThreadEnd, bool) {
 func (m *mon) original(mm *space, pc uint64) (orig uint64, entered, ok bool) {
 	if _, _, tr := mm.trampolineAt(pc); tr != nil {
 		to, p := tr.Where(pc)
-		if p == jump.Inside {
+		switch p {
+		case jump.Inside:
 			return pc, false, false
+		case jump.InCount:
+			rw, _ := tr.Rewind(pc)
+			return to, rw.Counted, true
 		}
 		return to, p == jump.Counted, true
 	}

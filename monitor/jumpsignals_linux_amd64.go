@@ -7,9 +7,11 @@ package monitor
 // jump patch covers.
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
+	"golang.org/x/sys/unix"
 )
 
 // outOfTrampoline runs before a signal is delivered to t: a handler must see
@@ -17,10 +19,11 @@ import (
 // function; a fault must look as it would without patchprof). A fault in a
 // displaced instruction is reported at its original address; an
 // asynchronous signal is delivered before the counter update (the thread
-// counts again when the handler returns to the site) or once the thread has
-// stepped out of the trampoline. It returns false when the signal is no
-// longer to be delivered from this stop (t was stepped: the caller resumes
-// it with the saved siginfo).
+// counts again when the handler returns to the site; one inside an update
+// that keeps the flags is put back as it was there, rewind) or once the
+// thread has stepped out of the trampoline. It returns false when the
+// signal is no longer to be delivered from this stop (t was stepped: the
+// caller resumes it with the saved siginfo).
 //
 // Preconditions: on the tracer thread; t is in the signal-delivery-stop st.
 func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
@@ -38,6 +41,17 @@ func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
 	orig, p := tr.Where(pc)
 	fault := st.fault()
 	switch {
+	case p == jump.InCount:
+		if counted, ok := m.rewind(t, tr); ok && counted {
+			m.uncount(t, mp, i)
+		}
+		if f := m.faults[t.tgid]; fault && f != nil {
+			// The update's own fault (its push past the end of the
+			// stack): the program's instruction has not begun, and
+			// movedFault records where the thread now is.
+			f.Entered = false
+		}
+		return
 	case p == jump.BeforeCount, p == jump.Counted:
 		if p == jump.Counted && !fault {
 			m.uncount(t, mp, i)
@@ -61,6 +75,53 @@ func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
 	if err := pokeUser(t.tid, offRip, orig); err != nil {
 		m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))
 	}
+}
+
+// rewind puts a thread inside tr's counter update that keeps the flags
+// (jump.InCount) back at the site as it was before the update. It reports
+// whether the update had written the counter, and false when the thread
+// was not moved.
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) rewind(t *thread, tr *jump.Trampoline) (counted, ok bool) {
+	var regs unix.PtraceRegs
+	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("read the registers of thread %d: %w", t.tid, err))
+		return false, false
+	}
+	if counted, ok = m.rewindRegs(t, tr, &regs); !ok {
+		return false, false
+	}
+	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+		m.lose(fmt.Errorf("move thread %d out of its counter update: %w", t.tid, err))
+		return false, false
+	}
+	return counted, true
+}
+
+// rewindRegs changes regs, those of thread t inside tr's counter update
+// that keeps the flags, to the site's: %rax from where the update saved
+// it, the stack pointer, the PC (jump.Trampoline.Rewind). It reports
+// whether the update had written the counter, and false when regs.Rip is
+// no such point or the saved %rax cannot be read (regs unchanged).
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) rewindRegs(t *thread, tr *jump.Trampoline, regs *unix.PtraceRegs) (counted, ok bool) {
+	rw, ok := tr.Rewind(regs.Rip)
+	if !ok {
+		return false, false
+	}
+	if rw.SavedRAX {
+		var b [8]byte
+		if n, err := t.mm.mem.ReadMemory(regs.Rsp, b[:]); n != len(b) {
+			m.lose(fmt.Errorf("read the %%rax thread %d saved in its counter update at %#x: %w", t.tid, regs.Rsp, err))
+			return false, false
+		}
+		regs.Rax = binary.LittleEndian.Uint64(b[:])
+	}
+	regs.Rsp += rw.SP
+	regs.Rip = tr.Addr
+	return rw.Counted, true
 }
 
 // afterSigreturn puts a thread that a signal handler returned into the

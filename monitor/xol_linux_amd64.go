@@ -387,6 +387,17 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 			return pending
 		}
 		if _, _, tr := t.mm.trampolineAt(regs.Rip); tr != nil {
+			if _, p := tr.Where(regs.Rip); p == jump.InCount {
+				// Inside a counter update that keeps the flags: back
+				// at the site as it was there, its count (if made)
+				// kept as at a Counted point.
+				if _, ok := m.rewindRegs(t, tr, &regs); ok {
+					if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
+						m.lose(fmt.Errorf("move thread %d out of its counter update: %w", t.tid, err))
+					}
+				}
+				return pending
+			}
 			if orig, p := tr.Where(regs.Rip); p != jump.Inside && (restoring || !tr.Covers(orig)) {
 				regs.Rip = orig
 				if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
