@@ -25,10 +25,14 @@ import "encoding/binary"
 // three steps are exact under threads; a signal cannot run a handler in
 // the middle of them while the monitor traces the thread, since it puts a
 // thread found there back at the site first (Trampoline.Rewind). It costs
-// about 0.1 ns a hit more than the add (../shared/research, variant 1 of
-// the jump engine study) and 136 bytes of stack below the red zone, which
-// a C thread has (a signal frame needs more) and a Go function that checks
-// its stack bound has (package breakpoint decides which sites may).
+// little more than the add, 0.2-0.6 ns a hit against 0.1-0.5
+// (../shared/research, the jump engine study's variants 1 and 5), and 136
+// bytes of stack below the red zone, which a C thread has (a signal frame
+// needs more) and a Go function that checks its stack bound has (package
+// breakpoint decides which sites may). Should patchprof die while
+// attached, a handler could run in the middle of the update: it would lose
+// a count no one reads, never a register (the handler's frame goes below
+// the saved %rax).
 //
 // Nothing is called, so the stack's alignment does not matter.
 
