@@ -104,3 +104,8 @@ func (p *Plan) InstanceCounts(c *Counts, fault *linemodel.Fault) []linemodel.Fun
 	}
 	return p.model.FuncCounts(grouped, p.blockHits(c), c.EdgeCounts, c.BlockArrivals, fault)
 }
+
+// CallEndsBlock reports whether GCC ends a block after a call to target,
+// so that gcov lists the call (linemodel.Model.CallEndsBlock); true
+// without a line model.
+func (p *Plan) CallEndsBlock(target uint64) bool { return p.model.CallEndsBlock(target) }

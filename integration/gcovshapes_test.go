@@ -55,6 +55,12 @@ var shapes = []shape{
 	// i % 9 over i < 40: 4 x (0+...+8) + 0+1+2+3; 4 of the 40 calls have n = 0.
 	// op = i % 7, +1000 for odd i, over i < 70: 10 of each residue, the
 	// odd half of them in the second cluster.
+	// mode_of over 3 names, one a zcat; 17 swaps in part's 5 calls;
+	// minify's 5 slashes; number's 4 strings end in 3
+	// defaults ("2" ends at its NUL); arms over i < 9, 3 of each arm.
+	{src: "realworld.c", markers: map[string]int64{
+		"ZCAT_MODE": 1, "SWAP": 17, "SLASH_BREAK": 5, "NUMBER_DEFAULT": 3, "ARMS_HEAD": 15,
+	}},
 	{src: "arcs.c", markers: map[string]int64{
 		"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150,
 		"CLASSIFY_SWITCH": 70, "SHARED_ZERO": 10, "SHARED_TWO": 10, "ONLY_1004": 5, "CLASSIFY_DEFAULT": 10,
@@ -427,6 +433,14 @@ var gcovTextDiffs = map[string]map[int]string{
 	"multiline.c": {27: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it"},
 	"codeless.c": {
 		43: jumpTableSwitch, 82: jumpTableSwitch, 112: jumpTableSwitch, 143: jumpTableSwitch, 172: jumpTableSwitch,
+	},
+	"realworld.c": {
+		12: "exit(1) ending a function declared noreturn: gcov lists no call there (GCC adds no fake arc to the exit " +
+			"of a function that cannot return), patchprof lists every call",
+		67: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it " +
+			"(one compare never runs one way, so the line also has '*')",
+		88:  "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it",
+		121: "a switch GCC lowered to bit tests: gcov lists one arc per case, patchprof the range check and the bit tests",
 	},
 	"arcs.c": {31: "a switch in two clusters: gcov lists one arc per case, patchprof the compares that choose a cluster " +
 		"and the bounds checks before its two jump tables; one of those compares never runs one way, so the line also has '*'"},

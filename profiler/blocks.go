@@ -3,6 +3,7 @@ package profiler
 import (
 	"bytes"
 	"fmt"
+	"golang.org/x/arch/x86/x86asm"
 	"os"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -161,6 +162,9 @@ func (fc *funcCounts) addOutcomes(p *profile.Profile, lineAt map[fileLine]int) {
 			continue
 		}
 		first := g.SuccIndex(k)
+		if isCall && !fc.callListed(b) {
+			continue // GCC ended no block after it: gcov lists no call
+		}
 		if isCall {
 			returned := uint64(0) // a call that does not return (exit, longjmp)
 			if b.Term == cfg.TermCall {
@@ -218,4 +222,23 @@ func trueFallthrough(m *module, g *cfg.Graph, k, line int) bool {
 		return false
 	}
 	return fl <= tl
+}
+
+// callListed reports whether gcov lists the call that ends block b: not
+// a call to a builtin after which GCC ends no block
+// (breakpoint.Plan.CallEndsBlock).
+func (fc *funcCounts) callListed(b cfg.Block) bool {
+	code, ok := fc.m.sym.Code(b.Last, int(b.End-b.Last))
+	if !ok {
+		return true
+	}
+	inst, err := symtab.DecodeInst(code)
+	if err != nil || inst.Op != x86asm.CALL {
+		return true
+	}
+	rel, ok := inst.Args[0].(x86asm.Rel)
+	if !ok {
+		return true
+	}
+	return fc.m.plan.CallEndsBlock(uint64(int64(b.Last) + int64(inst.Len) + int64(rel)))
 }

@@ -52,23 +52,8 @@ func emptyIf(src []string, l int, coded map[int]bool) bool {
 // condition GCC folds to false, which takes the block's statements with
 // it, so they are no statements of GCC's.
 func inDeadIf(src []string, l int, coded map[int]bool) bool {
-	depth := 0
-	comment := false
-	for k := l - 1; k >= 1 && l-k <= 64; k-- {
-		t := strings.TrimSpace(codeText(src[k-1], &comment))
-		for i := len(t) - 1; i >= 0; i-- {
-			switch t[i] {
-			case '}':
-				depth++
-			case '{':
-				depth--
-			}
-		}
-		if depth < 0 {
-			return !coded[k] && ifLine.MatchString(t) && !strings.Contains(t, "->") && !strings.Contains(t, "[")
-		}
-	}
-	return false
+	k, t := openerAbove(src, l, 64)
+	return k > 0 && !coded[k] && ifLine.MatchString(t) && !strings.Contains(t, "->") && !strings.Contains(t, "[")
 }
 
 // elseOpen matches the line that closes an if's block and opens its else

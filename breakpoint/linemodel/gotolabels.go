@@ -346,9 +346,28 @@ func emptyElseIf(src []string, j int, firstAt map[int]uint64) bool {
 // start of line j closes, and where its then block's code starts; 0 when
 // there is none nearby.
 func ifOfElse(src []string, j int, firstAt map[int]uint64) (int, uint64) {
-	depth := 1 // the } of line j
+	l, t := openerAbove(src, j, 256)
+	if l == 0 || !ifOpen.MatchString(t) && !elseIfOpen.MatchString(t) {
+		return 0, 0
+	}
+	if _, ok := firstAt[l]; !ok {
+		return 0, 0
+	}
+	for k := l + 1; k < j; k++ {
+		if a, ok := firstAt[k]; ok {
+			return l, a
+		}
+	}
+	return 0, 0
+}
+
+// openerAbove returns the line, within reach above line j, that opens the
+// block line j is in (its brace unmatched below it), and its code text
+// trimmed; 0 when none is found.
+func openerAbove(src []string, j, reach int) (int, string) {
+	depth := 1 // the block's own closing brace, at or after line j
 	comment := false
-	for l := j - 1; l >= 1 && j-l <= 256; l-- {
+	for l := j - 1; l >= 1 && j-l <= reach; l-- {
 		t := strings.TrimSpace(codeText(src[l-1], &comment))
 		for i := len(t) - 1; i >= 0; i-- {
 			switch t[i] {
@@ -358,20 +377,9 @@ func ifOfElse(src []string, j int, firstAt map[int]uint64) (int, uint64) {
 				depth--
 			}
 		}
-		if depth == 0 {
-			if !ifOpen.MatchString(t) && !elseIfOpen.MatchString(t) {
-				return 0, 0
-			}
-			if _, ok := firstAt[l]; !ok {
-				return 0, 0
-			}
-			for k := l + 1; k < j; k++ {
-				if a, ok := firstAt[k]; ok {
-					return l, a
-				}
-			}
-			return 0, 0
+		if depth <= 0 {
+			return l, t
 		}
 	}
-	return 0, 0
+	return 0, ""
 }

@@ -571,3 +571,19 @@ func armBetween(src []string, expr, call int) bool {
 	}
 	return true
 }
+
+// CallEndsBlock reports whether GCC ends a block after a call to the
+// function at target (link-time address), as it does for gcov after
+// every call but those to the builtins of noSplitCallees: gcov lists a
+// call (its "call N returned" line) only where GCC ended the block.
+// Unknown targets end one.
+func (m *Model) CallEndsBlock(target uint64) bool {
+	if m == nil || m.callName == nil {
+		return true
+	}
+	name := m.callName(target)
+	if at := strings.IndexByte(name, '@'); at >= 0 {
+		name = name[:at]
+	}
+	return !noSplitCallees[name]
+}

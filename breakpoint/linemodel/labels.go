@@ -109,7 +109,11 @@ func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *linei
 				continue // the body of the loop the dispatch skipped into
 			}
 			if edges := dispatchPast(m, mf, g, b, first.File, src); edges != nil {
-				mf.labels = append(mf.labels, labelBlock{lines: []int32{key}, edges: edges})
+				// The label block holds the goto too: the jmp's own block
+				// is no block of GCC's (it never runs when the range check
+				// does all the dispatching).
+				mf.labels = append(mf.labels, labelBlock{lines: []int32{key, ls[0].line}, edges: edges})
+				mf.blocks[b] = nil
 				continue
 			}
 			mf.blocks[b] = append([]lineAt{{line: key, addr: ls[0].addr}}, ls...)
