@@ -70,6 +70,46 @@ func TestSigtrapKept(t *testing.T) {
 	}
 }
 
+// TestSigtrapChanges: the program changes its SIGTRAP state after the
+// start, and a function first runs (a breakpoint under every engine) in
+// the new state: ignored, then blocked by a mask (late); blocked by a
+// handler's sa_mask (mask); blocked by the mask rt_sigreturn restores,
+// which the handler changed in its context (sigreturn). The program sees
+// what it set at every call, and the counts are exact. Under the jump
+// engine the threads stop only at the system calls its seccomp filter
+// traces, which must include every call that changes that state.
+func TestSigtrapChanges(t *testing.T) {
+	needs(t)
+	exe := buildC(t, "sigtrap.c", "-g", "-O0")
+	for _, c := range []struct {
+		mode  string
+		calls map[string]int64
+	}{
+		{"late", map[string]int64{"f": 10, "late1": 10, "late2": 10}},
+		{"mask", map[string]int64{"late1": 5, "usr1_blocks_trap": 1, "on_trap": 1}},
+		{"sigreturn", map[string]int64{"late2": 5, "usr1_sets_mask": 1, "on_trap": 1}},
+	} {
+		want, wantCode := nativeRun(t, exe, c.mode)
+		if wantCode != 0 || !strings.Contains(want, "mismatches 0") {
+			t.Fatalf("sigtrap %s natively: exit %d, %q", c.mode, wantCode, want)
+		}
+		for _, flags := range [][]string{{"--funcs"}, {"--lines", "--funcs"}} {
+			t.Run(c.mode+strings.Join(flags, ""), func(t *testing.T) {
+				t.Parallel()
+				args := append(append([]string{}, flags...), exe, c.mode)
+				res, p := runProfile(t, runOpts{args: args})
+				wantExitCode(t, res, p, 0)
+				if res.stdout != want {
+					t.Errorf("target printed %q under patchprof, %q natively", res.stdout, want)
+				}
+				for fn, n := range c.calls {
+					wantFunc(t, p, fn, n)
+				}
+			})
+		}
+	}
+}
+
 // TestSigtrapIcebp: an int1 (icebp) where patchprof plants kills the
 // program with SIGTRAP, as natively, after counting the function once.
 func TestSigtrapIcebp(t *testing.T) {

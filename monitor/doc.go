@@ -86,6 +86,7 @@
 //	classic_linux_amd64.go: Bishop's cycle: all-stop, single-step, rep, re-arm
 //	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots filled by breakpoint/relocate
 //	syscall_linux_amd64.go: system calls injected into the target (syscallIn, stepSyscall)
+//	sysfilter_linux_amd64.go: the seccomp filter that stops a launched target only at the system calls the monitor follows
 //	jump_linux_amd64.go: the in-process engine: trampolines, patching a function at its first hit, exits, unpatching
 //	jumpsignals_linux_amd64.go: signals and trampolines: out of one before a handler, back after sigreturn
 //	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)

@@ -77,7 +77,11 @@ func (m *mon) note(s string) {
 func (m *mon) mayInject(mm *space) bool {
 	if !mm.guard.read {
 		mm.guard.read = true
-		if why := sandboxed(mm); why != "" {
+		ours := 0
+		if m.filtered {
+			ours = 1 // sysfilter_linux_amd64.go
+		}
+		if why := sandboxed(mm, ours); why != "" {
 			m.closeSandbox(mm, why)
 		}
 	}
@@ -98,8 +102,9 @@ func (m *mon) closeSandbox(mm *space, why string) {
 }
 
 // sandboxed returns what keeps system calls from being injected in mm's
-// threads, or "".
-func sandboxed(mm *space) string {
+// threads, or "". ours is how many filters of the monitor's own the
+// threads run under, beside those patchprof itself runs under.
+func sandboxed(mm *space, ours int) string {
 	_, ownFilters, _ := seccompOf("/proc/self/status")
 	for _, t := range mm.threads {
 		mode, filters, err := seccompOf("/proc/" + strconv.Itoa(t.tgid) + "/task/" + strconv.Itoa(t.tid) + "/status")
@@ -109,7 +114,7 @@ func sandboxed(mm *space) string {
 		switch {
 		case mode == 1:
 			return "seccomp strict mode"
-		case mode == 2 && (filters < 0 || filters > ownFilters):
+		case mode == 2 && (filters < 0 || filters > ownFilters+ours):
 			return "a seccomp filter"
 		}
 	}

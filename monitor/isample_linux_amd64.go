@@ -235,7 +235,10 @@ func (m *mon) sampled(ev event) bool {
 		return false
 	}
 	// What dispatch does for an interrupt stop of a running thread
-	// (eventStop has nothing else to do for it).
+	// (eventStop).
+	if t.kicked && t.untraced {
+		m.unkickAtStop(t)
+	}
 	t.kicked = false
 	t.state = stopped
 	t.inSyscall = false

@@ -75,7 +75,11 @@ func launch(o *Options) (int, error) {
 		unix.Kill(pid, unix.SIGKILL)
 		return 0, fmt.Errorf("%s did not stop at its start (status %#x): %v", o.Path, uint32(ws), err)
 	}
-	if err := seize(pid, traceOptions); err != nil {
+	opts := traceOptions
+	if wantFilter(o) {
+		opts |= unix.PTRACE_O_TRACESECCOMP // sysfilter_linux_amd64.go
+	}
+	if err := seize(pid, opts); err != nil {
 		unix.Kill(pid, unix.SIGKILL)
 		if errors.Is(err, unix.EPERM) {
 			return 0, notPermitted(err)

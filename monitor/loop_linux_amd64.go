@@ -46,6 +46,11 @@ type mon struct {
 	term     *termWatch  // the target's use of patchprof's terminal, once seen
 	isamp    *isampler   // interrupt sampling (Options.Interrupt), when on
 	spin     int         // polls before a blocking wait (wait)
+	// filtered: the target runs under the monitor's seccomp filter, and
+	// its threads stop only at the system calls it traces
+	// (sysfilter_linux_amd64.go).
+	filtered bool
+	ttyFds   []uint32 // the descriptors on the terminal the filter traces calls on
 }
 
 // Run starts the target traced, plants the table's sites, counts traps until
@@ -354,11 +359,15 @@ func (m *mon) resume(t *thread, sig int) {
 	if m.isamp != nil {
 		m.resumed(t) // before the thread can run again
 	}
-	resume := contSyscall
-	if t.loading && sig == 0 {
-		resume = cont // the dynamic linker's mapping window, to its next stop
-	}
+	// Without system-call stops: into the dynamic linker's mapping
+	// window, to its next stop; or where the filter stops the thread at
+	// the calls that matter.
+	t.untraced = t.loading && sig == 0 || !m.resumeSyscalls(t)
 	t.loading = false
+	resume := contSyscall
+	if t.untraced {
+		resume = cont
+	}
 	if err := resume(t.tid, sig); err != nil {
 		m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
 		return
@@ -445,6 +454,8 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 		return t, st, outSignal
 	case stopSyscall:
 		m.syscallStop(t)
+	case stopSeccomp:
+		m.seccompStop(t)
 	case stopExit:
 		m.threadExit(t)
 	}

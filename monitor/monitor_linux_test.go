@@ -74,7 +74,7 @@ func TestDecodeStatus(t *testing.T) {
 		// A task about to end (traceOptions asks for PTRACE_EVENT_EXIT).
 		{stoppedBy(unix.SIGTRAP, unix.PTRACE_EVENT_EXIT), stop{kind: stopExit, event: unix.PTRACE_EVENT_EXIT, sig: unix.SIGTRAP}, true, false},
 		// Unknown events are ignored.
-		{stoppedBy(unix.SIGTRAP, unix.PTRACE_EVENT_SECCOMP), stop{kind: stopOther, event: unix.PTRACE_EVENT_SECCOMP, sig: unix.SIGTRAP}, false, false},
+		{stoppedBy(unix.SIGTRAP, unix.PTRACE_EVENT_SECCOMP), stop{kind: stopSeccomp, event: unix.PTRACE_EVENT_SECCOMP, sig: unix.SIGTRAP}, true, false},
 		{unix.WaitStatus(0xffff), stop{kind: stopOther}, false, false}, // WIFCONTINUED
 	} {
 		got := decodeStatus(c.ws)

@@ -67,6 +67,9 @@ func kcmpVM(pid1, pid2 int) (bool, error) {
 // (sys/user.h) is at its start.
 const (
 	offR14     = 1 * 8
+	offRax     = 10 * 8
+	offRsi     = 13 * 8
+	offRdi     = 14 * 8
 	offOrigRax = 15 * 8
 	offRip     = 16 * 8
 	offRsp     = 19 * 8
@@ -123,17 +126,19 @@ func setSiginfo(tid int, si *siginfo) error {
 }
 
 // A syscallInfo is struct ptrace_syscall_info (linux/ptrace.h): at an entry
-// stop Val is the call's number and Args its arguments; at an exit stop Val
-// is its return value.
+// stop (and a PTRACE_EVENT_SECCOMP stop) Val is the call's number and Args
+// its arguments; at an exit stop Val is its return value. RetData is the
+// data of the filter's SECCOMP_RET_TRACE at a seccomp stop.
 type syscallInfo struct {
-	Op   uint8
-	_    [3]uint8
-	Arch uint32
-	IP   uint64
-	SP   uint64
-	Val  uint64
-	Args [6]uint64
-	_    uint64
+	Op      uint8
+	_       [3]uint8
+	Arch    uint32
+	IP      uint64
+	SP      uint64
+	Val     uint64
+	Args    [6]uint64
+	RetData uint32
+	_       uint32
 }
 
 // getSyscallInfo reads what tid's syscall-stop is (PTRACE_GET_SYSCALL_INFO,

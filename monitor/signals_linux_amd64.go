@@ -18,6 +18,9 @@ import (
 // matched to requests: an extra one is simply resumed. It reports whether t
 // entered a job-control stop.
 func (m *mon) eventStop(t *thread, was tstate, sig syscall.Signal) (jobStop bool) {
+	if t.kicked && t.untraced && !t.fresh && sig == unix.SIGTRAP {
+		m.unkickAtStop(t)
+	}
 	t.kicked = false // an interrupt of ours, if pending, ends here
 	switch {
 	case t.fresh:
@@ -90,6 +93,9 @@ func (s *sigStop) fault() bool { return s.haveInfo && syncFault(s.sig, s.info.Co
 func (m *mon) signal(t *thread, st *sigStop) {
 	if st.sig == unix.SIGCONT && t.swallowCont {
 		t.swallowCont = false
+		if t.tid == m.root && m.o.Attach == 0 && wantFilter(&m.o) {
+			m.installFilter(t)
+		}
 		m.resume(t, 0)
 		return
 	}

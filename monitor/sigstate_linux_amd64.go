@@ -286,57 +286,79 @@ func (m *mon) syscallStop(t *thread) {
 	}
 	switch si.Op {
 	case unix.PTRACE_SYSCALL_INFO_ENTRY:
-		// The call has not run: no system call may be injected over it.
-		t.inSyscall = true
-		t.atEntry = true
-		t.sysEntry = true
-		t.sysNr = si.Val
-		t.pendSig = 0
-		m.termEntry(t, &si)
-		m.guardEntry(t, si.Val, si.Args)
-		m.textEntry(t, si.Val, si.Args)
-		if si.Val == sysRtSigaction && si.Args[1] != 0 && si.Args[0] >= 1 && si.Args[0] <= nsig {
-			b := make([]byte, 32)
-			if _, err := t.mm.mem.ReadMemory(si.Args[1], b); err == nil {
-				t.pendSig, t.pendAct = int(si.Args[0]), actionFrom(b)
-			}
-		}
+		m.sysEnter(t, &si)
 	case unix.PTRACE_SYSCALL_INFO_EXIT:
-		// The number seen at the entry: rt_sigreturn sets orig_rax to -1.
-		// An exit without its entry (attached mid-call) reads orig_rax.
-		nr := t.sysNr
-		if !t.sysEntry {
-			var err error
-			if nr, err = peekUser(t.tid, offOrigRax); err != nil {
-				m.lose(fmt.Errorf("read the system call of thread %d: %w", t.tid, err))
-				return
-			}
+		m.sysExit(t, &si)
+	}
+}
+
+// sysEnter follows the entry of system call si.Val of t, seen at its
+// syscall-entry-stop or at the PTRACE_EVENT_SECCOMP stop of the monitor's
+// filter (sysfilter_linux_amd64.go), where the call has not run either.
+//
+// Preconditions: on the tracer thread; t is stopped before its call runs.
+func (m *mon) sysEnter(t *thread, si *syscallInfo) {
+	// The call has not run: no system call may be injected over it.
+	t.inSyscall = true
+	t.atEntry = true
+	t.sysEntry = true
+	t.sysNr = si.Val
+	t.pendSig = 0
+	if t.strict && m.strictRefuses(t, si.Val) {
+		return
+	}
+	m.termEntry(t, si)
+	m.guardEntry(t, si.Val, si.Args)
+	m.textEntry(t, si.Val, si.Args)
+	if si.Val == sysRtSigaction && si.Args[1] != 0 && si.Args[0] >= 1 && si.Args[0] <= nsig {
+		b := make([]byte, 32)
+		if _, err := t.mm.mem.ReadMemory(si.Args[1], b); err == nil {
+			t.pendSig, t.pendAct = int(si.Args[0]), actionFrom(b)
 		}
-		t.sysEntry = false
-		if t.kicked {
-			m.unkick(t, nr, si.Val)
+	}
+}
+
+// sysExit follows the exit of t's system call, whose result is si.Val.
+//
+// Preconditions: on the tracer thread; t is in a syscall-exit-stop.
+func (m *mon) sysExit(t *thread, si *syscallInfo) {
+	// The number seen at the entry: rt_sigreturn sets orig_rax to -1.
+	// An exit without its entry (attached mid-call) reads orig_rax.
+	nr := t.sysNr
+	if !t.sysEntry {
+		var err error
+		if nr, err = peekUser(t.tid, offOrigRax); err != nil {
+			m.lose(fmt.Errorf("read the system call of thread %d: %w", t.tid, err))
+			return
 		}
-		m.termExit(t, nr)
-		m.guardExit(t, nr, si.Val)
-		// The call is done: a system call may be injected here. One
-		// that is to restart (a restart code in rax) is restarted by
-		// syscallIn itself.
-		t.inSyscall = false
-		m.textExit(t, nr, si.Val)
-		switch nr {
-		case sysRtSigaction:
-			if t.pendSig != 0 && si.Val == 0 && t.sigs != nil {
-				t.sigs.act[t.pendSig-1] = t.pendAct
-			}
-			t.pendSig = 0
-		case sysRtSigprocmask, sysRtSigreturn, sysRtSigsuspend, sysPselect6, sysPpoll,
-			sysEpollPwait, sysEpollPwait2, sysIoPgetevents:
-			m.readMask(t)
-			if nr == sysRtSigreturn {
-				t.leaveHandler()
-				m.afterSigreturn(t)
-			}
+	}
+	t.sysEntry = false
+	if t.kicked {
+		m.unkick(t, nr, si.Val)
+	}
+	m.termExit(t, nr)
+	m.termDup(t, nr, si.Val)
+	m.guardExit(t, nr, si.Val)
+	// The call is done: a system call may be injected here. One
+	// that is to restart (a restart code in rax) is restarted by
+	// syscallIn itself.
+	t.inSyscall = false
+	m.textExit(t, nr, si.Val)
+	switch nr {
+	case sysRtSigaction:
+		if t.pendSig != 0 && si.Val == 0 && t.sigs != nil {
+			t.sigs.act[t.pendSig-1] = t.pendAct
 		}
+		t.pendSig = 0
+	case sysRtSigprocmask, sysRtSigreturn, sysRtSigsuspend, sysPselect6, sysPpoll,
+		sysEpollPwait, sysEpollPwait2, sysIoPgetevents:
+		m.readMask(t)
+		if nr == sysRtSigreturn {
+			t.leaveHandler()
+			m.afterSigreturn(t)
+		}
+	case sysPrctl:
+		m.getSeccompExit(t, si.Val)
 	}
 }
 

@@ -73,6 +73,16 @@ type thread struct {
 	// loading: resumed next without system-call stops, into the dynamic
 	// linker's mapping window (loader_linux_amd64.go).
 	loading bool
+	// untraced: last resumed without system-call stops (PTRACE_CONT), so
+	// the exit of a call it is in is not seen (unkickAtStop).
+	untraced bool
+	// strict: in seccomp strict mode, emulated by the monitor over its
+	// filter (sysfilter_linux_amd64.go).
+	strict bool
+	// allCalls: its process holds a descriptor on patchprof's terminal
+	// that the filter does not know, so it stops at every system call,
+	// as without the filter (termDup).
+	allCalls bool
 	// textCall is a system call changing code, from its entry to its
 	// exit (textchange_linux_amd64.go).
 	textCall *textCall
@@ -235,7 +245,7 @@ func (m *mon) newTask(t *thread, cause int) {
 		return
 	}
 	tid := int(msg)
-	u := &thread{tid: tid, tgid: tid, state: stopped, fresh: true}
+	u := &thread{tid: tid, tgid: tid, state: stopped, fresh: true, allCalls: t.allCalls}
 	share := false
 	switch cause {
 	case unix.PTRACE_EVENT_CLONE:
@@ -415,6 +425,7 @@ func (m *mon) exec(t *thread) {
 	}
 	t.mm = &space{mem: mem, tgid: t.tgid, threads: map[int]*thread{t.tid: t}}
 	t.cursors = nil
+	m.termExec(t)
 	if t.sigs != nil {
 		t.sigs = t.sigs.clone() // the exec unshares a table shared with other processes
 		t.sigs.execReset()

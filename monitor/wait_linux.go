@@ -35,6 +35,7 @@ const (
 	stopEvent                     // PTRACE_EVENT_STOP: first stop, group-stop, interrupt, end of a listen
 	stopSignal                    // signal-delivery-stop; int3 and single-steps report SIGTRAP here
 	stopSyscall                   // syscall-entry- or syscall-exit-stop (PTRACE_SYSCALL, PTRACE_O_TRACESYSGOOD)
+	stopSeccomp                   // PTRACE_EVENT_SECCOMP: a seccomp filter asked for the tracer before a call runs
 	stopExit                      // PTRACE_EVENT_EXIT: the task is about to end, its registers still its own
 )
 
@@ -76,6 +77,8 @@ func decodeStatus(ws unix.WaitStatus) stop {
 		st.kind = stopEvent
 	case unix.PTRACE_EVENT_EXIT:
 		st.kind = stopExit
+	case unix.PTRACE_EVENT_SECCOMP:
+		st.kind = stopSeccomp
 	default:
 		st.kind = stopOther
 	}
@@ -89,7 +92,7 @@ func decodeStatus(ws unix.WaitStatus) stop {
 // run in it either.
 func (s stop) inSyscall() bool {
 	switch s.kind {
-	case stopNewTask, stopVforkDone, stopExec, stopSyscall, stopExit:
+	case stopNewTask, stopVforkDone, stopExec, stopSyscall, stopSeccomp, stopExit:
 		return true // a syscall-exit-stop is refined by syscallStop
 	}
 	return false

@@ -61,6 +61,20 @@ var workloads = []Workload{
 		Args: []string{"24"}, Mode: []string{"--funcs"},
 	},
 	{
+		Name: "writes", Title: "100,000 write(2)s to /dev/null, each after a counted call, `--funcs`",
+		Sources: []string{"cmd/patchprof-bench/testdata/writes.c"}, Args: []string{"100000"},
+		Mode: []string{"--funcs"},
+	},
+	{
+		Name: "writeslines", Title: "the same, `--lines --funcs`",
+		Sources: []string{"cmd/patchprof-bench/testdata/writes.c"}, Args: []string{"100000"},
+		Mode: []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "gohello", Title: "Go hello world, `--funcs` (a Go program's start)",
+		Go: true, Dir: "cmd/patchprof-bench/testdata/gohello", Mode: []string{"--funcs"},
+	},
+	{
 		Name: "goroutines", Title: "Go, 8 goroutines, fib(20) each, `--lines --funcs`",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/goroutines", Args: []string{"20"},
 		Mode: []string{"--lines", "--funcs"},

@@ -12,9 +12,21 @@
  *   sigtrap wait       SIGTRAP ignored, then f once for each byte read until
  *                      stdin closes (for attach), printing "ready" first and
  *                      "got N" (the bytes so far) after each newline
+ *   sigtrap late       f x10 with SIGTRAP's default; then SIGTRAP ignored
+ *                      and late1 x10; then blocked too and late2 x10
+ *   sigtrap mask       a SIGUSR1 handler whose sa_mask blocks SIGTRAP calls
+ *                      late1 x5 and raises SIGTRAP (pending until it
+ *                      returns, then handled once)
+ *   sigtrap sigreturn  a SIGUSR1 handler adds SIGTRAP to the mask its
+ *                      rt_sigreturn restores; then late2 x5 with SIGTRAP
+ *                      blocked, and a raised SIGTRAP handled at its unblock
+ * late1 and late2 first run in those states: under patchprof their first
+ * call is a breakpoint, with SIGTRAP ignored or blocked.
  */
+#define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
+#include <ucontext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,6 +53,34 @@ static void check(void) {
 int f(int x) {
 	check();
 	return x + 1;
+}
+
+__attribute__((noinline)) int late1(int x) {
+	check();
+	return x + 2;
+}
+
+__attribute__((noinline)) int late2(int x) {
+	check();
+	return x + 3;
+}
+
+static void usr1_blocks_trap(int sig) {
+	(void)sig;
+	long s = 0;
+	want_blocked = 1; /* the action's sa_mask */
+	for (int i = 0; i < 5; i++)
+		s += late1(i);
+	raise(SIGTRAP); /* pending until the handler returns */
+	check();
+	want_blocked = 0;
+	(void)s;
+}
+
+static void usr1_sets_mask(int sig, siginfo_t *si, void *ctx) {
+	(void)sig;
+	(void)si;
+	sigaddset(&((ucontext_t *)ctx)->uc_sigmask, SIGTRAP);
 }
 
 static void handler_calls_f(int sig) {
@@ -97,6 +137,54 @@ int main(int argc, char **argv) {
 		want_handler = SIG_DFL;
 		icebp();
 		puts("icebp swallowed");
+	} else if (strcmp(mode, "late") == 0) {
+		want_handler = SIG_DFL;
+		for (int i = 0; i < 10; i++)
+			s += f(i);
+		signal(SIGTRAP, SIG_IGN);
+		want_handler = SIG_IGN;
+		for (int i = 0; i < 10; i++)
+			s += late1(i);
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTRAP);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		want_blocked = 1;
+		for (int i = 0; i < 10; i++)
+			s += late2(i);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		want_blocked = 0;
+		check();
+		printf("late %ld mismatches %d\n", s, mismatches);
+	} else if (strcmp(mode, "mask") == 0) {
+		signal(SIGTRAP, on_trap);
+		want_handler = on_trap;
+		struct sigaction sa = {.sa_handler = usr1_blocks_trap};
+		sigemptyset(&sa.sa_mask);
+		sigaddset(&sa.sa_mask, SIGTRAP);
+		sigaction(SIGUSR1, &sa, NULL);
+		raise(SIGUSR1);
+		check();
+		printf("mask handled %d mismatches %d\n", (int)handled, mismatches);
+	} else if (strcmp(mode, "sigreturn") == 0) {
+		signal(SIGTRAP, on_trap);
+		want_handler = on_trap;
+		struct sigaction sa = {.sa_sigaction = usr1_sets_mask, .sa_flags = SA_SIGINFO};
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+		raise(SIGUSR1);
+		want_blocked = 1; /* the mask rt_sigreturn restored */
+		for (int i = 0; i < 5; i++)
+			s += late2(i);
+		raise(SIGTRAP); /* pending */
+		check();
+		sigset_t set;
+		sigemptyset(&set);
+		sigaddset(&set, SIGTRAP);
+		want_blocked = 0;
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		check();
+		printf("sigreturn %ld handled %d mismatches %d\n", s, (int)handled, mismatches);
 	} else if (strcmp(mode, "wait") == 0) {
 		signal(SIGTRAP, SIG_IGN);
 		want_handler = SIG_IGN;
