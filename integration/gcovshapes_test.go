@@ -56,10 +56,11 @@ var shapes = []shape{
 	// op = i % 7, +1000 for odd i, over i < 70: 10 of each residue, the
 	// odd half of them in the second cluster.
 	// mode_of over 3 names, one a zcat; 17 swaps in part's 5 calls;
-	// minify's 5 slashes; number's 4 strings end in 3
+	// minify's 5 slashes; states' inner loop 19 times (3 + 2 entries, 14
+	// bytes pulled); number's 4 strings end in 3
 	// defaults ("2" ends at its NUL); arms over i < 9, 3 of each arm.
 	{src: "realworld.c", markers: map[string]int64{
-		"ZCAT_MODE": 1, "SWAP": 17, "SLASH_BREAK": 5, "NUMBER_DEFAULT": 3, "ARMS_HEAD": 15,
+		"ZCAT_MODE": 1, "SWAP": 17, "SLASH_BREAK": 5, "NUMBER_DEFAULT": 3, "ARMS_HEAD": 15, "DIST_HEAD": 19,
 	}},
 	{src: "arcs.c", markers: map[string]int64{
 		"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150,
@@ -441,6 +442,10 @@ var gcovTextDiffs = map[string]map[int]string{
 			"(one compare never runs one way, so the line also has '*')",
 		88:  "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it",
 		121: "a switch GCC lowered to bit tests: gcov lists one arc per case, patchprof the range check and the bit tests",
+		172: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it " +
+			"(one compare never runs one way, so the line also has '*')",
+		181: "an if inside a macro (PULLBYTE): gcov lists GCC's true arc first, which patchprof reads from the " +
+			"condition's source text, not written on the line",
 	},
 	"arcs.c": {31: "a switch in two clusters: gcov lists one arc per case, patchprof the compares that choose a cluster " +
 		"and the bounds checks before its two jump tables; one of those compares never runs one way, so the line also has '*'"},

@@ -111,12 +111,21 @@ func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *linei
 			if edges := dispatchPast(m, mf, g, b, first.File, src); edges != nil {
 				// The label block holds the goto too: the jmp's own block
 				// is no block of GCC's (it never runs when the range check
-				// does all the dispatching).
+				// does all the dispatching), arcs into it go on to its
+				// target (Model.flowOf's through).
 				mf.labels = append(mf.labels, labelBlock{lines: []int32{key, ls[0].line}, edges: edges})
 				mf.blocks[b] = nil
+				if mf.folded == nil {
+					mf.folded = make(map[int]bool)
+				}
+				mf.folded[b] = true
 				continue
 			}
 			mf.blocks[b] = append([]lineAt{{line: key, addr: ls[0].addr}}, ls...)
+			if mf.caseHead == nil {
+				mf.caseHead = make(map[int]bool)
+			}
+			mf.caseHead[b] = true
 			continue
 		}
 		// GCC's block for the label holds it and the jump to the loop's

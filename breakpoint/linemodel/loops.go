@@ -115,7 +115,7 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 		}
 		ref := LineRef{File: file, Line: goTo}
 		key := m.lineKey(ref, fi)
-		if mf.blocks[head][0].line == key {
+		if l, ok := headLine(mf, head); ok && l == key {
 			continue // the jmp back closes the loop on its head's line (closesLoop)
 		}
 		for b, bl := range g.Blocks {
@@ -140,6 +140,20 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 		}
 		mf.latches = append(mf.latches, lt)
 	}
+}
+
+// headLine returns the line a loop's head block starts with, past a
+// case label put before it (addCaseLabels): the line a jmp closing the
+// loop carries.
+func headLine(mf *modelFunc, b int) (int32, bool) {
+	ls := mf.blocks[b]
+	if mf.caseHead[b] && len(ls) > 1 {
+		return ls[1].line, true
+	}
+	if len(ls) == 0 {
+		return 0, false
+	}
+	return ls[0].line, true
 }
 
 // doLoop matches the header of a do loop.

@@ -144,6 +144,11 @@ type modelFunc struct {
 	labels []labelBlock
 	// cases are the empty cases of its switches (emptycases.go).
 	cases []caseGroup
+	// caseHead marks the blocks addCaseLabels put a case label before.
+	caseHead map[int]bool
+	// folded marks the lone jmps addCaseLabels made part of a label's
+	// block (dispatchPast): skipped as the jmps closing loops are.
+	folded map[int]bool
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -297,7 +302,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 	// A loop-closing jmp is judged against its target's lines, which a
 	// later block may have: look again now that all are known.
 	for b := range g.Blocks {
-		mf.skip[b] = closesLoop(g, b, mf.blocks[b], mf.blocks)
+		mf.skip[b] = mf.folded[b] || closesLoop(g, b, mf.blocks[b], &mf)
 	}
 	dropLoopTails(m, g, &mf)
 	if source != nil && sub != nil && lineinfo.IsC(sub.Lang) {
@@ -323,7 +328,7 @@ func dropLoopTails(m *Model, g *cfg.Graph, mf *modelFunc) {
 	for b := range g.Blocks {
 		ls := mf.blocks[b]
 		n := len(ls)
-		if n < 2 || mf.skip[b] || ls[n-1].addr != g.Blocks[b].Last || !closesLoopTail(g, b, ls[n-1], mf.blocks) {
+		if n < 2 || mf.skip[b] || ls[n-1].addr != g.Blocks[b].Last || !closesLoopTail(g, b, ls[n-1], mf) {
 			continue
 		}
 		head := m.keys[ls[n-1].line]
@@ -392,7 +397,7 @@ func (m *Model) funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, su
 // at the block's last instruction, is a backward jmp to a block whose first
 // line is x's: a loop's closing jmp at the end of its last statement's
 // block.
-func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
+func closesLoopTail(g *cfg.Graph, b int, x lineAt, mf *modelFunc) bool {
 	bl := &g.Blocks[b]
 	if bl.Term != cfg.TermJump {
 		return false
@@ -401,8 +406,8 @@ func closesLoopTail(g *cfg.Graph, b int, x lineAt, all [][]lineAt) bool {
 	if len(succ) != 1 || succ[0].To < 0 || succ[0].Target >= bl.Start {
 		return false
 	}
-	to := all[succ[0].To]
-	return len(to) > 0 && to[0].line == x.line
+	l, ok := headLine(mf, succ[0].To)
+	return ok && l == x.line
 }
 
 // callTail reports whether block b is the code after a call that only
@@ -452,7 +457,7 @@ func onlyMoves(code []byte) bool {
 // closesLoop reports whether block b is only a jmp backwards whose line
 // is the first line of the block it jumps to: the jmp GCC emits to close
 // a loop, which is an edge in GCC's own graph, not a block.
-func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
+func closesLoop(g *cfg.Graph, b int, ls []lineAt, mf *modelFunc) bool {
 	bl := &g.Blocks[b]
 	if bl.Term != cfg.TermJump || bl.Insts != 1 || len(ls) != 1 {
 		return false
@@ -461,8 +466,8 @@ func closesLoop(g *cfg.Graph, b int, ls []lineAt, all [][]lineAt) bool {
 	if len(succ) != 1 || succ[0].To < 0 || succ[0].Target >= bl.Start {
 		return false
 	}
-	to := all[succ[0].To]
-	return len(to) > 0 && to[0].line == ls[0].line
+	l, ok := headLine(mf, succ[0].To)
+	return ok && l == ls[0].line
 }
 
 // ListedLine returns the line block b of graph gi (index into

@@ -160,6 +160,36 @@ static int arms(int i)
 	return b;
 }
 
+/* A loop with no condition right after a case label that the case before
+ * falls into (zlib's inflate, case DIST): the label shares the loop's head,
+ * and the jmp back closes the loop on its first statement's line. */
+#define PULLBYTE() do { if (have == 0) goto leave; have--; bits += 8; } while (0)
+enum { LEN, DIST, DONE };
+static int states(int have)
+{
+	int mode = LEN, bits = 0, n = 0, here;
+	for (;;)
+		switch (mode) {
+		case LEN:
+			n++;
+			mode = DIST;
+			/* fallthrough */
+		case DIST:
+			for (;;) {
+				here = bits & 7; /* DIST_HEAD */
+				if (here + 20 <= bits) break;
+				PULLBYTE();
+			}
+			mode = n < 3 ? LEN : DONE;
+			bits = 0;
+			break;
+		case DONE:
+			goto leave;
+		}
+leave:
+	return n + bits;
+}
+
 int main(void)
 {
 	int s = 0;
@@ -173,6 +203,7 @@ int main(void)
 	s += number("12.0e1x") + number("2") + number("x") + number("!");
 	for (int i = 0; i < 9; i++)
 		s += arms(i);
+	s += states(100) + states(5);
 	printf("%d\n", s);
 	return 0;
 }
