@@ -157,6 +157,15 @@ type gcovJSONLine struct {
 
 func readGcovJSON(t testing.TB, path string) *gcovJSONDoc {
 	t.Helper()
+	var doc gcovJSONDoc
+	decodeGcovJSON(t, path, &doc)
+	return &doc
+}
+
+// decodeGcovJSON decodes the gzip'd JSON document at path (gcov's
+// --json-format output) into v.
+func decodeGcovJSON(t testing.TB, path string, v any) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -166,11 +175,9 @@ func readGcovJSON(t testing.TB, path string) *gcovJSONDoc {
 	if err != nil {
 		t.Fatalf("%s is not gzip'd as gcov writes it: %v", path, err)
 	}
-	var doc gcovJSONDoc
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
-	return &doc
 }
 
 func (d *gcovJSONDoc) file(t testing.TB, base string) *gcovJSONFile {

@@ -3,11 +3,8 @@
 package integration
 
 import (
-	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -214,15 +211,6 @@ type instanceJSON struct {
 // instances: every line and function but main's.
 func readInstanceJSON(t *testing.T, path string) instanceJSON {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
 	var doc struct {
 		Files []struct {
 			File  string `json:"file"`
@@ -245,9 +233,7 @@ func readInstanceJSON(t *testing.T, path string) instanceJSON {
 			} `json:"functions"`
 		} `json:"files"`
 	}
-	if err := json.NewDecoder(zr).Decode(&doc); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	decodeGcovJSON(t, path, &doc)
 	var out instanceJSON
 	for _, file := range doc.Files {
 		if filepath.Base(file.File) != "templates.cpp" {

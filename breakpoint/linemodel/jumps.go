@@ -207,7 +207,7 @@ func jumpsAlike(g *cfg.Graph, rs []fnRow, code []byte, base uint64, ref LineRef,
 			return false
 		}
 		inst, err := symtab.DecodeInst(code[r.addr-base:])
-		if err != nil || inst.Op != x86asm.JMP || k+1 < len(rs) && rs[k+1].addr != r.addr+uint64(inst.Len) && rs[k+1].addr < r.addr+uint64(inst.Len) {
+		if err != nil || inst.Op != x86asm.JMP || k+1 < len(rs) && rs[k+1].addr < r.addr+uint64(inst.Len) {
 			return false
 		}
 		rel, ok := inst.Args[0].(x86asm.Rel)
