@@ -74,21 +74,21 @@ func TestTable(t *testing.T) {
 	if err := writeTable(&b, rows("fib", ms, 1000000, 2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	want := `| workload | configuration | median | vs native | ns/hit over native |
-| --- | --- | ---: | ---: | ---: |
-| fib | native | 0.100 s | 1.00x | - |
-|  | floor | 0.125 s | 1.25x | - |
-|  | gcov | 0.200 s | 2.00x | 100 |
-|  | uftrace | skipped: uftrace not installed |  |  |
-|  | classic | >120 s | >1,200x | - |
-|  | xol | 11.0 s | 110x | 10,900 |
+	want := `| workload | configuration | median | vs native | vs floor | ns/hit over native |
+| --- | --- | ---: | ---: | ---: | ---: |
+| fib | native | 0.100 s | 1.00x | 0.80x | - |
+|  | floor | 0.125 s | 1.25x | 1.00x | - |
+|  | gcov | 0.200 s | 2.00x | 1.60x | 100 |
+|  | uftrace | skipped: uftrace not installed |  |  |  |
+|  | classic | >120 s | >1,200x | >960x | - |
+|  | xol | 11.0 s | 110x | 88.0x | 10,900 |
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)
 	}
 	// Without a native measure there are no ratios.
 	r := rows("w", ms[2:3], 10, s)
-	if r[0].Ratio != "-" || r[0].PerHit != "-" || r[0].Median != "0.200 s" {
+	if r[0].Ratio != "-" || r[0].VsFloor != "-" || r[0].PerHit != "-" || r[0].Median != "0.200 s" {
 		t.Errorf("without native: %+v", r[0])
 	}
 }
@@ -100,12 +100,13 @@ func TestParseOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	if o.Reps != 3 || !slices.Equal(o.Configs, []string{cfgNative, cfgFloor, cfgJump}) || !slices.Equal(o.Workloads, known) ||
-		!o.Skip["fib:classic"] || o.Timeout != 2*time.Minute {
+		!o.Skip["fib:classic"] || o.Timeout != 2*time.Minute || o.ServerRequests != 20000 || o.ServerConns != 4 {
 		t.Errorf("options: %+v", o)
 	}
 	for _, bad := range [][]string{
 		{"-n", "0"}, {"-configs", "native,gdb"}, {"-workloads", ""}, {"-skip", "fib"},
 		{"-skip", "fob:xol"}, {"-timeout", "0s"}, {"extra"},
+		{"-server-conns", "0"}, {"-server-requests", "3", "-server-conns", "4"},
 	} {
 		if _, err := parseOptions(bad, known, io.Discard); err == nil {
 			t.Errorf("parseOptions(%q): no error", bad)

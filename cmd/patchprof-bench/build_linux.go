@@ -94,6 +94,10 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 		Plain: filepath.Join(dir, w.Name),
 		Cover: filepath.Join(dir, w.Name+"-cover"),
 	}
+	if w.Handler != "" {
+		// A server runs only under patchprof, attached.
+		return t, buildPlain(root, t.Plain, w)
+	}
 	if w.Go {
 		t.CoverEnv, t.CoverLabel = "GOCOVERDIR", "gcov: go build -cover -covermode=atomic"
 		t.PgNote = "n/a: no -pg build of Go"
@@ -119,7 +123,7 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 		out   string
 		extra []string
 	}
-	builds := []build{{t.Plain, nil}, {t.Cover, []string{"--coverage"}}}
+	builds := []build{{t.Plain, nil}, {t.Cover, append([]string{"--coverage"}, w.CoverFlags...)}}
 	if pg {
 		t.Pg = filepath.Join(dir, w.Name+"-pg")
 		builds = append(builds, build{t.Pg, []string{"-pg"}})
@@ -131,4 +135,17 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 		}
 	}
 	return t, nil
+}
+
+// buildPlain builds a workload's plain program (gcc -g -O0, or go build) as
+// exe.
+func buildPlain(root, exe string, w Workload) error {
+	if w.Go {
+		return command(filepath.Join(root, w.Dir), nil, "go", "build", "-o", exe, ".")
+	}
+	args := append([]string{"-g", "-O0"}, w.CFlags...)
+	for _, s := range w.Sources {
+		args = append(args, filepath.Join(root, s))
+	}
+	return command(root, nil, "gcc", append(args, "-o", exe)...)
 }

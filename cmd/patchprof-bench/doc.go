@@ -8,8 +8,8 @@
 // in-process engine with --time (jump+time: what sampling costs beside
 // counting). The configurations run round-robin, N times each, so that drift
 // of the machine spreads over all of them; the table gives each one's median
-// wall time, its ratio to the native median and its cost per hit over
-// native.
+// wall time, its ratios to the native and the floor medians and its cost
+// per hit over native.
 //
 // Run it from the repository (it builds ./cmd/patchprof,
 // ./cmd/patchprof-bench/floor and the targets in cmd/patchprof-bench/testdata
@@ -21,7 +21,8 @@
 // The other flags: -skip WORKLOAD:CONFIG,... leaves pairs out, -timeout D
 // bounds one run (a configuration that exceeds it is not run again),
 // -patchprof-flags adds flags to every patchprof run, -keep keeps the
-// temporary directory with its builds, reports and saved profiles.
+// temporary directory with its builds, reports and saved profiles,
+// -server-requests and -server-conns size the servers' load.
 //
 // A hit is one event the profile counts: the sum of the `sites` counts of
 // the xol engine's saved profile (every counted function entry and block
@@ -38,8 +39,26 @@
 // first profile of the workload. Any difference is printed in capitals and
 // makes the command exit 1.
 //
+// The servers (cserver, goserver) are measured otherwise: patchprof
+// attaches to a running server (-p) under a bounded load, the daemon use
+// of issue 27. Each round starts the server, warms it up, then puts the
+// same load on it (-server-requests requests over -server-conns
+// keep-alive connections, made by the bench itself) three times: before
+// patchprof attaches, attached (the load starts once patchprof says it
+// attached, and SIGINT detaches it after the last answer), and after the
+// detach. The servers' table gives each phase's median requests per second
+// and the change against the phase before. Each round checks that the
+// saved profile counted the handler exactly once per request made while
+// attached, that the detach left no tracer, the executable mappings as
+// they were and the code as its files have it (/proc/PID/mem), and that
+// the server answered every request and, at its end, counted them all.
+// Servers run under the engines among -configs only:
+//
+//	go run ./cmd/patchprof-bench -workloads cserver,goserver -configs jump
+//
 // It is not a test: `go test ./cmd/patchprof-bench/` runs only the unit
-// tests of its pure parts (medians, the table, the comparison of profiles).
+// tests of its pure parts (medians, the tables, the comparison of
+// profiles, the load generator against a test server, /proc/PID/maps).
 //
 // Files:
 //
@@ -53,6 +72,14 @@
 //	run_other.go: run elsewhere, which says the benchmark needs Linux
 //	report_linux.go: the table and the checks, and the exit status
 //	table.go: Measure and Row: medians, ratios, ns/hit, the table's text
+//	server_linux.go: a server's rounds: the load before, attached and
+//	    after, the attach and detach, the checks of counts and code
+//	load.go: Load, the bounded load generator: keep-alive HTTP/1.1
+//	    connections making a fixed number of requests
+//	servertable.go: ServerMeasure and ServerRow: the servers' table
+//	maps.go: Mapping, the lines of /proc/PID/maps
+//	proc_linux.go: a process's code mappings, tracer and code read
+//	    through /proc/PID/mem against its files
 //	compare.go: Counts: a saved profile's line and function counts, keyed
 //	    to compare across engines, and the sites hit
 //	check.go: countChecker, every engine's counts against the first profile

@@ -58,6 +58,9 @@ type Options struct {
 	// Keep leaves the temporary directory in place, for a look at the
 	// builds, reports and saved profiles.
 	Keep bool
+	// ServerRequests and ServerConns are the load on a server in each of
+	// its phases: that many requests over that many connections.
+	ServerRequests, ServerConns int
 }
 
 // parseOptions reads the flags; known is the list of workload names.
@@ -72,6 +75,8 @@ func parseOptions(args []string, known []string, stderr io.Writer) (*Options, er
 	fs.StringVar(&skip, "skip", "", "comma-separated `LIST` of workload:config pairs not to run (say fib:classic)")
 	fs.DurationVar(&o.Timeout, "timeout", 120*time.Second, "bound on one run: a configuration that exceeds it is shown as >`D` and not run again")
 	fs.StringVar(&extra, "patchprof-flags", "", "space-separated `FLAGS` added to every patchprof run (say --pin=false)")
+	fs.IntVar(&o.ServerRequests, "server-requests", 20000, "the servers' load: `N` requests in each phase (before, attached, after)")
+	fs.IntVar(&o.ServerConns, "server-conns", 4, "the servers' load: over `N` keep-alive connections side by side")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory (builds, reports, saved profiles)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: go run ./cmd/patchprof-bench [flags]\n\nworkloads: %s\nconfigurations: %s\n\n",
@@ -86,6 +91,9 @@ func parseOptions(args []string, known []string, stderr io.Writer) (*Options, er
 	}
 	if o.Reps < 1 {
 		return nil, fmt.Errorf("-n %d: want at least 1", o.Reps)
+	}
+	if o.ServerConns < 1 || o.ServerRequests < o.ServerConns {
+		return nil, fmt.Errorf("-server-requests %d -server-conns %d: want at least one connection and a request a connection", o.ServerRequests, o.ServerConns)
 	}
 	if o.Timeout <= 0 {
 		return nil, fmt.Errorf("-timeout %v: want a positive duration", o.Timeout)

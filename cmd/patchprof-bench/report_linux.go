@@ -11,9 +11,23 @@ import (
 // when a count differed or a run misbehaved.
 func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 	var rs []Row
+	var srs []ServerRow
 	var checks []string
 	status := 0
 	for _, wr := range wrs {
+		if wr.w.Handler != "" {
+			text, ok := b.serverVerdict(wr)
+			if !ok {
+				status = 1
+			}
+			checks = append(checks, text)
+			ms := make([]ServerMeasure, len(wr.servers))
+			for i, s := range wr.servers {
+				ms[i] = s.ServerMeasure
+			}
+			srs = append(srs, serverRows(wr.w.Title, ms)...)
+			continue
+		}
 		ms := make([]Measure, len(wr.slots))
 		for i, s := range wr.slots {
 			ms[i] = s.Measure
@@ -31,13 +45,49 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 	}
 	fmt.Fprintf(w, "patchprof bench: %d runs of each configuration, interleaved; median wall time; timeout %v\n\n",
 		b.opts.Reps, b.opts.Timeout)
-	if err := writeTable(w, rs); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+	if len(rs) > 0 {
+		if err := writeTable(w, rs); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		fmt.Fprintf(w, "\nns/hit over native: (median - native median) / hits\n\n")
 	}
-	fmt.Fprintf(w, "\nns/hit over native: (median - native median) / hits\n%s", strings.Join(checks, ""))
+	if len(srs) > 0 {
+		fmt.Fprintf(w, "Servers attached to with -p: %d requests over %d keep-alive connections in each phase, median requests/s\n\n",
+			b.opts.ServerRequests, b.opts.ServerConns)
+		if err := writeServerTable(w, srs); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprint(w, strings.Join(checks, ""))
 	if status != 0 {
 		fmt.Fprintln(w, "\nBENCH FOUND WRONG COUNTS OR FAILED RUNS: see above")
 	}
 	return status
+}
+
+// serverVerdict says in one line what a server's rounds checked; ok is
+// false when a round went wrong.
+func (b *bench) serverVerdict(wr *workloadRun) (text string, ok bool) {
+	var rounds []string
+	for _, s := range wr.servers {
+		if n := len(s.Attached); n > 0 {
+			rounds = append(rounds, fmt.Sprintf("%s %d", s.Config, n))
+		}
+	}
+	var sb strings.Builder
+	switch {
+	case len(wr.servers) == 0:
+		fmt.Fprintf(&sb, "%s: no engine among -configs: the server was not attached to\n", wr.w.Name)
+	case len(rounds) > 0:
+		fmt.Fprintf(&sb, "%s: counts exact: in every round (%s) %s was counted once per request made while attached; "+
+			"after each detach no tracer, the executable mappings as before, the code as its files have it, "+
+			"and the server answered every request and counted them all\n", wr.w.Name, strings.Join(rounds, ", "), wr.w.Handler)
+	}
+	for _, p := range wr.checker.problems {
+		fmt.Fprintf(&sb, "%s: RUN FAILED OR MISBEHAVED: %s\n", wr.w.Name, strings.ReplaceAll(strings.TrimSpace(p), "\n", "\n    "))
+	}
+	return sb.String(), len(wr.checker.problems) == 0
 }

@@ -50,6 +50,9 @@ type workloadRun struct {
 	// print the same.
 	output  []byte
 	checker countChecker
+	// servers are a server's engines (server_linux.go), which run in
+	// place of slots.
+	servers []*serverSlot
 }
 
 func run(o *Options) int {
@@ -80,6 +83,10 @@ func run(o *Options) int {
 	// workload once, so drift of the machine falls on all of them.
 	for rep := 1; rep <= o.Reps; rep++ {
 		for _, wr := range wrs {
+			if wr.w.Handler != "" {
+				b.runServer(wr, rep)
+				continue
+			}
 			for _, s := range wr.slots {
 				if !s.done {
 					b.runSlot(wr, s, rep)
@@ -132,6 +139,10 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 		return nil, err
 	}
 	wr := &workloadRun{w: w, t: t}
+	if w.Handler != "" {
+		b.prepareServer(wr)
+		return wr, nil
+	}
 	for _, cfg := range b.opts.Configs {
 		s := &slot{Measure: Measure{Config: cfg, Label: b.label(t, cfg)}}
 		switch {

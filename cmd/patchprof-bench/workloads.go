@@ -14,12 +14,19 @@ type Workload struct {
 	// SQLite adds the SQLite amalgamation (sqliteModule) to the sources
 	// and its directory to the include path.
 	SQLite bool
-	// CFlags are added to gcc's -g -O0 for every build.
-	CFlags []string
+	// CFlags are added to gcc's -g -O0 for every build; CoverFlags to the
+	// --coverage build only.
+	CFlags, CoverFlags []string
 	// Args are the program's arguments.
 	Args []string
 	// Mode is what patchprof counts: --funcs, --lines or both.
 	Mode []string
+	// Handler is set for a server (server_linux.go): the function that
+	// answers each request, whose count patchprof attached with -p must
+	// find equal to the requests made. A server is measured by the
+	// requests per second a bounded load gets from it, not by a run's
+	// wall time, and only under patchprof's engines.
+	Handler string
 }
 
 // sqliteModule is the Go module whose sqlite3-binding.c and .h are the
@@ -58,7 +65,19 @@ var workloads = []Workload{
 	{
 		Name: "threads", Title: "4 threads, fib(24) each, `--funcs`",
 		Sources: []string{"cmd/patchprof-bench/testdata/threads.c"}, CFlags: []string{"-pthread"},
-		Args: []string{"24"}, Mode: []string{"--funcs"},
+		CoverFlags: []string{"-fprofile-update=atomic"}, Args: []string{"24"}, Mode: []string{"--funcs"},
+	},
+	{
+		Name: "shellsort1m", Title: "Shell sort of 1,000,000 numbers, `--lines` (the cost per hit)",
+		Sources: []string{"cmd/patchprof-bench/testdata/shellsort.c"}, Args: []string{"1000000"},
+		Mode: []string{"--lines"},
+	},
+	{
+		Name: "threads30", Title: "4 threads, fib(30) each, `--funcs` (the cost per hit)",
+		Sources: []string{"cmd/patchprof-bench/testdata/threads.c"}, CFlags: []string{"-pthread"},
+		// gcov's counters shared by threads, updated atomically: what a
+		// correct count of a threaded program costs it.
+		CoverFlags: []string{"-fprofile-update=atomic"}, Args: []string{"30"}, Mode: []string{"--funcs"},
 	},
 	{
 		Name: "writes", Title: "100,000 write(2)s to /dev/null, each after a counted call, `--funcs`",
@@ -78,6 +97,15 @@ var workloads = []Workload{
 		Name: "goroutines", Title: "Go, 8 goroutines, fib(20) each, `--lines --funcs`",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/goroutines", Args: []string{"20"},
 		Mode: []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "cserver", Title: "C server (integration/testdata/cserver.c): accept/read/write, a thread a connection, `--funcs -p`",
+		Sources: []string{"integration/testdata/cserver.c"}, CFlags: []string{"-pthread"},
+		Mode: []string{"--funcs"}, Handler: "handle_request",
+	},
+	{
+		Name: "goserver", Title: "Go net/http server, `--funcs -p`",
+		Go: true, Dir: "cmd/patchprof-bench/testdata/goserver", Mode: []string{"--funcs"}, Handler: "main.handle",
 	},
 }
 
