@@ -21,6 +21,7 @@ func (p *Profile) Clone() *Profile {
 	c.Edges = slices.Clone(p.Edges)
 	c.Branches = slices.Clone(p.Branches)
 	c.Calls = slices.Clone(p.Calls)
+	c.Arcs = slices.Clone(p.Arcs)
 	c.Samples = slices.Clone(p.Samples)
 	c.Instances = cloneInstances(p.Instances)
 	c.Sources = slices.Clone(p.Sources)

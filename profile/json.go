@@ -31,6 +31,7 @@ type wire struct {
 	Edges      []Edge      `json:"edges"`
 	Branches   []Branch    `json:"branches"`
 	Calls      []Call      `json:"calls"`
+	Arcs       []Arc       `json:"arcs"`
 	Time       *Time       `json:"time"`
 	Samples    []Sample    `json:"samples"`
 	Instances  []Instance  `json:"instances"`
@@ -152,6 +153,8 @@ func (w *wireDecoder) field(d *json.Decoder, key string) error {
 		return decodeOptional(d, key, &w.Branches)
 	case "calls":
 		return decodeOptional(d, key, &w.Calls)
+	case "arcs":
+		return decodeOptional(d, key, &w.Arcs)
 	case "samples":
 		return decodeOptional(d, key, &w.Samples)
 	case "instances":
@@ -294,6 +297,7 @@ func (w *wireDecoder) profile() (*Profile, error) {
 		Edges:      w.Edges,
 		Branches:   w.Branches,
 		Calls:      w.Calls,
+		Arcs:       w.Arcs,
 		Time:       w.Time,
 		Samples:    w.Samples,
 		Instances:  w.Instances,
@@ -341,6 +345,9 @@ func (p *Profile) normalize() {
 	}
 	if len(p.Calls) == 0 {
 		p.Calls = nil
+	}
+	if len(p.Arcs) == 0 {
+		p.Arcs = nil
 	}
 	if len(p.Samples) == 0 {
 		p.Samples = nil

@@ -13,7 +13,8 @@ var ErrMismatch = errors.New("profiles of different executables")
 // Merge sums profiles of one executable, as Bishop kept raw files so that runs
 // could be combined: line, function and site counts are added by file and
 // line, by function address and by site address, an instance's line counts
-// by its address and line. Profiles match when their
+// by its address and line, call arcs by site and callee (the unknown
+// callers of each function recomputed from the sums). Profiles match when their
 // build IDs are equal (or, without build IDs, their executable paths); force
 // merges anyway. The result's mode covers what any input counted; its exit is
 // the last input's.
@@ -48,6 +49,7 @@ func Merge(force bool, ps ...*Profile) (*Profile, error) {
 		out.Mode = ModeLines
 	}
 	m.bm.finish(out)
+	out.SetUnknownArcs()
 	if len(ps) > 1 {
 		out.Notes = append(out.Notes, fmt.Sprintf("merged from %d profiles", len(ps)))
 	}
@@ -69,6 +71,7 @@ type merger struct {
 	sites    map[modAddr]int
 	samples  map[modAddr]int
 	insts    map[modAddr]int
+	arcs     map[arcKey]int
 	dropped  map[modAddr]bool
 	sources  map[[2]string]bool // module, file
 	modules  map[string]bool
@@ -97,6 +100,7 @@ func newMerger(first *Profile) *merger {
 		sites:   map[modAddr]int{},
 		samples: map[modAddr]int{},
 		insts:   map[modAddr]int{},
+		arcs:    map[arcKey]int{},
 		dropped: map[modAddr]bool{},
 		sources: map[[2]string]bool{},
 		modules: map[string]bool{},
@@ -136,6 +140,7 @@ func (m *merger) add(p *Profile) {
 	m.bm.add(out, p)
 	mergeTime(out, p, m.samples, sat)
 	mergeInstances(out, p, m.insts, sat)
+	mergeArcs(out, p, m.arcs, sat)
 	for _, d := range p.Dropped {
 		if key := (modAddr{d.Module, d.Address}); !m.dropped[key] {
 			m.dropped[key] = true

@@ -81,6 +81,10 @@ type Profile struct {
 	// Calls holds every call instruction of the block-counted functions
 	// (--blocks), with how often the callee returned.
 	Calls []Call `json:"calls,omitempty"`
+	// Arcs holds the call graph (--calls): how often each counted call
+	// site called each function, and per function the calls from sites
+	// that were not counted or whose target is not known.
+	Arcs []Arc `json:"arcs,omitempty"`
 	// Time is the CPU time sampled during the run (--time); nil when it
 	// was not sampled.
 	Time *Time `json:"time,omitempty"`
@@ -271,6 +275,7 @@ func (p *Profile) Sort() {
 			strings.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line))
 	})
 	p.sortBlocks()
+	p.sortArcs()
 	p.sortSamples()
 	p.sortInstances()
 	p.sortSources()

@@ -37,7 +37,10 @@ func (p *Profile) Validate() error {
 			return err
 		}
 	}
-	return p.validateBlocks(modules)
+	if err := p.validateBlocks(modules); err != nil {
+		return err
+	}
+	return p.validateArcs(modules)
 }
 
 // badField returns the *FormatError of field, its message formatted as
