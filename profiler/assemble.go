@@ -38,6 +38,9 @@ func buildProfile(root *module, sel *selection, res *monitor.Result, mode string
 		p.Modules = append(p.Modules, profile.Module{Path: m.path, BuildID: m.sym.BuildID, Kind: m.kind})
 		addModule(p, m, m.path, mode, sel.blocks, fault, countsOf(res, m))
 	}
+	if sel.calls {
+		addCallGraph(p, root, sel)
+	}
 	p.Sort()
 	return p
 }

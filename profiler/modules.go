@@ -26,6 +26,9 @@ type module struct {
 	// notification point: it is not reported.
 	counted bool
 	jumps   breakpoint.JumpPlan // the in-process engine's plan
+	// callee names a call's target: a function's entry or a PLT stub
+	// (cfg.CalleeNames); nil when no flow graph was built.
+	callee func(addr uint64) string
 	// counts are the counts of the last profile built, derived
 	// (addModule); nil before the first.
 	counts *breakpoint.Counts
@@ -36,6 +39,7 @@ type module struct {
 type selection struct {
 	lines, funcs, std      bool
 	blocks                 bool // --blocks: block and edge counts (blocks.go)
+	calls                  bool // --calls: the call graph (arcs.go)
 	jump                   bool // the in-process engine: plan its jump sites
 	funcFilter, fileFilter func(string) bool
 	// libs are the --lib patterns: when set, exactly the libraries whose
@@ -66,7 +70,7 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 	}
 	// Lines are derived from block and arc counts (package linecount), so
 	// --lines needs the flow graphs as --blocks does.
-	if s.blocks || (s.lines && lt != nil) {
+	if s.blocks || s.calls || (s.lines && lt != nil) {
 		addCFG(&popt, sym)
 	}
 	if s.lines && lt != nil {
@@ -179,7 +183,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	if exe {
 		kind = profile.ModuleExecutable
 	}
-	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted}
+	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted, callee: popt.CalleeName}
 	m.jumps = plan.Jumps
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr}
 	if len(notify) > 0 {

@@ -20,6 +20,7 @@ import (
 type Config struct {
 	Lines, Funcs bool // count source lines, function calls (at least one)
 	Blocks       bool // report basic blocks, edges, branches and calls (--blocks)
+	Calls        bool // report the call graph (--calls; implied by Blocks)
 	Std          bool // include the Go runtime and standard library
 	// FuncFilter and FileFilter keep functions and source files (nil:
 	// all).
@@ -97,6 +98,10 @@ func (c *Config) defaults() {
 		c.Lines = true
 	}
 	if c.Blocks {
+		c.Calls = true
+	}
+	// A function's callers account for its entries.
+	if c.Calls {
 		c.Funcs = true
 	}
 }
@@ -105,7 +110,7 @@ func (c *Config) defaults() {
 // returned Profiler holds the files open until Close.
 func Open(cfg Config, t Target) (*Profiler, error) {
 	cfg.defaults()
-	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks,
+	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks, calls: cfg.Calls,
 		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source,
 		jump: cfg.Engine == monitor.EngineJump}
 	sym, err := symtab.Open(t.Path)
@@ -157,7 +162,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	case cfg.Funcs:
 		mode = profile.ModeFuncs
 	}
-	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher}
+	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher, callee: popt.CalleeName}
 	root.jumps = plan.Jumps
 	return &Profiler{
 		cfg: cfg, target: t, sel: sel, launcher: launcher, pending: pending, mode: mode,

@@ -10,16 +10,18 @@ import (
 	"github.com/patchprof/patchprof/profiler"
 )
 
-// blockFlags are --blocks and --disasm.
+// blockFlags are --blocks, --calls and --disasm.
 type blockFlags struct {
 	blocks bool
+	calls  bool
 	disasm string
 	re     *regexp.Regexp
 }
 
 func registerBlockFlags(fs *flag.FlagSet) *blockFlags {
 	b := &blockFlags{}
-	fs.BoolVar(&b.blocks, "blocks", false, "count basic blocks and the edges between them (implies --funcs): blocks per function and each conditional branch's outcomes, like gcov -b")
+	fs.BoolVar(&b.blocks, "blocks", false, "count basic blocks and the edges between them (implies --funcs and --calls): blocks per function and each conditional branch's outcomes, like gcov -b")
+	fs.BoolVar(&b.calls, "calls", false, "count the call graph (implies --funcs): each function's callers and callees, with the calls of each call site")
 	fs.StringVar(&b.disasm, "disasm", "", "after the report, print an annotated disassembly of the functions whose name matches `REGEXP` (implies --blocks)")
 	return b
 }

@@ -234,7 +234,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 	}
 	return &mainFlags{
 		cfg: profiler.Config{
-			Lines: lines, Funcs: funcs, Blocks: bf.blocks, Std: std,
+			Lines: lines, Funcs: funcs, Blocks: bf.blocks, Calls: bf.calls, Std: std,
 			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
 			Source: opt.Sources.Lines, NoFollow: noFollow, Engine: engine, Pin: pin,
 			Time: v.tf.time, SampleRate: v.tf.rate, TimeFallback: v.tf.fallback,

@@ -20,7 +20,7 @@ type flagGroup struct {
 // how hits are served, where the report goes, and attaching. Every flag of
 // every command is in one group (TestEveryFlagGrouped).
 var flagGroups = []flagGroup{
-	{"What to count", []string{"lines", "funcs", "blocks", "time", "sample-rate", "time-fallback"}},
+	{"What to count", []string{"lines", "funcs", "blocks", "calls", "time", "sample-rate", "time-fallback"}},
 	{"What to plant in", []string{"func", "file", "lib", "std"}},
 	{"Engine", []string{"engine", "pin", "no-follow"}},
 	{"Output", []string{"o", "v", "format", "print", "top", "instances", "sort", "heat", "all-funcs", "all-files", "color", "fold", "source-dir", "subst-path", "disasm", "save", "interval", "force"}},
