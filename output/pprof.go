@@ -79,6 +79,11 @@ var ErrCountTooLarge = errors.New("count too large for a pprof sample")
 // file or line). The target's argv and the profile's notes become pprof
 // comments (-comments).
 //
+// With a call graph (--calls), the calls samples are the arcs instead,
+// each at a two-frame stack, callee over caller (addArcCalls), so that
+// `go tool pprof -peek FUNC` lists each function's callers and callees
+// with their calls.
+//
 // DefaultSampleType is PprofCalls when functions were counted, so a bare
 // `go tool pprof -top` shows calls. The output is deterministic: functions
 // go module by module in address order, lines module by module in file
@@ -247,6 +252,9 @@ func (b *pprofBuilder) newFunction(name, file string, start int) *pprof.Function
 // addCalls adds a calls sample per called function, module by module in
 // address order, at the function's entry.
 func (b *pprofBuilder) addCalls() error {
+	if len(b.p.Arcs) > 0 {
+		return b.addArcCalls()
+	}
 	entries, err := counted(b.p.Functions, func(f profile.Function) (uint64, string) {
 		return f.Count, "function " + f.Name
 	})

@@ -54,6 +54,9 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 			r.extra = append(r.extra, n)
 		}
 	}
+	if p.HasFuncs() {
+		r.callGraph(p.Functions)
+	}
 	r.timeNote()
 	r.notes()
 	if _, err := w.Write(r.buf.Bytes()); err != nil {
@@ -248,6 +251,7 @@ func byFile(lines []profile.Line) []fileCounts {
 func (r *report) listing(lines []profile.Line) {
 	files := byFile(lines)
 	branches := branchIndex(r.p, lines) // --blocks: outcomes beside the source (branches.go)
+	calls := callIndex(r.p)             // --calls: each call site's calls (callgraph.go)
 	if len(files) == 0 {
 		r.extra = append(r.extra, "the profile has no line counts")
 		return
@@ -279,7 +283,7 @@ func (r *report) listing(lines []profile.Line) {
 		first := len(rows)
 		add := func(line int, text string) {
 			c, has := f.counts[line]
-			rw := row{file: name, line: line, source: text + branchSuffix(branches, f.path, line), crash: isCrash(line)}
+			rw := row{file: name, line: line, source: text + branchSuffix(branches, f.path, line) + callSuffix(calls, module, f.path, line), crash: isCrash(line)}
 			if has {
 				rw.count = r.countCell(c, r.maxCount)
 				rw.n = c

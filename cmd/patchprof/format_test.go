@@ -23,7 +23,7 @@ func TestFormatFlagErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"report", "--format", "xml", saved}, `--format "xml": use listing, gcov, gcov-json, lcov, pprof, cobertura, html`},
+		{[]string{"report", "--format", "xml", saved}, `--format "xml": use listing, gcov, gcov-json, lcov, pprof, cobertura, html, callgrind`},
 		{[]string{"report", "--color", "yes", saved}, `--color "yes": use auto, always or never`},
 		{[]string{"report", "--fold", "sometimes", saved}, `--fold "sometimes": use auto, always or never`},
 		{[]string{"report", "--top", "-3", saved}, `--top -3: give a positive number of lines`},

@@ -22,7 +22,7 @@ func (l *listFlag) Set(s string) error { *l = append(*l, s); return nil }
 
 // formats are the report formats --format accepts, in the order the
 // messages list them.
-var formats = []string{"listing", "gcov", "gcov-json", "lcov", "pprof", "cobertura", "html"}
+var formats = []string{"listing", "gcov", "gcov-json", "lcov", "pprof", "cobertura", "html", "callgrind"}
 
 // binaryFormats are the formats that are never written to a terminal:
 // they need -o.
@@ -57,7 +57,7 @@ type reportFlags struct {
 func (r *reportFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&r.out, "o", "", "write the report to `PATH` (default: stderr during a run, stdout from patchprof report): - is stdout; a directory for --format gcov")
 	fs.StringVar(&r.print, "print", "counts", "how the listing shows counts, `FORMAT` is counts, histogram (a bar per line) or scaled (a percentage of the hottest line)")
-	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page)")
+	fs.StringVar(&r.format, "format", "listing", "report `FORMAT`: listing, gcov (.gcov files), gcov-json (.gcov.json.gz), lcov (tracefile), pprof (protobuf), cobertura (XML), html (one page), callgrind (callgrind.out, with --calls)")
 	fs.StringVar(&r.color, "color", "auto", "heat colours in the listing: `WHEN` is auto (on a terminal, unless NO_COLOR is set), always or never")
 	fs.StringVar(&r.fold, "fold", "auto", "fold runs of more than 6 lines that did not run, keeping 2 lines each side: `WHEN` is auto (on a terminal), always or never")
 	fs.BoolVar(&r.instances, "instances", false, "in the listing, also show each instance of a C++ template apart under the lines they share (summed there), as gcov does; the gcov exports always do")
@@ -217,6 +217,8 @@ func (r *reportFlags) render(w io.Writer, p *profile.Profile, opt output.Options
 		return output.WriteCobertura(w, p, output.CoberturaOptions{Root: r.wd, Timestamp: time.Now().Unix()})
 	case "html":
 		return output.WriteHTML(w, p, opt)
+	case "callgrind":
+		return output.WriteCallgrind(w, p)
 	}
 	return output.Write(w, p, opt)
 }
@@ -225,6 +227,7 @@ func (r *reportFlags) render(w io.Writer, p *profile.Profile, opt output.Options
 // temporary file, by format.
 var reportExt = map[string]string{
 	"listing": ".txt", "gcov-json": ".gcov.json.gz", "lcov": ".info", "pprof": ".pb.gz", "cobertura": ".xml", "html": ".html",
+	"callgrind": ".callgrind.out",
 }
 
 // writeGcov writes the .gcov files into the -o directory (default: the
