@@ -116,7 +116,9 @@ func (t *Table) JumpLen(i int) int {
 func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t := p.Table
 	jp := JumpPlan{Reasons: map[string]int{}}
-	p.targets = sym.Targets()
+	if p.mayJump() {
+		p.targets = sym.Targets()
+	}
 	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), keep: make([]bool, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	graphOf := map[int32]*cfg.Graph{}
@@ -182,6 +184,21 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		}
 	}
 	return jp
+}
+
+// mayJump reports whether some site of p's table may take a jump: one
+// that is neither the dynamic linker's notification point nor a resume
+// point. Only such a site needs the module's branch targets, the decoding
+// of its whole code: the dynamic linker, read at every start for its
+// notification point alone, never does.
+func (p *Plan) mayJump() bool {
+	t := p.Table
+	for i := range t.addr {
+		if !t.IsNotify(i) && !t.IsResume(i) {
+			return true
+		}
+	}
+	return false
 }
 
 // deriveBlocks leaves unplanted the blocks of graph gi that cannot take a
