@@ -8,9 +8,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
-	pprof "github.com/google/pprof/profile"
-
+	pprof "github.com/patchprof/patchprof/internal/pprofpb"
 	"github.com/patchprof/patchprof/profile"
 )
 
@@ -89,12 +89,23 @@ var ErrCountTooLarge = errors.New("count too large for a pprof sample")
 // go module by module in address order, lines module by module in file
 // then line order, whatever the order in p, and p is not modified.
 func WritePprof(w io.Writer, p *profile.Profile) error {
+	return WritePprofWindow(w, p, time.Time{}, time.Time{})
+}
+
+// WritePprofWindow is WritePprof for counts taken from start to end: the
+// pprof profile's time and duration say so (pprof's header, and what a
+// continuous profiler files it under). A zero start leaves them out.
+func WritePprofWindow(w io.Writer, p *profile.Profile, start, end time.Time) error {
 	if p == nil {
 		return ErrNilProfile
 	}
 	prof, err := pprofProfile(p)
 	if err != nil {
 		return err
+	}
+	if !start.IsZero() {
+		prof.TimeNanos = start.UnixNano()
+		prof.DurationNanos = end.Sub(start).Nanoseconds()
 	}
 	if err := prof.CheckValid(); err != nil {
 		return fmt.Errorf("pprof profile of %s: %w", p.Executable, err)

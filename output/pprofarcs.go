@@ -7,8 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	pprof "github.com/google/pprof/profile"
-
+	pprof "github.com/patchprof/patchprof/internal/pprofpb"
 	"github.com/patchprof/patchprof/profile"
 )
 

@@ -9,8 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	pprof "github.com/google/pprof/profile"
-
+	pprof "github.com/patchprof/patchprof/internal/pprofpb"
 	"github.com/patchprof/patchprof/profile"
 )
 

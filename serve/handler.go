@@ -13,8 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	pprof "github.com/google/pprof/profile"
-
 	"github.com/patchprof/patchprof/output"
 	"github.com/patchprof/patchprof/profile"
 )
@@ -269,39 +267,15 @@ func (h *Handler) servePprof(w http.ResponseWriter, r *http.Request) {
 		p, end = Delta(p, cur), time.Now()
 	}
 	var buf bytes.Buffer
-	if err := output.WritePprof(&buf, p); err != nil {
+	if err := output.WritePprofWindow(&buf, p, start, end); err != nil {
 		httpError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	data, err := stamp(buf.Bytes(), start, end)
-	if err != nil {
-		httpError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
+	data := buf.Bytes()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="counts.pb.gz"`)
 	w.Header().Set("Content-Length", strconv.Itoa(len(data)))
 	w.Write(data)
-}
-
-// stamp sets the time and duration of a pprof profile: when its counting
-// window began and how long it lasted (pprof's header, and what a
-// continuous profiler files it under). A zero start leaves them unset.
-func stamp(data []byte, start, end time.Time) ([]byte, error) {
-	if start.IsZero() {
-		return data, nil
-	}
-	prof, err := pprof.ParseData(data)
-	if err != nil {
-		return nil, fmt.Errorf("re-read the pprof profile: %w", err)
-	}
-	prof.TimeNanos = start.UnixNano()
-	prof.DurationNanos = end.Sub(start).Nanoseconds()
-	var buf bytes.Buffer
-	if err := prof.Write(&buf); err != nil {
-		return nil, fmt.Errorf("write pprof profile: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 // serveJSON serves the saved-profile JSON of the moment.

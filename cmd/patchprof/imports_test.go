@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,6 +43,26 @@ func TestCommandImports(t *testing.T) {
 					t.Errorf("%s imports %s", name, path)
 				}
 			}
+		}
+	}
+}
+
+// TestStartCost: every run pays the package initialization of everything
+// linked in, whatever it does. google/pprof's profile package compiles
+// some twenty regular expressions there (a millisecond of every run,
+// issue 28): patchprof writes pprof with its own internal/pprofpb.
+func TestStartCost(t *testing.T) {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not in PATH: cannot list the command's packages")
+	}
+	out, err := exec.Command(goCmd, "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "github.com/google/pprof/profile" {
+			t.Errorf("patchprof links %s, whose init every run pays", pkg)
 		}
 	}
 }
