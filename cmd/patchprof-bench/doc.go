@@ -56,6 +56,11 @@
 //
 //	go run ./cmd/patchprof-bench -workloads cserver,goserver -configs jump
 //
+// The version workload measures patchprof's own start, the part of every
+// run's fixed cost that comes before reading the program: `patchprof
+// --version` (the jump configuration), against a Go hello world (native),
+// the start of any Go program; its other configurations do not apply.
+//
 // It is not a test: `go test ./cmd/patchprof-bench/` runs only the unit
 // tests of its pure parts (medians, the tables, the comparison of
 // profiles, the load generator against a test server, /proc/PID/maps).

@@ -34,6 +34,9 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 		}
 		rs = append(rs, rows(wr.w.Title, ms, wr.checker.hits, b.opts.Timeout)...)
 		text, ok := wr.checker.verdict(wr.w.Name)
+		if wr.w.Start && ok {
+			text = wr.w.Name + ": counts nothing: patchprof's start against a Go program's\n"
+		}
 		if !ok {
 			status = 1
 		}

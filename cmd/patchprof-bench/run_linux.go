@@ -37,6 +37,9 @@ type slot struct {
 	// done is set when the configuration timed out, failed or cannot run:
 	// it is not run again.
 	done bool
+	// output is the first run's standard output, for a start workload
+	// (Workload.Start), whose configurations print different things.
+	output []byte
 }
 
 // A workloadRun is one workload's state over the repetitions: its builds,
@@ -144,7 +147,10 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 		return wr, nil
 	}
 	for _, cfg := range b.opts.Configs {
-		s := &slot{Measure: Measure{Config: cfg, Label: b.label(t, cfg)}}
+		if w.Start && cfg != cfgNative && cfg != cfgJump {
+			continue // counts nothing: only patchprof's start applies
+		}
+		s := &slot{Measure: Measure{Config: cfg, Label: b.label(w, t, cfg)}}
 		switch {
 		case b.opts.Skip[w.Name+":"+cfg]:
 			s.Note = "skipped (-skip)"
@@ -162,7 +168,13 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 }
 
 // label is a configuration's name as the table shows it.
-func (b *bench) label(t *Target, cfg string) string {
+func (b *bench) label(w Workload, t *Target, cfg string) string {
+	switch {
+	case w.Start && cfg == cfgNative:
+		return "native: a Go hello world"
+	case w.Start:
+		return "patchprof --version"
+	}
 	switch cfg {
 	case cfgGcov:
 		return t.CoverLabel
@@ -204,13 +216,19 @@ func (b *bench) runSlot(wr *workloadRun, s *slot, rep int) {
 		}
 		return
 	}
-	if wr.output == nil {
-		wr.output = res.stdout
-	} else if !bytes.Equal(res.stdout, wr.output) {
-		wr.checker.problem(fmt.Sprintf("%s printed %q, the first run %q", s.Config, shorten(string(res.stdout), 200), shorten(string(wr.output), 200)))
+	// A start workload's configurations run different programs: each
+	// must print what its own first run printed.
+	first := &wr.output
+	if wr.w.Start {
+		first = &s.output
+	}
+	if *first == nil {
+		*first = res.stdout
+	} else if !bytes.Equal(res.stdout, *first) {
+		wr.checker.problem(fmt.Sprintf("%s printed %q, the first run %q", s.Config, shorten(string(res.stdout), 200), shorten(string(*first), 200)))
 	}
 	s.Times = append(s.Times, res.wall)
-	if isEngine(s.Config) {
+	if isEngine(s.Config) && !wr.w.Start {
 		p, err := profile.Load(filepath.Join(dir, "profile.json"))
 		if err != nil {
 			wr.checker.problem(fmt.Sprintf("%s: loading its saved profile: %v", s.Config, err))
@@ -223,6 +241,9 @@ func (b *bench) runSlot(wr *workloadRun, s *slot, rep int) {
 // commandLine is how a configuration runs a workload in dir.
 func (b *bench) commandLine(wr *workloadRun, cfg, dir string) (name string, args, env []string) {
 	t, w := wr.t, wr.w
+	if w.Start && cfg != cfgNative {
+		return b.patchprof, []string{"--version"}, nil
+	}
 	switch cfg {
 	case cfgNative:
 		return t.Plain, w.Args, nil

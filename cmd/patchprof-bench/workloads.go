@@ -27,6 +27,12 @@ type Workload struct {
 	// requests per second a bounded load gets from it, not by a run's
 	// wall time, and only under patchprof's engines.
 	Handler string
+	// Start is set for the measure of patchprof's own start: native runs
+	// the Go program of Dir (a hello world: the start of any Go
+	// program, the baseline), the jump configuration `patchprof
+	// --version`, which exits before reading anything. It counts
+	// nothing: the other configurations do not apply.
+	Start bool
 }
 
 // sqliteModule is the Go module whose sqlite3-binding.c and .h are the
@@ -38,6 +44,10 @@ var workloads = []Workload{
 	{
 		Name: "empty", Title: "an empty C program, `--lines --funcs` (a run's fixed cost)",
 		Sources: []string{"cmd/patchprof-bench/testdata/empty.c"}, Mode: []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "version", Title: "`patchprof --version` against a Go hello world (patchprof's own start)",
+		Go: true, Dir: "cmd/patchprof-bench/testdata/gohello", Start: true,
 	},
 	{
 		Name: "fib", Title: "recursive fib(30), `--funcs`",
