@@ -183,21 +183,18 @@ func (c *callgrind) function(f *cgFunc) {
 			fmt.Fprintf(w, "fi=%s\n", cgFile(a.File))
 			cur = a.File
 		}
+		// Every call names its callee's object and file: whether a
+		// reader carries the last cob= and cfi= over to the next call
+		// is not the same in every reader.
 		callee := c.callee(a)
-		if a.CalleeModule != f.module || a.Outside {
-			obj := c.p.ModuleName(a.CalleeModule)
-			if a.Outside {
-				obj = "???"
-			}
-			fmt.Fprintf(w, "cob=%s\n", oneLine(obj))
+		obj, cfile, line := c.p.ModuleName(a.CalleeModule), "", 0
+		if a.Outside {
+			obj = "???"
 		}
-		line := 0
 		if callee != nil {
-			if callee.File != "" && callee.File != cur {
-				fmt.Fprintf(w, "cfi=%s\n", cgFile(callee.File))
-			}
-			line = callee.Line
+			cfile, line = callee.File, callee.Line
 		}
+		fmt.Fprintf(w, "cob=%s\ncfi=%s\n", oneLine(obj), cgFile(cfile))
 		fmt.Fprintf(w, "cfn=%s\ncalls=%d %d\n%d 0%s\n", oneLine(a.Callee), a.Count, line, a.Line, c.timeCost(0))
 	}
 }
