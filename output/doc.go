@@ -3,7 +3,8 @@
 // function table and closing notes; and as the files other tools read:
 // lcov tracefiles (WriteLCOV), gcov text (WriteGcov) and JSON
 // (WriteGcovJSON), pprof protobufs (WritePprof), Cobertura XML
-// (WriteCobertura) and a self-contained HTML page (WriteHTML); and an
+// (WriteCobertura), a self-contained HTML page (WriteHTML) and callgrind
+// files (WriteCallgrind); and an
 // annotated disassembly the caller decodes (WriteDisasm, --disasm). It owns
 // the layout, which code is shown (Scope: start-up functions and system
 // sources left out) and the search for source files (Options.SourceDirs,
@@ -151,6 +152,19 @@
 // Instances are shown where the source was found. WriteGcov and
 // WriteGcovJSON always write them apart, as gcov does.
 //
+// # Call graph
+//
+// A profile with arcs (--calls) ends each call site's row with its calls,
+// in address order, `  [call fib 88, indirect call 7]`, and gets a `CALL
+// GRAPH` section after the function tables (of every module together):
+// each called or calling function, in the function table's order, is a
+// bold row `COUNT  NAME  FILE:LINE` between its callers (above) and its
+// callees (below), each indented and summed by function, line and kind,
+// with its site and how it calls (through the PLT, a tail call, through a
+// pointer); the calls no counted site accounts for come from
+// UnknownCallers, an indirect site's go to IndirectCallee. Functions are
+// separated by a row of dashes; --top keeps the first N.
+//
 // # Notes
 //
 // The profile's own notes, then the notes about sources (not found, or
@@ -182,4 +196,8 @@
 //	cobertura.go: WriteCobertura, Cobertura XML
 //	html.go: WriteHTML, one self-contained page
 //	pprof.go: WritePprof, pprof protobufs, one mapping per module
+//	pprofarcs.go: pprof's calls samples as caller and callee stacks (--calls)
+//	callgraph.go: the call graph section and each call site's calls
+//	    (--calls), UnknownCallers, IndirectCallee
+//	callgrind.go: WriteCallgrind, callgrind.out files
 package output

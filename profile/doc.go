@@ -20,6 +20,8 @@
 //	    Dropped; Sort and the module names
 //	blocks.go: Block, Edge, Branch and Call (the --blocks model), their
 //	    validation, order and merge
+//	arcs.go: Arc, the call graph (--calls): its validation, order, merge
+//	    and each function's unknown callers (SetUnknownArcs)
 //	time.go: Time and Sample (the --time model) and their validation
 //	instances.go: Instance, the line counts of each of the functions that
 //	    share their source lines (a C++ template's instances), their

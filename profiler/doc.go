@@ -45,6 +45,8 @@
 //	blocks.go   the flow graphs' options (jump tables, callees, landing
 //	            pads); block, edge, branch and call counts in the profile;
 //	            notes on functions without block counts
+//	arcs.go     --calls: each call site's arcs from its block's count,
+//	            PLT callees bound across modules, the unknown rest
 //	assemble.go the profile from the monitor's counts: every module's
 //	            lines, functions, blocks and template instances, the exit
 //	            and the crash site
