@@ -47,7 +47,9 @@
 // patchprof attaches, attached (the load starts once patchprof says it
 // attached, and SIGINT detaches it after the last answer), and after the
 // detach. The servers' table gives each phase's median requests per second
-// and the change against the phase before. Each round checks that the
+// and the median of the rounds' changes against the phase before (the
+// phases of a round run seconds apart, the rounds minutes apart on a
+// machine whose load drifts). Each round checks that the
 // saved profile counted the handler exactly once per request made while
 // attached, that the detach left no tracer, the executable mappings as
 // they were and the code as its files have it (/proc/PID/mem), and that

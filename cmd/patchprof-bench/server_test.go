@@ -129,6 +129,8 @@ func TestParseMapping(t *testing.T) {
 
 func TestServerTable(t *testing.T) {
 	ms := []ServerMeasure{
+		// A change is the median of the rounds' changes (-95%, -90%,
+		// -80%; -5%, -30%, +100%), not the change of the medians.
 		{Config: cfgJump, Label: "jump", Before: []float64{20000, 30000, 10000}, Attached: []float64{1000, 3000, 2000}, After: []float64{19000, 21000, 20000}},
 		{Config: cfgXOL, Label: "xol", Before: []float64{20000}, TimedOut: true},
 		{Config: cfgClassic, Label: "classic", Note: "skipped (-skip)"},
@@ -139,7 +141,7 @@ func TestServerTable(t *testing.T) {
 	}
 	want := `| server | configuration | requests/s before | attached | change | after detach | change |
 | --- | --- | ---: | ---: | ---: | ---: | ---: |
-| C server | jump | 20,000 | 2,000 | -90.0% | 20,000 | +0.0% |
+| C server | jump | 20,000 | 2,000 | -90.0% | 20,000 | -5.0% |
 |  | xol | 20,000 | timed out |  | - |  |
 |  | classic | skipped (-skip) |  |  |  |  |
 `

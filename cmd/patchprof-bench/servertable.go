@@ -42,8 +42,11 @@ type ServerRow struct {
 }
 
 // serverRows formats one server's measures: the medians of each phase and
-// the change of the attached and after-detach medians against the median
-// before, the "drop in requests per second".
+// the change of the attached and after-detach phases against the phase
+// before, the "drop in requests per second". A change is the
+// median of the rounds' own changes: the phases of a round run minutes
+// apart from other rounds' on a machine whose load drifts, seconds apart
+// from each other.
 func serverRows(workload string, ms []ServerMeasure) []ServerRow {
 	var out []ServerRow
 	for i, m := range ms {
@@ -51,7 +54,6 @@ func serverRows(workload string, ms []ServerMeasure) []ServerRow {
 		if i == 0 {
 			r.Workload = workload
 		}
-		before := medianRate(m.Before)
 		switch {
 		case m.Note != "":
 			r.Before = m.Note
@@ -61,21 +63,25 @@ func serverRows(workload string, ms []ServerMeasure) []ServerRow {
 				r.Before = "timed out"
 			}
 		default:
-			r.Before = formatRate(before)
-			r.Attached, r.Drop = phase(m.Attached, before, m.TimedOut)
-			r.After, r.AfterDrop = phase(m.After, before, false)
+			r.Before = formatRate(medianRate(m.Before))
+			r.Attached, r.Drop = phase(m.Attached, m.Before, m.TimedOut)
+			r.After, r.AfterDrop = phase(m.After, m.Before, false)
 		}
 		out = append(out, r)
 	}
 	return out
 }
 
-// phase formats a phase's median rate and its change against before.
-func phase(rates []float64, before float64, timedOut bool) (rate, change string) {
+// phase formats a phase's median rate and the median of its rounds'
+// changes against the same rounds' rates before.
+func phase(rates, before []float64, timedOut bool) (rate, change string) {
 	switch {
 	case len(rates) > 0:
-		m := medianRate(rates)
-		return formatRate(m), formatChange(m/before - 1)
+		changes := make([]float64, len(rates))
+		for i, r := range rates {
+			changes[i] = r/before[i] - 1
+		}
+		return formatRate(medianRate(rates)), formatChange(medianRate(changes))
 	case timedOut:
 		return "timed out", ""
 	}
