@@ -93,59 +93,79 @@ func (b *bench) serverRound(wr *workloadRun, s *serverSlot) error {
 		return err
 	}
 	defer srv.kill()
-	made := 0
-	load := func(what string, n int) (LoadResult, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), b.opts.Timeout)
-		defer cancel()
-		l := Load{Addr: srv.addr, Conns: b.opts.ServerConns, Requests: n, Body: serverBody}
-		res, err := l.run(ctx)
-		made += res.Done
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			s.TimedOut = true
-		}
-		if err != nil {
-			return res, fmt.Errorf("load %s: %d of %d requests answered: %w", what, res.Done, n, err)
-		}
-		return res, nil
-	}
+	r := &round{srv: srv, slot: s, opts: b.opts}
 	n := b.opts.ServerRequests
 	// A warm-up, not measured: the server's first connections and pages.
-	if _, err := load("warming up", max(n/10, b.opts.ServerConns)); err != nil {
+	if _, err := r.load("warming up", max(n/10, b.opts.ServerConns)); err != nil {
 		return err
 	}
 	codeLines, code, err := procCode(srv.pid())
 	if err != nil {
 		return err
 	}
-	before, err := load("before the attach", n)
+	before, err := r.load("before the attach", n)
 	if err != nil {
 		return err
 	}
-	pp, err := b.attach(wr, s.Config, dir, srv.pid())
+	attached, err := b.attachedPhase(wr, r, dir, n)
 	if err != nil {
-		return err
-	}
-	attached, loadErr := load("attached", n)
-	if err := errors.Join(loadErr, pp.detach(b.opts.Timeout)); err != nil {
-		return err
-	}
-	if err := checkHandler(filepath.Join(dir, "profile.json"), wr.w.Handler, attached.Done); err != nil {
 		return err
 	}
 	if err := checkDetached(srv.pid(), codeLines, code); err != nil {
 		return err
 	}
-	after, err := load("after the detach", n)
+	after, err := r.load("after the detach", n)
 	if err != nil {
 		return err
 	}
-	if err := srv.finish(made, b.opts.Timeout); err != nil {
+	if err := srv.finish(r.made, b.opts.Timeout); err != nil {
 		return err
 	}
 	s.Before = append(s.Before, before.RPS())
 	s.Attached = append(s.Attached, attached.RPS())
 	s.After = append(s.After, after.RPS())
 	return nil
+}
+
+// A round is one server round: the server, and the requests made to it so
+// far, which it must count at its end.
+type round struct {
+	srv  *server
+	slot *serverSlot
+	opts *Options
+	made int
+}
+
+// load makes n requests to the server, within the timeout (past it the
+// slot is marked timed out).
+func (r *round) load(what string, n int) (LoadResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.opts.Timeout)
+	defer cancel()
+	l := Load{Addr: r.srv.addr, Conns: r.opts.ServerConns, Requests: n, Body: serverBody}
+	res, err := l.run(ctx)
+	r.made += res.Done
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		r.slot.TimedOut = true
+	}
+	if err != nil {
+		return res, fmt.Errorf("load %s: %d of %d requests answered: %w", what, res.Done, n, err)
+	}
+	return res, nil
+}
+
+// attachedPhase attaches patchprof to the server, makes n requests once it
+// says it attached, detaches it, and checks that its saved profile counted
+// the handler once per request.
+func (b *bench) attachedPhase(wr *workloadRun, r *round, dir string, n int) (LoadResult, error) {
+	pp, err := b.attach(wr, r.slot.Config, dir, r.srv.pid())
+	if err != nil {
+		return LoadResult{}, err
+	}
+	attached, loadErr := r.load("attached", n)
+	if err := errors.Join(loadErr, pp.detach(b.opts.Timeout)); err != nil {
+		return attached, err
+	}
+	return attached, checkHandler(filepath.Join(dir, "profile.json"), wr.w.Handler, attached.Done)
 }
 
 // checkHandler checks that the saved profile counted the handler exactly
