@@ -39,6 +39,15 @@ func Delta(old, cur *profile.Profile) *profile.Profile {
 		func(b *profile.Branch) []*uint64 { return []*uint64{&b.Taken, &b.NotTaken} })
 	subtract(d.Calls, old.Calls, func(c *profile.Call) akey { return akey{c.Module, c.Address} },
 		func(c *profile.Call) []*uint64 { return []*uint64{&c.Count, &c.Returned} })
+	// The call graph (--calls), by site and callee: an unknown arc's
+	// difference is the calls no counted site made in the window.
+	type arcKey struct {
+		module, kind, calleeModule, callee string
+		site, calleeAddr                   profile.Address
+	}
+	subtract(d.Arcs, old.Arcs, func(a *profile.Arc) arcKey {
+		return arcKey{a.Module, a.Kind, a.CalleeModule, a.Callee, a.Site, a.CalleeAddress}
+	}, func(a *profile.Arc) []*uint64 { return []*uint64{&a.Count} })
 	// The sampled time (--time), by address and in all.
 	subtract(d.Samples, old.Samples, func(s *profile.Sample) akey { return akey{s.Module, s.Address} },
 		func(s *profile.Sample) []*uint64 { return []*uint64{&s.Samples, &s.TimeNS} })

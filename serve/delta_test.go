@@ -16,6 +16,10 @@ func TestDelta(t *testing.T) {
 		Edges:     []profile.Edge{{From: 1, To: 2, Kind: profile.EdgeTaken, Count: 3}},
 		Branches:  []profile.Branch{{Address: 5, Taken: 2, NotTaken: 1}},
 		Calls:     []profile.Call{{Address: 6, Count: 2, Returned: 1}},
+		Arcs: []profile.Arc{
+			{Caller: "f", Site: 7, Callee: "g", CalleeAddress: 2, Count: 3, Kind: profile.ArcDirect},
+			{Callee: "f", CalleeAddress: 1, Count: 10, Kind: profile.ArcUnknown},
+		},
 	}
 	cur := &profile.Profile{
 		Functions: []profile.Function{
@@ -29,6 +33,11 @@ func TestDelta(t *testing.T) {
 		Edges:    []profile.Edge{{From: 1, To: 2, Kind: profile.EdgeTaken, Count: 5}, {From: 1, To: 2, Kind: profile.EdgeFallthrough, Count: 1}},
 		Branches: []profile.Branch{{Address: 5, Taken: 3, NotTaken: 1}},
 		Calls:    []profile.Call{{Address: 6, Count: 4, Returned: 4}},
+		Arcs: []profile.Arc{
+			{Caller: "f", Site: 7, Callee: "g", CalleeAddress: 2, Count: 4, Kind: profile.ArcDirect},
+			{Callee: "f", CalleeAddress: 1, Count: 15, Kind: profile.ArcUnknown},
+			{Caller: "f", Site: 8, Callee: "h", CalleeAddress: 9, CalleeModule: "/lib/x.so", Count: 4, Kind: profile.ArcPLT},
+		},
 	}
 	keep := cur.Clone()
 	keepOld := old.Clone()
@@ -41,6 +50,11 @@ func TestDelta(t *testing.T) {
 		Edges:    []profile.Edge{{From: 1, To: 2, Kind: profile.EdgeTaken, Count: 2}, {From: 1, To: 2, Kind: profile.EdgeFallthrough, Count: 1}},
 		Branches: []profile.Branch{{Address: 5, Taken: 1, NotTaken: 0}},
 		Calls:    []profile.Call{{Address: 6, Count: 2, Returned: 3}},
+		Arcs: []profile.Arc{
+			{Caller: "f", Site: 7, Callee: "g", CalleeAddress: 2, Count: 1, Kind: profile.ArcDirect},
+			{Callee: "f", CalleeAddress: 1, Count: 5, Kind: profile.ArcUnknown},
+			{Caller: "f", Site: 8, Callee: "h", CalleeAddress: 9, CalleeModule: "/lib/x.so", Count: 4, Kind: profile.ArcPLT},
+		},
 	}
 	if got := Delta(old, cur); !reflect.DeepEqual(got, want) {
 		t.Errorf("Delta:\n%+v\nwant\n%+v", got, want)

@@ -51,6 +51,9 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 	if p.HasTime() {
 		writeTimeMetrics(m, p, called)
 	}
+	if len(p.Arcs) > 0 {
+		writeCallMetrics(m, p, o.top)
+	}
 	m.family("patchprof_functions_omitted", "gauge",
 		"Profiled functions left out of patchprof_function_calls_total to keep its cardinality bounded (--metrics-top).")
 	m.sample("patchprof_functions_omitted", uint64(omitted))
@@ -102,6 +105,50 @@ func writeTimeMetrics(m *expo, p *profile.Profile, called []profile.Function) {
 	m.family("patchprof_target_cpu_seconds_total", "counter",
 		"User CPU time sampled in all the target's threads since profiling began (--time), inside the profiled code or not.")
 	m.sampleFloat("patchprof_target_cpu_seconds_total", nanosToSeconds(p.Time.TimeNS))
+}
+
+// writeCallMetrics writes the call graph of a --calls run: the calls of
+// the top most called pairs of caller and callee, summed over their call
+// sites (the caller of an unknown arc is output.UnknownCallers' text, the
+// callee of an indirect site "<indirect>"), most called first, ties in a
+// stable order.
+func writeCallMetrics(m *expo, p *profile.Profile, top int) {
+	type pair struct{ callerModule, caller, calleeModule, callee string }
+	sums := map[pair]uint64{}
+	for _, a := range p.Arcs {
+		k := pair{p.ModuleName(a.Module), a.Caller, p.ModuleName(a.CalleeModule), a.Callee}
+		switch {
+		case a.Kind == profile.ArcUnknown:
+			k.caller, k.callerModule = "<callers unknown: indirect or uncounted>", ""
+		case a.Kind == profile.ArcIndirect:
+			k.callee, k.calleeModule = "<indirect>", ""
+		case a.Outside:
+			k.calleeModule = ""
+		}
+		sums[k] = profile.SumCounts(sums[k], a.Count)
+	}
+	pairs := make([]pair, 0, len(sums))
+	for k := range sums {
+		pairs = append(pairs, k)
+	}
+	slices.SortFunc(pairs, func(a, b pair) int {
+		return cmp.Or(cmp.Compare(sums[b], sums[a]), strings.Compare(a.caller, b.caller), strings.Compare(a.callee, b.callee),
+			strings.Compare(a.callerModule, b.callerModule), strings.Compare(a.calleeModule, b.calleeModule))
+	})
+	omitted := 0
+	if len(pairs) > top {
+		omitted = len(pairs) - top
+		pairs = pairs[:top]
+	}
+	m.family("patchprof_calls_total", "counter",
+		fmt.Sprintf("Calls from a caller to a callee since profiling began, summed over its call sites (--calls; the %d most called pairs).", top))
+	for _, k := range pairs {
+		m.sample("patchprof_calls_total", sums[k], "caller", k.caller, "callee", k.callee,
+			"caller_module", k.callerModule, "callee_module", k.calleeModule)
+	}
+	m.family("patchprof_call_pairs_omitted", "gauge",
+		"Pairs of caller and callee left out of patchprof_calls_total to keep its cardinality bounded (--metrics-top).")
+	m.sample("patchprof_call_pairs_omitted", uint64(omitted))
 }
 
 // nanosToSeconds converts the profile's nanoseconds to seconds.

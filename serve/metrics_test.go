@@ -148,3 +148,38 @@ func TestMetricsTime(t *testing.T) {
 		t.Errorf("time families without --time:\n%s", b.String())
 	}
 }
+
+// TestMetricsCalls checks the call graph family of a --calls profile:
+// calls per caller and callee, summed over call sites, most called first,
+// the unknown callers and indirect sites by name, cut at --metrics-top.
+func TestMetricsCalls(t *testing.T) {
+	p := &profile.Profile{
+		Executable: "/srv/app",
+		Mode:       profile.ModeFuncs,
+		Functions:  []profile.Function{{Name: "main", Count: 1, Address: 0x10}, {Name: "leaf", Count: 9, Address: 0x20}},
+		Arcs: []profile.Arc{
+			{Caller: "main", Site: 0x11, Callee: "leaf", CalleeAddress: 0x20, Count: 3, Kind: profile.ArcDirect},
+			{Caller: "main", Site: 0x15, Callee: "leaf", CalleeAddress: 0x20, Count: 5, Kind: profile.ArcDirect},
+			{Caller: "main", Site: 0x19, Count: 1, Kind: profile.ArcIndirect},
+			{Caller: "main", Site: 0x1d, Callee: "puts", Outside: true, Count: 2, Kind: profile.ArcPLT},
+		},
+	}
+	p.SetUnknownArcs()
+	var b bytes.Buffer
+	writeMetrics(&b, p, metricsOptions{engine: "jump", top: 3, running: true})
+	var got []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "patchprof_call") {
+			got = append(got, l)
+		}
+	}
+	want := []string{
+		`patchprof_calls_total{caller="main",callee="leaf",caller_module="/srv/app",callee_module="/srv/app"} 8`,
+		`patchprof_calls_total{caller="main",callee="puts",caller_module="/srv/app",callee_module=""} 2`,
+		`patchprof_calls_total{caller="<callers unknown: indirect or uncounted>",callee="leaf",caller_module="",callee_module="/srv/app"} 1`,
+		`patchprof_call_pairs_omitted 2`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("metrics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
