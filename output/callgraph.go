@@ -56,13 +56,16 @@ type graphRow struct {
 	sites int // call instructions summed
 }
 
-// graphRows sums arcs by the function at their other end (name), their
-// line and kind, and sorts them by count, then name and site.
+// graphRows sums the arcs that were taken by the function at their other
+// end (name), their line and kind, and sorts them by count, then name and site.
 func (r *report) graphRows(arcs []profile.Arc, name func(profile.Arc) string) []graphRow {
 	type key struct{ name, site, kind string }
 	sums := map[key]*graphRow{}
 	var out []*graphRow
 	for _, a := range arcs {
+		if a.Count == 0 {
+			continue // gprof lists the arcs traversed; the site's line says "call f 0"
+		}
 		site := ""
 		switch {
 		case a.File != "" && a.Line > 0:

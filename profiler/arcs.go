@@ -38,6 +38,22 @@ func addArcs(p *profile.Profile, m *module, name string) {
 	if c == nil {
 		return
 	}
+	// A site is listed once per callee, even when two symbols' graphs
+	// share its code or both arms of a branch leave for one function.
+	type key struct {
+		site   profile.Address
+		callee string
+		kind   string
+	}
+	seen := map[key]bool{}
+	add := func(as ...profile.Arc) {
+		for _, a := range as {
+			if k := (key{a.Site, a.Callee, a.Kind}); !seen[k] {
+				seen[k] = true
+				p.Arcs = append(p.Arcs, a)
+			}
+		}
+	}
 	for _, fg := range plan.Graphs {
 		caller := plan.Funcs[fg.Func].Name
 		g := fg.Graph
@@ -56,10 +72,10 @@ func addArcs(p *profile.Profile, m *module, name string) {
 			switch b.Term {
 			case cfg.TermCall, cfg.TermNoReturn:
 				if a, ok := m.callArc(site, b, count); ok {
-					p.Arcs = append(p.Arcs, a)
+					add(a)
 				}
 			case cfg.TermTailCall, cfg.TermCond:
-				p.Arcs = append(p.Arcs, m.tailArcs(site, fg, k, count)...)
+				add(m.tailArcs(site, fg, k, count)...)
 			}
 		}
 	}
