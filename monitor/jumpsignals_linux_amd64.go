@@ -11,6 +11,7 @@ import (
 	"fmt"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
+	"golang.org/x/arch/x86/x86asm"
 	"golang.org/x/sys/unix"
 )
 
@@ -100,10 +101,11 @@ func (m *mon) rewind(t *thread, tr *jump.Trampoline) (counted, ok bool) {
 }
 
 // rewindRegs changes regs, those of thread t inside tr's counter update
-// that keeps the flags, to the site's: %rax from where the update saved
-// it, the stack pointer, the PC (jump.Trampoline.Rewind). It reports
-// whether the update had written the counter, and false when regs.Rip is
-// no such point or the saved %rax cannot be read (regs unchanged).
+// that keeps the flags (or inside a gate), to the site's: the registers
+// from where the update saved them, the stack pointer, the PC
+// (jump.Trampoline.Rewind). It reports whether the update had written the
+// counter, and false when regs.Rip is no such point or the saved registers
+// cannot be read (regs unchanged).
 //
 // Preconditions: on the tracer thread; t is stopped.
 func (m *mon) rewindRegs(t *thread, tr *jump.Trampoline, regs *unix.PtraceRegs) (counted, ok bool) {
@@ -111,17 +113,45 @@ func (m *mon) rewindRegs(t *thread, tr *jump.Trampoline, regs *unix.PtraceRegs) 
 	if !ok {
 		return false, false
 	}
-	if rw.SavedRAX {
-		var b [8]byte
-		if n, err := t.mm.mem.ReadMemory(regs.Rsp, b[:]); n != len(b) {
-			m.lose(fmt.Errorf("read the %%rax thread %d saved in its counter update at %#x: %w", t.tid, regs.Rsp, err))
-			return false, false
-		}
-		regs.Rax = binary.LittleEndian.Uint64(b[:])
+	if !m.unsave(t, rw, regs) {
+		return false, false
 	}
-	regs.Rsp += rw.SP
 	regs.Rip = tr.Addr
 	return rw.Counted, true
+}
+
+// unsave puts back in regs the registers rw says a trampoline saved on the
+// stack, and the stack pointer. It reports false when the stack cannot be
+// read (regs unchanged).
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) unsave(t *thread, rw jump.Rewind, regs *unix.PtraceRegs) bool {
+	if len(rw.Saved) > 0 {
+		b := make([]byte, 8*len(rw.Saved))
+		if n, err := t.mm.mem.ReadMemory(regs.Rsp, b); n != len(b) {
+			m.lose(fmt.Errorf("read the registers thread %d saved in a trampoline at %#x: %w", t.tid, regs.Rsp, err))
+			return false
+		}
+		for k, r := range rw.Saved {
+			v := binary.LittleEndian.Uint64(b[8*k:])
+			switch r {
+			case x86asm.RAX:
+				regs.Rax = v
+			case x86asm.RDI:
+				regs.Rdi = v
+			case x86asm.RSI:
+				regs.Rsi = v
+			case x86asm.RDX:
+				regs.Rdx = v
+			case x86asm.RCX:
+				regs.Rcx = v
+			case x86asm.R11:
+				regs.R11 = v
+			}
+		}
+	}
+	regs.Rsp += rw.SP
+	return true
 }
 
 // afterSigreturn puts a thread that a signal handler returned into the

@@ -1,6 +1,10 @@
 package jump
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"golang.org/x/arch/x86/x86asm"
+)
 
 // The plain counter update, addq $1, %gs:OFF, writes the arithmetic flags,
 // and a site where they are live (a variable shift, `shl %cl`, whose flags
@@ -62,22 +66,26 @@ func appendKeepCounter(c []byte, off uint32) []byte {
 type Rewind struct {
 	// SP is how far the thread's %rsp is below the site's.
 	SP uint64
-	// SavedRAX says that %rax is the update's and the program's value is
-	// at 0(%rsp).
-	SavedRAX bool
+	// Saved are the registers whose program values the update pushed,
+	// the one at 0(%rsp) first, then 8(%rsp) and on: the thread's own
+	// values of them are the update's.
+	Saved []x86asm.Reg
 	// Counted says that the counter was written: the hit is to be taken
 	// back if the thread is to run the site again.
 	Counted bool
 }
 
+// savedRAX is the one register the update pushes.
+var savedRAX = []x86asm.Reg{x86asm.RAX}
+
 // keepRewinds are the Rewinds at the instructions of the update after its
 // first, by offset.
 var keepRewinds = map[int]Rewind{
 	5:  {SP: redZone},
-	6:  {SP: redZone + 8, SavedRAX: true},
-	15: {SP: redZone + 8, SavedRAX: true},
-	19: {SP: redZone + 8, SavedRAX: true},
-	28: {SP: redZone + 8, SavedRAX: true, Counted: true},
+	6:  {SP: redZone + 8, Saved: savedRAX},
+	15: {SP: redZone + 8, Saved: savedRAX},
+	19: {SP: redZone + 8, Saved: savedRAX},
+	28: {SP: redZone + 8, Saved: savedRAX, Counted: true},
 	29: {SP: redZone, Counted: true},
 }
 
@@ -85,9 +93,16 @@ var keepRewinds = map[int]Rewind{
 // trampoline's counter update (Where says InCount), back at the site; false
 // for any other pc.
 func (tr *Trampoline) Rewind(pc uint64) (Rewind, bool) {
-	if !tr.keep || pc < tr.At {
+	if pc < tr.At {
 		return Rewind{}, false
 	}
-	rw, ok := keepRewinds[int(pc-tr.At)]
-	return rw, ok
+	switch {
+	case tr.keep:
+		rw, ok := keepRewinds[int(pc-tr.At)]
+		return rw, ok
+	case tr.gate:
+		rw, ok := gateRewinds[int(pc-tr.At)]
+		return rw, ok
+	}
+	return Rewind{}, false
 }

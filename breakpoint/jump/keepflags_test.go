@@ -101,7 +101,7 @@ func TestKeepCounter(t *testing.T) {
 				t.Fatalf("no Rewind at update +%d", off)
 			}
 			rsp, rx := m.reg[x86asm.RSP]+rw.SP, m.reg[x86asm.RAX]
-			if rw.SavedRAX {
+			if len(rw.Saved) == 1 && rw.Saved[0] == x86asm.RAX {
 				rx = m.mem[m.reg[x86asm.RSP]]
 			}
 			if rsp != sp || rx != rax || rw.Counted != (m.mem[gs+ctr] == 42) {

@@ -51,7 +51,14 @@ type Site struct {
 	// used. It costs more than the plain add, so it is only for such
 	// sites.
 	KeepFlags bool
-	Reason    string
+	// Gate has the trampoline stop the thread for the monitor instead of
+	// counting (gate.go).
+	Gate bool
+	// Dead is how many of the Len bytes follow the last displaced
+	// instruction, a return or jump, and are padding no code reaches
+	// (PlanGate): the patch covers them, the trampoline runs none.
+	Dead   int
+	Reason string
 	// Edges, if any, have the trampoline count arcs of the jump that ends
 	// the displaced instructions (edgecount.go): one of a conditional
 	// jump, or any of a jump table's.

@@ -64,6 +64,7 @@ type Trampoline struct {
 	LandingJmp []byte
 
 	keep   bool     // the counter update keeps the flags (keepflags.go)
+	gate   bool     // a gate: it stops the thread, counts nothing (gate.go)
 	starts []int    // offset in Code of each displaced instruction
 	addrs  []uint64 // its original address
 	last   *relocate.Displaced
@@ -140,13 +141,21 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 	}
 	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
 	c := make([]byte, 0, TrampolineSize)
-	if js.KeepFlags {
+	switch {
+	case js.Gate:
+		c = append(c, gateCode...)
+		tr.gate = true
+	case js.KeepFlags:
 		c = appendKeepCounter(c, counter)
 		tr.keep = true
-	} else {
+	default:
 		c = appendCounter(c, counter)
 	}
-	total := js.Len + js.Tail
+	run := js.Len - js.Dead // the displaced instructions' bytes
+	if js.Dead < 0 || run < 1 || (js.Dead > 0 && js.Tail > 0) {
+		return nil, fmt.Errorf("jump: BuildTrampoline at %#x: %d dead bytes of %d", addr, js.Dead, js.Len)
+	}
+	total := run + js.Tail
 	for k, off := 0, 0; off < total; k++ {
 		pc := addr + uint64(off)
 		slot := at + uint64(len(c))
@@ -158,7 +167,7 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 		switch {
 		case js.Insns != nil && (k >= len(js.Insns) || n != js.Insns[k]):
 			return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: relocate.ReasonDisagree}
-		case off < js.Len && off+n > js.Len, off+n > total:
+		case off < run && off+n > run, off+n > total:
 			return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "an instruction across the end of the displaced bytes"}
 		}
 		last := off+n == total
@@ -173,7 +182,7 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 			// instruction, not jump back to the original next one. The
 			// last of the patched bytes may be a conditional jump when a
 			// tail follows: its taken side is an exit.
-			cond := d.Form == relocate.FormCond && off+n == js.Len && js.Tail > 0
+			cond := d.Form == relocate.FormCond && off+n == run && js.Tail > 0
 			if (d.Form != relocate.FormCopy && !cond) || len(body) < JmpLen || body[len(body)-JmpLen] != 0xE9 {
 				return nil, &relocate.Error{Addr: pc, Bytes: append([]byte(nil), code[off:off+n]...), Reason: "control transfer before the last displaced instruction"}
 			}
