@@ -291,8 +291,8 @@ func (m *mon) foldAll() {
 // is taken back to the site, where it counts again.
 func (m *mon) uncount(t *thread, mp *mapping, i int) {
 	c := t.mm.ctr
-	if c == nil || t.slab == 0 || mp.jmp == nil {
-		return
+	if c == nil || t.slab == 0 || mp.jmp == nil || mp.jmp.tramp[i] != nil && mp.jmp.tramp[i].IsGate() {
+		return // a gate counts nothing
 	}
 	addCounter(c.mem, uint64(t.slab-1)*c.slabSize+mp.jmp.ctrOff+8*uint64(i), ^uint64(0))
 }

@@ -25,6 +25,15 @@ func (m *mon) detachAll() {
 	// A thread in a slot of the out-of-line engine goes back to the
 	// equivalent original address (or steps out), before the regions go.
 	for _, t := range m.threads {
+		if t.state == stopped && !t.mm.dead && t.mm.eager {
+			// Stopped at a gate's GateStop before its SIGSTOP was
+			// dequeued: it is still pending (dequeueGates).
+			if pc, err := peekUser(t.tid, offRip); err == nil {
+				m.oweGate(t, pc)
+			}
+		}
+	}
+	for _, t := range m.threads {
 		if t.state == stopped && !t.mm.dead {
 			if s := m.leaveScratch(t, true); s != 0 {
 				if sig[t.tid] == 0 {
@@ -55,6 +64,7 @@ func (m *mon) detachAll() {
 		}
 	}
 	m.dequeueTraps(sig)
+	m.dequeueGates(sig)
 	// A thread at a system call's entry is made able to run our munmaps,
 	// in a space we may inject into: in a sandbox it is let go as it is.
 	for _, t := range m.threads {
@@ -200,6 +210,9 @@ func (m *mon) settle(ev event, sig map[int]int) {
 			}
 			return
 		}
+	}
+	if st.sig == unix.SIGSTOP && st.load(t.tid) == nil && m.settleGate(t, st) {
+		return
 	}
 	if !(st.sig == unix.SIGCONT && t.swallowCont) {
 		sig[t.tid] = int(st.sig)

@@ -186,7 +186,7 @@ func (m *mon) plantRoot(pid int, tids []int, first []event) error {
 	if tab == nil {
 		tab = breakpoint.NewTable(nil, 0)
 	}
-	m.rootImg = m.addImage(&Image{Path: exe, Table: tab})
+	m.rootImg = m.addImage(&Image{Path: exe, Table: tab, MaySetGS: m.o.MaySetGS})
 	mem, err := openMem(pid)
 	if err != nil {
 		return err
@@ -196,11 +196,24 @@ func (m *mon) plantRoot(pid int, tids []int, first []event) error {
 		m.addThread(&thread{tid: tid, tgid: pid, mm: mm, state: stopped, swallowCont: m.o.Attach == 0})
 	}
 	m.res.Processes = 1
-	if err := m.readSignals(pid, m.noteFirstStops(first)); err != nil {
+	stops := m.noteFirstStops(first)
+	if err := m.readSignals(pid, stops); err != nil {
 		return err
 	}
 	if err := m.scanMaps(mm); err != nil {
 		return fmt.Errorf("plant breakpoints: %w", err)
+	}
+	if m.jumpOn && m.o.Attach != 0 && m.mayQuiet(mm) {
+		// Every site at once, and no system-call stops when no int3 is
+		// left: eager_linux_amd64.go.
+		if via, err := m.injector(pid, stops); err == nil {
+			mm.eager = true
+			m.jumpAll(via)
+			mm.quiet = mm.noTraps()
+			if mm.quiet {
+				m.note(quietNote)
+			}
+		}
 	}
 	for _, mp := range mm.maps {
 		if mp.Image == m.rootImg {
@@ -486,6 +499,9 @@ func (m *mon) handle(ev event) {
 	case outSignal:
 		if st.sig == unix.SIGTRAP {
 			m.trap(t)
+			return
+		}
+		if st.sig == unix.SIGSTOP && t.mm.eager && m.gateStop(t) {
 			return
 		}
 		m.signal(t, &sigStop{sig: st.sig})

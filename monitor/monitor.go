@@ -20,6 +20,9 @@ type Options struct {
 
 	Table *breakpoint.Table // sites to plant (link-time addresses)
 	Entry uint64            // the executable's link-time e_entry, to find the load bias
+	// MaySetGS says that the executable may set its GS base with a system
+	// call (Image.MaySetGS).
+	MaySetGS bool
 
 	// Attach, if not 0, is the PID of a running process to profile instead
 	// of starting Path. Every thread is seized; at the end every original
@@ -135,6 +138,13 @@ type Image struct {
 	// to map objects, the dynamic linker's own work, and runs without
 	// system-call stops to the next one.
 	RDebug uint64
+	// NotifyRoom is how many bytes from the Notify site to the next
+	// function: what a gate's patch may cover (gate_linux_amd64.go).
+	NotifyRoom uint64
+	// MaySetGS says that the module may set its thread's GS base with a
+	// system call (arch_prctl): a process that maps it keeps the
+	// system-call stops, which see that call (eager_linux_amd64.go).
+	MaySetGS bool
 
 	id int // index of the image in the monitor, for per-thread cursors
 }

@@ -526,7 +526,6 @@ func (t *thread) trapRisk() bool { return t.sigs != nil && t.sigs.trapRisk(t.mas
 // Preconditions: on the tracer thread; t is stopped.
 func (m *mon) requeue(t *thread, si *siginfo) {
 	var err error
-	const siTkill = -6
 	if si.Code < 0 && si.Code != siTkill {
 		err = tgsigqueueinfo(t.tgid, t.tid, int(si.Signo), si)
 	} else {

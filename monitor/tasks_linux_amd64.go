@@ -28,6 +28,7 @@ type thread struct {
 	mm          *space // its address space
 	state       tstate
 	fresh       bool // created; its initial ptrace-stop not yet seen
+	gateOwed    int  // SIGSTOPs its gates sent that are still pending (gate_linux_amd64.go)
 	held        int  // events of this thread waiting in the queue
 	vforkWait   bool // blocked in vfork until the child execs or exits
 	groupStop   bool // in a job-control stop
@@ -167,6 +168,8 @@ type space struct {
 	dead     bool        // no thread uses it any more; mem is closed
 	ctr      *counterMem // the in-process engine's counters, nil if none
 	noJump   bool        // the in-process engine is off here (see tryJump)
+	eager    bool        // every site is patched at once (eager_linux_amd64.go)
+	quiet    bool        // eager, and no int3 of ours is planted: no system-call stops
 	guard    guard       // what the program's seccomp and GS use allow (guard_linux_amd64.go)
 	audit    int8        // LD_AUDIT set: 1, not: -1, not read yet: 0 (audited)
 }

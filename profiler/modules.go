@@ -145,10 +145,15 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	}
 	clipToSections(sym)
 	var notify []uint64
+	var room uint64
 	if !exe {
-		for _, f := range sym.Funcs {
+		for k, f := range sym.Funcs {
 			if f.Name == dlDebugState || slices.Contains(f.Aliases, dlDebugState) {
 				notify = append(notify, f.Addr)
+				room = f.Size
+				if k+1 < len(sym.Funcs) && sym.Funcs[k+1].Addr > f.Addr {
+					room = sym.Funcs[k+1].Addr - f.Addr // with the padding after it
+				}
 			}
 		}
 	}
@@ -185,12 +190,34 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	}
 	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted, callee: popt.CalleeName}
 	m.jumps = plan.Jumps
-	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr}
+	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr, MaySetGS: maySetGS(path, sym)}
 	if len(notify) > 0 {
 		m.img.RDebug, _ = symtab.ExportedObject(path, rDebug)
+		m.img.NotifyRoom = room
 	}
 	s.mods = append(s.mods, m)
 	return m.img
+}
+
+// gsSetters are the C library's functions through which a program can set
+// its GS base (arch_prctl(ARCH_SET_GS), directly or through syscall(2)).
+var gsSetters = []string{"arch_prctl", "syscall"}
+
+// maySetGS reports whether the module at path may set its thread's GS
+// base with a system call: it imports one of gsSetters, or, linked
+// statically, holds one.
+func maySetGS(path string, sym *symtab.File) bool {
+	for _, name := range gsSetters {
+		if symtab.ImportsFunc(path, name) {
+			return true
+		}
+	}
+	for _, f := range sym.Funcs {
+		if slices.Contains(gsSetters, f.Name) && !symtab.ExportsFunc(path, f.Name) {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsLib reports whether a library's path asks for it to be counted:

@@ -246,6 +246,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		Stop:      stop,
 		Table:     p.root.plan.Table,
 		Entry:     p.root.sym.Entry,
+		MaySetGS:  maySetGS(p.root.sym.Path, p.root.sym),
 		Images:    p.sel.image,
 		Engine:    p.cfg.Engine,
 		Pin:       p.cfg.Pin,

@@ -478,3 +478,23 @@ func exports(ef *elf.File, name string, accept func(*elf.Symbol) bool) (value ui
 	}
 	return 0, false
 }
+
+// ImportsFunc reports whether the ELF file at path imports a function
+// named name: an undefined symbol of its dynamic symbol table, bound at
+// run time to another module's. A file it cannot read imports nothing.
+func ImportsFunc(path, name string) bool {
+	osf, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer osf.Close()
+	if checkIdent(osf, path) != nil {
+		return false
+	}
+	ef, err := parseELF(osf)
+	if err != nil {
+		return false
+	}
+	_, found := exports(ef, name, func(s *elf.Symbol) bool { return s.Section == elf.SHN_UNDEF })
+	return found
+}

@@ -1,0 +1,88 @@
+//go:build linux
+
+package integration
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestAttachQuiet attaches with the in-process engine to a C program that
+// blocks and ignores SIGTRAP: every site is patched at the attach, the
+// process runs without system-call stops (the note says so), a library it
+// loads with dlopen while attached is found through the dynamic linker's
+// notification (a gate, no int3) and counted exactly, the program's
+// SIGTRAP state is as it set it throughout, and the detach leaves it as
+// it was.
+func TestAttachQuiet(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	if e := os.Getenv(engineEnv); e != "" && e != "jump" {
+		t.Skipf("the in-process engine's eager attach is what is tested; this is the run under %s=%s", engineEnv, e)
+	}
+	dir := t.TempDir()
+	plug := filepath.Join(dir, "libplug.so")
+	if out, err := exec.Command("gcc", "-g", "-O0", "-shared", "-fPIC", "-o", plug, filepath.Join(testdataDir, "solib", "plug.c")).CombinedOutput(); err != nil {
+		t.Fatalf("gcc libplug.so: %v\n%s", err, out)
+	}
+	exe := buildC(t, "dlattach.c", "-g", "-O0", "-ldl")
+	target, in, sc := startPiped(t, exe, plug)
+	if !sc.Scan() || sc.Text() != "ready" {
+		t.Fatalf("target did not start: %q", sc.Text())
+	}
+	pid := target.Process.Pid
+	codeMaps.Store(pid, execMappings(t, pid))
+	sigMaps.Store(pid, dispositions(t, pid))
+	ask := func(cmd, want string) {
+		t.Helper()
+		fmt.Fprintln(in, cmd)
+		if !sc.Scan() {
+			t.Fatalf("target did not answer %q: %v", cmd, sc.Err())
+		}
+		if sc.Text() != want {
+			t.Fatalf("target answered %q to %q, want %q", sc.Text(), cmd, want)
+		}
+	}
+	ask("300", "done 300 300") // before the attach: not counted
+
+	save := filepath.Join(t.TempDir(), "p.json")
+	pp, esc := startAttached(t, "-v", "--save", save, "--funcs", "-p", strconv.Itoa(pid))
+	ask("2000", "done 2000 2300")
+	ask("load", "loaded 9900")
+	ask("state", "trap blocked=1 ignored=1")
+	ask("1000", "done 1000 3300")
+	pp.Process.Signal(syscall.SIGINT)
+	var rest strings.Builder
+	for esc.Scan() {
+		rest.WriteString(esc.Text() + "\n")
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v\n%s", err, rest.String())
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := funcCount(p, "work"); !ok || n != 3000 {
+		t.Errorf("work counted %d (%v) while attached, want exactly 3000", n, ok)
+	}
+	if n, ok := funcIn(p, "libplug.so", "plug"); !ok || n != 100 {
+		t.Errorf("plug (loaded while attached) counted %d (%v), want exactly 100\n%s", n, ok, rest.String())
+	}
+	wantOneNote(t, "attach", p.Notes, "attached without system-call stops")
+	checkDetached(t, pid)
+	ask("state", "trap blocked=1 ignored=1")
+	ask("load", "loaded 9900")
+	ask("10", "done 10 3310")
+	in.Close()
+	if err := target.Wait(); err != nil {
+		t.Errorf("target after the detach: %v", err)
+	}
+}
