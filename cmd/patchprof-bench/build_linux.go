@@ -102,10 +102,16 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 		t.CoverEnv, t.CoverLabel = "GOCOVERDIR", "gcov: go build -cover -covermode=atomic"
 		t.PgNote = "n/a: no -pg build of Go"
 		src := filepath.Join(root, w.Dir)
-		if err := command(src, nil, "go", "build", "-o", t.Plain, "."); err != nil {
+		var env []string
+		if w.CGo {
+			// Its own module (go.mod beside it), fetched through the
+			// proxy when not in the module cache.
+			env = []string{"CGO_ENABLED=1", "CGO_CFLAGS=-g -O0", "GOWORK=off"}
+		}
+		if err := command(src, env, "go", "build", "-o", t.Plain, "."); err != nil {
 			return nil, err
 		}
-		return t, command(src, nil, "go", "build", "-cover", "-covermode=atomic", "-o", t.Cover, ".")
+		return t, command(src, env, "go", "build", "-cover", "-covermode=atomic", "-o", t.Cover, ".")
 	}
 	t.CoverEnv, t.CoverLabel = "GCOV_PREFIX", "gcov: gcc --coverage"
 	args := append([]string{"-g", "-O0"}, w.CFlags...)

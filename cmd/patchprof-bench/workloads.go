@@ -11,6 +11,9 @@ type Workload struct {
 	Go      bool
 	Dir     string
 	Sources []string
+	// CGo builds a Go program's C with gcc -g -O0 (CGO_CFLAGS), its Go
+	// as go build does.
+	CGo bool
 	// SQLite adds the SQLite amalgamation (sqliteModule) to the sources
 	// and its directory to the include path.
 	SQLite bool
@@ -66,6 +69,13 @@ var workloads = []Workload{
 		// integration/sqlite_test.go.
 		CFlags: []string{"-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION"},
 		Mode:   []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "cgosqlite", Title: "SQLite through cgo behind a Go driver (9 MB of C in one file), `--lines --funcs --file sqlite3-binding.c`",
+		Go: true, CGo: true, Dir: "cmd/patchprof-bench/testdata/cgosqlite",
+		// Only SQLite's C: the C of runtime/cgo counts the threads the
+		// Go runtime starts, which differ from run to run.
+		Mode: []string{"--lines", "--funcs", "--file", "sqlite3-binding.c"},
 	},
 	{
 		Name: "fib36", Title: "recursive fib(36), `--lines --funcs` (48 million calls: the cost per hit)",
