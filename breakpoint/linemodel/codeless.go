@@ -25,9 +25,10 @@ var ifOneLine = lazyRE(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
 // (-> or []). GCC keeps such a condition as a statement of its own (the
 // load may trap) though -O0 emits no instruction for it; a condition on
 // locals or constants leaves no statement.
-func emptyIf(src []string, l int, coded map[int]bool) bool {
-	t := strings.TrimSpace(src[l-1])
-	if !strings.Contains(t, "->") && !strings.Contains(t, "[") || inDeadIf(src, l, coded) {
+func emptyIf(tx *srcText, l int, coded map[int]bool) bool {
+	src := tx.src
+	t := tx.trim(l)
+	if !strings.Contains(t, "->") && !strings.Contains(t, "[") || inDeadIf(tx, l, coded) {
 		return false
 	}
 	if ifOneLine.MatchString(t) {
@@ -51,8 +52,8 @@ func emptyIf(src []string, l int, coded map[int]bool) bool {
 // whose condition reads no memory (zlib's `if (sizeof(int) <= 2) {`): a
 // condition GCC folds to false, which takes the block's statements with
 // it, so they are no statements of GCC's.
-func inDeadIf(src []string, l int, coded map[int]bool) bool {
-	k, t := openerAbove(src, l, 64)
+func inDeadIf(tx *srcText, l int, coded map[int]bool) bool {
+	k, t := openerAboveIn(tx.codeTrim, l, 64)
 	return k > 0 && !coded[k] && ifLine.MatchString(t) && !strings.Contains(t, "->") && !strings.Contains(t, "[")
 }
 
@@ -119,7 +120,7 @@ func afterAbove(rs []fnRow, file string, l int) int {
 // them. o0 says the function is GCC -O0 code, where an assignment with no
 // row is one that compiles to nothing (idleAssign): an optimizer drops
 // and moves statements.
-func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fnRow {
+func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fnRow {
 	if len(rs) == 0 {
 		return rs
 	}
@@ -128,6 +129,7 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fn
 	if !ok {
 		return rs
 	}
+	tx := m.text(src)
 	lo, hi := rs[0].ref.Line, rs[0].ref.Line
 	coded := map[int]bool{}
 	for _, r := range rs {
@@ -140,7 +142,8 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fn
 	texts := make([]string, 0, min(hi, len(src))-lo+1)
 	comment := false
 	for k := lo; k <= hi && k <= len(src); k++ {
-		texts = append(texts, strings.TrimSpace(codeText(src[k-1], &comment)))
+		_, t := tx.code(k, &comment)
+		texts = append(texts, t)
 	}
 	text := func(k int) string {
 		if k < lo || k-lo >= len(texts) {
@@ -150,7 +153,7 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fn
 	}
 	depth := 0 // preprocessor conditionals open in the function
 	for l := lo + 1; l < hi && l <= len(src); l++ {
-		switch kind, _ := directive(strings.TrimSpace(src[l-1])); kind {
+		switch kind, _ := directive(tx.trim(l)); kind {
 		case ppIf:
 			depth++
 		case ppEndif:
@@ -163,7 +166,7 @@ func addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fn
 			}
 			continue
 		}
-		if coded[l] || !codeless.MatchString(strings.TrimSpace(src[l-1])) && (depth > 0 || !emptyIf(src, l, coded) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
+		if coded[l] || !codeless.MatchString(tx.trim(l)) && (depth > 0 || !emptyIf(tx, l, coded) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
 			continue
 		}
 		// The row of the nearest line below with code.

@@ -44,4 +44,7 @@
 //	emptycases.go cases whose statements compile to nothing, counted as a
 //	              group
 //	lazyre.go     the model's regular expressions, compiled at first use
+//	index.go      each source file's lines read once (trimmed, code text,
+//	              case labels), the arcs into each block, the line keys
+//	              by file
 package linemodel

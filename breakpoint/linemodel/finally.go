@@ -1,6 +1,7 @@
 package linemodel
 
 import (
+	"sort"
 	"strings"
 
 	"github.com/patchprof/patchprof/cfg"
@@ -45,6 +46,9 @@ type scope struct {
 // literals blanked; comment says whether a block comment runs on into the
 // line and is updated.
 func codeText(line string, comment *bool) string {
+	if !*comment && strings.IndexAny(line, `/"'`) < 0 {
+		return line // nothing to blank: most lines, without a copy
+	}
 	b := []byte(line)
 	for i := 0; i < len(b); i++ {
 		switch {
@@ -85,14 +89,17 @@ var declNames = lazyRE(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:[=;,]|$)`)
 
 // scopes reads the brace-delimited blocks of source lines lo to hi, with
 // the names each declares at its top level.
-func scopes(src []string, lo, hi int) []scope {
+func scopes(src []string, lo, hi int) []scope { return scopesOf(newSrcText(src), lo, hi) }
+
+// scopesOf is scopes over the index of the source.
+func scopesOf(tx *srcText, lo, hi int) []scope {
 	var all []scope
 	var stack []int
 	comment := false
 	prev := ""
-	for l := lo; l <= hi && l <= len(src); l++ {
-		text := codeText(src[l-1], &comment)
-		if t := strings.TrimSpace(text); len(stack) > 0 && mayDeclare(t) && declLine.MatchString(t) && !notType.MatchString(t) {
+	for l := lo; l <= hi && l <= len(tx.src); l++ {
+		text, t := tx.code(l, &comment)
+		if len(stack) > 0 && mayDeclare(t) && declLine.MatchString(t) && !notType.MatchString(t) {
 			s := &all[stack[len(stack)-1]]
 			if i := strings.IndexAny(t, "=;,["); i > 0 {
 				// The first declarator, then any after a comma.
@@ -134,7 +141,7 @@ func scopes(src []string, lo, hi int) []scope {
 				}
 			}
 		}
-		if t := strings.TrimSpace(text); t != "" {
+		if t != "" {
 			prev = t
 		}
 	}
@@ -153,7 +160,7 @@ func scopes(src []string, lo, hi int) []scope {
 // its destination, the outer copy has none either, and it is left out of
 // the outer group.
 func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
-	multi, some := exitGroups(src, lo, hi, mem)
+	multi, some := exitGroups(newSrcText(src), lo, hi, mem)
 	if single {
 		return some
 	}
@@ -166,7 +173,7 @@ func exitsOf(src []string, lo, hi int, mem inMemory, single bool) [][]int {
 func (m *Model) exitsOf(mf *modelFunc, src []string, lo, hi int, mem inMemory, single bool) [][]int {
 	e := &m.exits
 	if e.mf != mf || e.lo != lo || e.hi != hi {
-		e.multi, e.some = exitGroups(src, lo, hi, mem)
+		e.multi, e.some = exitGroups(m.text(src), lo, hi, mem)
 		e.mf, e.lo, e.hi = mf, lo, hi
 	}
 	if single {
@@ -182,15 +189,18 @@ type exitsMemo struct {
 	multi, some [][]int
 }
 
-// exitGroups is exitsOf's groups, for single false (multi) and true (some).
-func exitGroups(src []string, lo, hi int, mem inMemory) (multi, some [][]int) {
-	all := scopes(src, lo, hi)
+// exitGroups is exitsOf's groups, for single false (multi) and true (some),
+// over the index of the source.
+func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
+	all := scopesOf(tx, lo, hi)
 	comment := false
 	text := make([]string, 0, hi-lo+1)
-	for l := lo; l <= hi && l <= len(src); l++ {
-		text = append(text, codeText(src[l-1], &comment))
+	trimmed := make([]string, 0, hi-lo+1)
+	for l := lo; l <= hi && l <= len(tx.src); l++ {
+		c, t := tx.code(l, &comment)
+		text, trimmed = append(text, c), append(trimmed, t)
 	}
-	at := func(l int) string { return text[l-lo] }
+	at := func(l int) string { return trimmed[l-lo] }
 	addrs := make([][]string, len(text))
 	for k, t := range text {
 		addrs[k] = addressed(t)
@@ -209,11 +219,12 @@ func exitGroups(src []string, lo, hi int, mem inMemory) (multi, some [][]int) {
 	// The jump statement of each line, matched once: the scopes of a long
 	// function nest deeply, and each scans its lines again.
 	jumps := make([][]string, len(text))
-	for k, t := range text {
-		jumps[k] = findExitJump(strings.TrimSpace(t))
+	for k, t := range trimmed {
+		jumps[k] = findExitJump(t)
 	}
 	jumpAt := func(l int) []string { return jumps[l-lo] }
-	copies := exitCopies(all, clobbers, at, jumpAt)
+	labeled := labelLines(at, lo, lo+len(text)-1)
+	copies := exitCopies(all, clobbers, at, jumpAt, labeled)
 	// viaInner reports whether the jump at line l leaves a scope with
 	// copies inside scope si on its way out.
 	viaInner := func(si, l int) bool {
@@ -221,7 +232,7 @@ func exitGroups(src []string, lo, hi int, mem inMemory) (multi, some [][]int) {
 			if ti == si || copies[ti] == nil || t.open <= all[si].open || t.close >= all[si].close || l <= t.open || l >= t.close {
 				continue
 			}
-			if m := jumpAt(l); m != nil && destOf(all, ti, l, m, at) != "" {
+			if m := jumpAt(l); m != nil && destOf(all, ti, l, m, labeled) != "" {
 				return true
 			}
 		}
@@ -263,8 +274,9 @@ type scopeExits struct {
 // exitCopies returns, per scope of all whose clobbers GCC copies, where
 // its jumps go: a scope with clobbers and at least two exits (its end
 // falling through is one). The others are nil. at is the code text of a
-// line, jumpAt its exit jump (findExitJump).
-func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string) []*scopeExits {
+// line, trimmed, jumpAt its exit jump (findExitJump), labeled tells where
+// a label is (labelLines).
+func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string, labeled func(string, int, int) bool) []*scopeExits {
 	copies := make([]*scopeExits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
 		if !clobbers[si] {
@@ -273,7 +285,7 @@ func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(i
 		e := &scopeExits{dests: map[string][]int{}}
 		last := ""
 		for l := s.open + 1; l < s.close; l++ {
-			t := strings.TrimSpace(at(l))
+			t := at(l)
 			if t != "" && t != "}" {
 				last = t
 			}
@@ -281,7 +293,7 @@ func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(i
 			if m == nil {
 				continue
 			}
-			d := destOf(all, si, l, m, at)
+			d := destOf(all, si, l, m, labeled)
 			if d == "" {
 				continue
 			}
@@ -418,18 +430,39 @@ func labelsAt(t, label string) bool {
 	}
 }
 
+// labelLines returns the function that tells whether one of lines lo to
+// hi of a function (at: their code text, trimmed) defines a label
+// (labelsAt), which reads the lines once per label, on first use: a goto
+// is asked after for each scope it may leave, and a long function has
+// hundreds of each.
+func labelLines(at func(int) string, lo, hi int) func(label string, from, to int) bool {
+	lines := map[string][]int{} // per label, the lines defining it, in order
+	return func(label string, from, to int) bool {
+		ls, ok := lines[label]
+		if !ok {
+			for l := lo; l <= hi; l++ {
+				if labelsAt(at(l), label) {
+					ls = append(ls, l)
+				}
+			}
+			lines[label] = ls
+		}
+		k := sort.SearchInts(ls, from)
+		return k < len(ls) && ls[k] <= to
+	}
+}
+
 // destOf names where the jump m at line l goes when it leaves scope si
-// (of all), "" when it stays inside.
-func destOf(all []scope, si, l int, m []string, at func(int) string) string {
+// (of all), "" when it stays inside. labeled tells whether a line of a
+// range defines a label (labelLines).
+func destOf(all []scope, si, l int, m []string, labeled func(label string, from, to int) bool) string {
 	kind := strings.Fields(m[1])[0]
 	switch kind {
 	case "return":
 		return "return"
 	case "goto":
-		for k := all[si].open; k <= all[si].close; k++ {
-			if labelsAt(strings.TrimSpace(at(k)), m[2]) {
-				return ""
-			}
+		if labeled(m[2], all[si].open, all[si].close) {
+			return ""
 		}
 		return "goto " + m[2]
 	}

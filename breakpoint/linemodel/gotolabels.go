@@ -365,10 +365,16 @@ func ifOfElse(src []string, j int, firstAt map[int]uint64) (int, uint64) {
 // block line j is in (its brace unmatched below it), and its code text
 // trimmed; 0 when none is found.
 func openerAbove(src []string, j, reach int) (int, string) {
+	return openerAboveIn(func(l int, comment *bool) string { return strings.TrimSpace(codeText(src[l-1], comment)) }, j, reach)
+}
+
+// openerAboveIn is openerAbove over code(l, comment), a line's code text
+// trimmed (srcText.codeTrim, or codeText of it).
+func openerAboveIn(code func(l int, comment *bool) string, j, reach int) (int, string) {
 	depth := 1 // the block's own closing brace, at or after line j
 	comment := false
 	for l := j - 1; l >= 1 && j-l <= reach; l-- {
-		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		t := code(l, &comment)
 		for i := len(t) - 1; i >= 0; i-- {
 			switch t[i] {
 			case '}':

@@ -107,7 +107,7 @@ func (m *Model) addMergedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, code []b
 				}
 				break
 			}
-			if closeBrace.MatchString(text) && !elseAfterJump(src, l) {
+			if closeBrace.MatchString(text) && !elseAfterJumpIn(m.text(src).codeTrim, l) {
 				braces = true
 				continue
 			}
@@ -229,14 +229,20 @@ var elseOpens = lazyRE(`^\}\s*else\s*\{\s*(/\*.*\*/|//.*)?$`)
 // merges with it, so a jump statement written after the if is a jump of
 // the else block's.
 func elseAfterJump(src []string, end int) bool {
+	return elseAfterJumpIn(func(l int, comment *bool) string { return strings.TrimSpace(codeText(src[l-1], comment)) }, end)
+}
+
+// elseAfterJumpIn is elseAfterJump over code(l, comment), a line's code
+// text trimmed (srcText.codeTrim, or codeText of it).
+func elseAfterJumpIn(code func(l int, comment *bool) string, end int) bool {
 	depth := 0
 	comment := false
 	for l := end - 1; l >= 1 && end-l <= 64; l-- {
-		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		t := code(l, &comment)
 		if depth == 0 && elseOpens.MatchString(t) {
 			for k := l - 1; k >= 1; k-- {
 				c := false
-				if p := strings.TrimSpace(codeText(src[k-1], &c)); p != "" {
+				if p := code(k, &c); p != "" {
 					return leavesStmt.MatchString(p)
 				}
 			}
@@ -392,13 +398,20 @@ func liftOperandTests(rs []fnRow, code []byte, base uint64, g *cfg.Graph, callee
 	if callee == nil {
 		return
 	}
+	var ins [][]int32
+	preds := func() [][]int32 {
+		if ins == nil {
+			ins = predEdges(g)
+		}
+		return ins
+	}
 	for k := 1; k < len(rs); k++ {
 		r, prev := rs[k], rs[k-1]
 		if r.drop || prev.drop || r.ref.File != prev.ref.File || r.ref.Line >= prev.ref.Line || prev.addr >= r.addr ||
 			r.addr < base || r.addr-base >= uint64(len(code)) {
 			continue
 		}
-		if !afterNoSplitCall(g, r.addr, prev.addr, code, base, callee) {
+		if !afterNoSplitCall(g, preds, r.addr, prev.addr, code, base, callee) {
 			continue
 		}
 		end := base + uint64(len(code))
@@ -430,21 +443,19 @@ var noSplitCallees = map[string]bool{
 
 // afterNoSplitCall reports whether the code at addr starts a block whose
 // one arc in is the return of a direct call, ending the block holding
-// prev, to one of noSplitCallees.
-func afterNoSplitCall(g *cfg.Graph, addr, prev uint64, code []byte, base uint64, callee func(uint64) string) bool {
+// prev, to one of noSplitCallees. preds returns predEdges of g.
+func afterNoSplitCall(g *cfg.Graph, preds func() [][]int32, addr, prev uint64, code []byte, base uint64, callee func(uint64) string) bool {
 	b, ok := g.BlockAt(addr)
 	p, okPrev := g.BlockAt(prev)
 	if !ok || !okPrev || g.Blocks[b].Start != addr || g.Blocks[p].Term != cfg.TermCall {
 		return false
 	}
 	n := 0
-	for _, e := range g.Edges {
-		if e.To == b {
-			if e.From != p || e.Kind != cfg.Return {
-				return false
-			}
-			n++
+	for _, k := range preds()[b] {
+		if e := g.Edges[k]; e.From != p || e.Kind != cfg.Return {
+			return false
 		}
+		n++
 	}
 	last := g.Blocks[p].Last
 	if n != 1 || last < base || last-base >= uint64(len(code)) {

@@ -155,7 +155,13 @@ func dispatchPast(m *Model, mf *modelFunc, g *cfg.Graph, b int, file string, src
 	to := out[0].To
 	var edges []int
 	past := false
-	for k, e := range g.Edges {
+	ins := mf.predsOf(g)
+	arcs := ins[b]
+	if to != b {
+		arcs = mergeEdges(ins[b], ins[to])
+	}
+	for _, k32 := range arcs {
+		k, e := int(k32), g.Edges[k32]
 		switch {
 		case e.From < 0:
 		case e.To == b:
@@ -193,8 +199,9 @@ func hasTablePred(preds []cfg.Edge) bool {
 // dispatch of the case at label goes to, not the case's entry.
 func enteredOnlyFromBelow(m *Model, mf *modelFunc, g *cfg.Graph, b int, file string, label int) bool {
 	n := 0
-	for _, e := range g.Edges {
-		if e.To != b || e.From < 0 {
+	for _, k := range mf.predsOf(g)[b] {
+		e := g.Edges[k]
+		if e.From < 0 {
 			continue
 		}
 		n++
@@ -248,6 +255,7 @@ const labelReach = 256
 // statement at first, 0 when there is none (see addCaseLabels).
 func (m *Model) caseLabelAbove(first LineRef, start uint64, src []string, lt *lineinfo.Table, rs []fnRow, firstAt map[LineRef]uint64) int {
 	pp := m.preprocessed(first.File, src, lt)
+	tx := m.text(src)
 	label := 0
 	live := true // the line was compiled
 	// A frame per conditional the search is in, entered through its
@@ -258,7 +266,7 @@ func (m *Model) caseLabelAbove(first LineRef, start uint64, src []string, lt *li
 	}
 	var stack []frame
 	for l := first.Line - 1; l >= 1 && first.Line-l <= labelReach; l-- {
-		text := strings.TrimSpace(src[l-1])
+		text := tx.trim(l)
 		switch kind, _ := directive(text); kind {
 		case ppNone:
 		case ppEndif:
@@ -314,7 +322,7 @@ func (m *Model) caseLabelAbove(first LineRef, start uint64, src []string, lt *li
 		if a, ok := firstAt[LineRef{File: first.File, Line: l}]; ok && !evaluatedLater(rs, firstAt, first, l, start, a) || stopsLabel.MatchString(text) {
 			break
 		}
-		if isCaseLabel(text) {
+		if tx.isCaseLabel(l) {
 			label = l
 		} else if userLabel.MatchString(text) {
 			return 0 // GCC keeps the user's label for the block, not a case's

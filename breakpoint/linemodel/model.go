@@ -125,6 +125,15 @@ type Model struct {
 	// retMacros are, per source file, its macros that expand to a return
 	// statement (epilogue.go), read on first use.
 	retMacros map[string]map[string]bool
+	// texts index each source file's lines for the rules (index.go),
+	// keyed by the first line of the slice Inputs.Source returned.
+	texts map[*string]*srcText
+	// byFile holds index per file as a slice by line, and lastFile the
+	// last one asked (lineKey): a key is asked for every row of every
+	// block, and hashing the file's path each time was a tenth of the
+	// model's time.
+	byFile   map[string]*fileKeys
+	lastFile *fileKeys
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -149,6 +158,8 @@ type modelFunc struct {
 	// folded marks the lone jmps addCaseLabels made part of a label's
 	// block (dispatchPast): skipped as the jmps closing loops are.
 	folded map[int]bool
+	// preds are the arcs into each block (predsOf), made on first use.
+	preds [][]int32
 }
 
 // A fnRow is a statement row of one function as the model reads it: its
@@ -208,12 +219,17 @@ func isLambda(name string) bool { return lambdaBody.MatchString(name) }
 // lineKey returns the model's id of a line, adding it (and, when its file
 // is kept, an entry of Lines) on first sight as a line of function fi.
 func (m *Model) lineKey(ref LineRef, fi int) int32 {
+	fk := m.fileKeysOf(ref.File)
+	if ref.Line >= 0 && ref.Line < len(fk.keys) && fk.keys[ref.Line] > 0 {
+		return fk.keys[ref.Line] - 1
+	}
 	if k, ok := m.index[ref]; ok {
 		return k
 	}
 	k := int32(len(m.keys))
 	m.keys = append(m.keys, ref)
 	m.index[ref] = k
+	fk.note(ref.Line, k)
 	r := int32(-1)
 	if m.keepFile(ref.File) {
 		r = int32(len(m.Lines))
@@ -316,6 +332,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 			}
 		}
 	}
+	mf.preds = nil // read while the rules run only
 	m.funcs = append(m.funcs, mf)
 }
 
@@ -375,7 +392,7 @@ func (m *Model) funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, su
 			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
 		if source != nil {
-			rs = addCodeless(rs, source, sub.GCCO0)
+			rs = m.addCodeless(rs, source, sub.GCCO0)
 		}
 		var src []string
 		if source != nil && len(rs) > 0 {

@@ -259,7 +259,7 @@ func TestEmptyIf(t *testing.T) {
 		if tc.src[1] == "  x = 1;" {
 			coded[2] = true
 		}
-		if got := emptyIf(tc.src, 1, coded); got != tc.want {
+		if got := emptyIf(newSrcText(tc.src), 1, coded); got != tc.want {
 			t.Errorf("emptyIf(%q) = %v, want %v", tc.src, got, tc.want)
 		}
 	}
@@ -558,11 +558,11 @@ func TestInDeadIf(t *testing.T) {
 		"x = 1;",
 	}
 	coded := map[int]bool{6: true}
-	if emptyIf(src, 2, coded) {
+	if emptyIf(newSrcText(src), 2, coded) {
 		t.Errorf("emptyIf: the if inside a folded if is a statement")
 	}
 	src[0] = "if (p->big) {"
-	if !emptyIf(src, 2, coded) {
+	if !emptyIf(newSrcText(src), 2, coded) {
 		t.Errorf("emptyIf: the if inside an if that reads memory is no statement")
 	}
 }

@@ -1,0 +1,212 @@
+package linemodel
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/patchprof/patchprof/cfg"
+)
+
+// The indexes the rules read instead of scanning again: a source file's
+// lines (srcText), and the arcs into each block of a function (predEdges).
+
+// A srcText is one source file as the line model's rules read it: each
+// line trimmed, and its code text (codeText: comments and literals
+// blanked), each worked out once a run, on first use. The rules ask per
+// function, several of them over every line of it; an amalgamation is
+// thousands of functions in one file, which each rule read again. A line's code text depends on whether a block comment runs into
+// it; the one kept is the line's read from outside a comment, which is
+// what a rule's scan of a function gets on every line but those inside a
+// comment, whose reading from inside one is kept apart.
+type srcText struct {
+	src   []string
+	lines []lineText // per line, read on first use
+	// inside are the lines' code texts read from inside a block comment,
+	// which few lines are asked for.
+	inside map[int]codeRead
+}
+
+// A lineText is what srcText keeps of one line.
+type lineText struct {
+	trimmed string // strings.TrimSpace of the line
+	// code is codeText of the line read from outside a block comment,
+	// code[lo:hi] it trimmed.
+	code   string
+	lo, hi int32
+	flags  uint8
+}
+
+// lineText's flags.
+const (
+	lineTrimmed   = 1 << iota // trimmed is set
+	lineCoded                 // code, lo, hi and lineOpen are set
+	lineOpen                  // a block comment runs on past the line (read from outside one)
+	lineCaseRead              // lineCaseLabel is set
+	lineCaseLabel             // isCaseLabel of trimmed
+)
+
+// A codeRead is codeText of one line from inside a block comment.
+type codeRead struct {
+	code, trimmed string // codeText's result, and it trimmed
+	open          bool   // the comment runs on past the line
+}
+
+// newSrcText returns the index of the lines src, empty until read.
+func newSrcText(src []string) *srcText {
+	return &srcText{src: src, lines: make([]lineText, len(src))}
+}
+
+// text returns the index of src, a file's lines as Inputs.Source returned
+// them, made on first use. It is keyed by the slice's first line: the
+// source reader returns one slice per file, which every rule of every
+// function then reads through the one index. (A reader that returns a new
+// slice each time gets a new index each time, which is only slower.)
+func (m *Model) text(src []string) *srcText {
+	if len(src) == 0 {
+		return newSrcText(src)
+	}
+	if t, ok := m.texts[&src[0]]; ok && len(t.src) == len(src) {
+		return t
+	}
+	if m.texts == nil {
+		m.texts = make(map[*string]*srcText)
+	}
+	t := newSrcText(src)
+	m.texts[&src[0]] = t
+	return t
+}
+
+// trim returns line l (1-based) trimmed: strings.TrimSpace(src[l-1]).
+func (t *srcText) trim(l int) string {
+	x := &t.lines[l-1]
+	if x.flags&lineTrimmed == 0 {
+		x.trimmed = strings.TrimSpace(t.src[l-1])
+		x.flags |= lineTrimmed
+	}
+	return x.trimmed
+}
+
+// code returns codeText(src[l-1], comment) and it trimmed, and updates
+// comment as codeText does.
+func (t *srcText) code(l int, comment *bool) (text, trimmed string) {
+	if *comment {
+		r, ok := t.inside[l]
+		if !ok {
+			r.open = true
+			r.code = codeText(t.src[l-1], &r.open)
+			r.trimmed = strings.TrimSpace(r.code)
+			if t.inside == nil {
+				t.inside = make(map[int]codeRead)
+			}
+			t.inside[l] = r
+		}
+		*comment = r.open
+		return r.code, r.trimmed
+	}
+	x := &t.lines[l-1]
+	if x.flags&lineCoded == 0 {
+		c := false
+		x.code = codeText(t.src[l-1], &c)
+		// TrimSpace is a substring, after what TrimLeftFunc drops.
+		x.lo = int32(len(x.code) - len(strings.TrimLeftFunc(x.code, unicode.IsSpace)))
+		x.hi = x.lo + int32(len(strings.TrimSpace(x.code)))
+		x.flags |= lineCoded
+		if c {
+			x.flags |= lineOpen
+		}
+	}
+	*comment = x.flags&lineOpen != 0
+	return x.code, x.code[x.lo:x.hi]
+}
+
+// codeTrim is code's trimmed text alone.
+func (t *srcText) codeTrim(l int, comment *bool) string {
+	_, trimmed := t.code(l, comment)
+	return trimmed
+}
+
+// isCaseLabel returns isCaseLabel(trim(l)), read once.
+func (t *srcText) isCaseLabel(l int) bool {
+	x := &t.lines[l-1]
+	if x.flags&lineCaseRead == 0 {
+		x.flags |= lineCaseRead
+		if isCaseLabel(t.trim(l)) {
+			x.flags |= lineCaseLabel
+		}
+	}
+	return x.flags&lineCaseLabel != 0
+}
+
+// predEdges returns, per block of g, the indices of the edges into it
+// (the function's entry arc too), in edge order. A rule asking which arcs
+// enter a block reads that list instead of every edge of the function.
+func predEdges(g *cfg.Graph) [][]int32 {
+	ins := make([][]int32, len(g.Blocks))
+	for k, e := range g.Edges {
+		if e.To >= 0 {
+			ins[e.To] = append(ins[e.To], int32(k))
+		}
+	}
+	return ins
+}
+
+// predsOf returns predEdges of the function's graph g, made on first use.
+func (mf *modelFunc) predsOf(g *cfg.Graph) [][]int32 {
+	if mf.preds == nil {
+		mf.preds = predEdges(g)
+	}
+	return mf.preds
+}
+
+// mergeEdges returns the edge indices of a and b (each in order, none in
+// both) in order.
+func mergeEdges(a, b []int32) []int32 {
+	out := make([]int32, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// fileKeys are the model keys of one file's lines: keys[line] is the key
+// plus one, 0 for a line with none yet.
+type fileKeys struct {
+	file string
+	keys []int32
+}
+
+// maxDenseLine bounds the lines fileKeys holds by line; a row's line
+// above it (a broken line table) is only in Model.index.
+const maxDenseLine = 1 << 22
+
+// note records key k of line l.
+func (fk *fileKeys) note(l int, k int32) {
+	if l < 0 || l >= maxDenseLine {
+		return
+	}
+	if l >= len(fk.keys) {
+		fk.keys = append(fk.keys, make([]int32, l+1-len(fk.keys))...)
+	}
+	fk.keys[l] = k + 1
+}
+
+// fileKeysOf returns the fileKeys of file, made on first use.
+func (m *Model) fileKeysOf(file string) *fileKeys {
+	if fk := m.lastFile; fk != nil && fk.file == file {
+		return fk
+	}
+	fk, ok := m.byFile[file]
+	if !ok {
+		if m.byFile == nil {
+			m.byFile = make(map[string]*fileKeys)
+		}
+		fk = &fileKeys{file: file}
+		m.byFile[file] = fk
+	}
+	m.lastFile = fk
+	return fk
+}
