@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -79,12 +78,17 @@ func writeMetrics(w io.Writer, p *profile.Profile, o metricsOptions) {
 		m.family("process_cpu_seconds_total", "counter", "Total user and system CPU time patchprof spent, in seconds.")
 		fmt.Fprintf(w, "process_cpu_seconds_total %g\n", cpu)
 	}
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
+	// runtime.ReadMemStats, not runtime/metrics: the latter's package
+	// initialization, paid by every patchprof run whether it serves or
+	// not, costs more than the short stop of the world a scrape takes
+	// here (issue 28). Sys and HeapAlloc are the fields the Prometheus Go
+	// client reports under these names.
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
 	m.family("go_memstats_sys_bytes", "gauge", "Bytes of memory patchprof obtained from the system.")
-	m.sample("go_memstats_sys_bytes", s[0].Value.Uint64())
+	m.sample("go_memstats_sys_bytes", ms.Sys)
 	m.family("go_memstats_heap_alloc_bytes", "gauge", "Bytes of patchprof's heap objects in use.")
-	m.sample("go_memstats_heap_alloc_bytes", s[1].Value.Uint64())
+	m.sample("go_memstats_heap_alloc_bytes", ms.HeapAlloc)
 	m.family("go_goroutines", "gauge", "Goroutines of patchprof.")
 	m.sample("go_goroutines", uint64(runtime.NumGoroutine()))
 }
