@@ -391,7 +391,8 @@ func (p *Profile) prepare() error {
 
 // writeIndented writes p as json.MarshalIndent(p, "", "  ") and a newline,
 // field by field in the struct's order and with its tags, and the lists of
-// objects element by element.
+// objects element by element, each marshalled compact and indented by
+// appendIndented.
 func writeIndented(w *bufio.Writer, p *Profile) error {
 	v := reflect.ValueOf(p).Elem()
 	t := v.Type()
@@ -420,16 +421,18 @@ func writeIndented(w *bufio.Writer, p *Profile) error {
 			continue
 		}
 		w.WriteByte('[')
+		var buf []byte
 		for j := range f.Len() {
 			if j > 0 {
 				w.WriteByte(',')
 			}
 			w.WriteString("\n    ")
-			b, err := json.MarshalIndent(f.Index(j).Interface(), "    ", "  ")
+			b, err := json.Marshal(f.Index(j).Interface())
 			if err != nil {
 				return fmt.Errorf("encode profile: %s[%d]: %w", name, j, err)
 			}
-			if _, err := w.Write(b); err != nil {
+			buf = appendIndented(buf[:0], b, "    ")
+			if _, err := w.Write(buf); err != nil {
 				return err
 			}
 		}
