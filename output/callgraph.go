@@ -20,8 +20,8 @@ import (
 const UnknownCallers = "<callers unknown: indirect or uncounted>"
 
 // IndirectCallee is how the reports name the callee of a
-// profile.ArcIndirect arc: a call through a pointer, whose targets were
-// not recorded.
+// profile.ArcIndirect arc without one: the calls through a pointer whose
+// targets are not known.
 const IndirectCallee = "<indirect>"
 
 // A funcID is a counted function: its module and entry address.
@@ -40,7 +40,7 @@ func callerName(a profile.Arc) string {
 
 // calleeName is the name an arc's callee is shown under.
 func calleeName(a profile.Arc) string {
-	if a.Kind == profile.ArcIndirect {
+	if a.Callee == "" {
 		return IndirectCallee
 	}
 	return a.Callee
@@ -103,7 +103,11 @@ func kindNote(g graphRow) string {
 	case profile.ArcTail:
 		parts = append(parts, "tail call: a jump, returns to the caller's caller")
 	case profile.ArcIndirect:
-		parts = append(parts, "through a pointer: callees not recorded")
+		if g.name == IndirectCallee {
+			parts = append(parts, "through a pointer: callees not known")
+		} else {
+			parts = append(parts, "through a pointer")
+		}
 	}
 	if g.sites > 1 && g.kind != profile.ArcUnknown {
 		parts = append(parts, strconv.Itoa(g.sites)+" call sites")
@@ -156,7 +160,7 @@ func (r *report) callGraph(funcs []profile.Function) {
 			continue
 		}
 		if wrote {
-			r.line(strings.Repeat("-", 40))
+			r.line(strings.Repeat("=", 40)) // not dashes: a row of them closes a group of instances
 		}
 		wrote = true
 		for _, g := range r.graphRows(callers, callerName) {

@@ -163,7 +163,7 @@
 // with its site and how it calls (through the PLT, a tail call, through a
 // pointer); the calls no counted site accounts for come from
 // UnknownCallers, an indirect site's go to IndirectCallee. Functions are
-// separated by a row of dashes; --top keeps the first N.
+// separated by a row of equals signs; --top keeps the first N.
 //
 // # Notes
 //
