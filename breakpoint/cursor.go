@@ -32,6 +32,7 @@ type Cursor struct {
 	last  map[int32]int32 // function index -> last line site, the fallback
 	blk   map[int32]int32 // function index -> last block, the fallback
 	pre   preBlock        // the last block of a Go stack check, before its entry site
+	ind   indirectCall    // the indirect call the last trap began (indirect.go)
 }
 
 type activation struct {
@@ -54,7 +55,7 @@ const maxDepth = 1 << 20
 // Clone returns an independent copy, for a forked child that continues from its
 // parent's position.
 func (c *Cursor) Clone() Cursor {
-	n := Cursor{last: make(map[int32]int32, len(c.last)), pre: c.pre}
+	n := Cursor{last: make(map[int32]int32, len(c.last)), pre: c.pre, ind: c.ind}
 	for k, v := range c.last {
 		n.last[k] = v
 	}
@@ -92,6 +93,11 @@ type Undo struct {
 	// Table.entryJump), reopened by Unhit.
 	replaced    activation
 	hadReplaced bool
+	// ind is the cursor's pending indirect call before the hit; indArc
+	// the indirect call's callee the hit counted, with indCounted.
+	ind        indirectCall
+	indArc     IndirectArc
+	indCounted bool
 }
 
 // Hit counts one trap at site i by the thread whose cursor is c and whose stack
@@ -101,6 +107,9 @@ func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 	u := Undo{site: int32(i)}
 	fn := t.fn[i]
 	entry := t.flags[i]&flagEntry != 0
+	if t.indirect != nil {
+		t.hitIndirect(c, i, sp, entry, &u)
+	}
 	block := t.flags[i]&uint8(KindBlock) != 0 && t.blk != nil
 	jump := int32(-1)
 	if entry {
@@ -160,6 +169,9 @@ func (t *Table) Hit(c *Cursor, i int, sp uint64) Undo {
 func (t *Table) Unhit(c *Cursor, u Undo) {
 	i := int(u.site)
 	t.cnt.Hits[i]--
+	if t.indirect != nil {
+		t.unhitIndirect(c, u)
+	}
 	if u.blk {
 		t.unhitBlock(c, u)
 	}

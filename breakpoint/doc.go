@@ -57,6 +57,8 @@
 //	plant.go        Plant, Restore, RestoreIn, Unplant page by page;
 //	                ArmIn and DisarmIn of one site in one address space
 //	cursor.go       Cursor, Hit, Unhit: per-activation state, line entries
+//	indirect.go     SetIndirectCalls, IndirectArc: the callee an indirect
+//	                call entered, seen at its entry under the trap engines
 //	blocks.go       FuncGraph, SetBlocks: the flow graphs in table-wide
 //	                numbering, block and edge counting on a hit
 //	plan.go         PlanOptions, Plan, NewPlan: choosing the sites (function

@@ -2,6 +2,7 @@ package breakpoint
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 )
@@ -112,6 +113,9 @@ type Counts struct {
 	// block along none of its edges: for a function's first block, its
 	// entries; for any other, arrivals the cursor could not attribute.
 	BlockArrivals []uint64
+	// Indirect counts the functions indirect calls entered, by call
+	// (SetIndirectCalls); nil when they are not counted.
+	Indirect map[IndirectArc]uint64
 }
 
 // Clone returns a copy of c that shares no memory with it.
@@ -122,6 +126,7 @@ func (c *Counts) Clone() *Counts {
 		EdgeCounts:    slices.Clone(c.EdgeCounts),
 		ArcHits:       slices.Clone(c.ArcHits),
 		BlockArrivals: slices.Clone(c.BlockArrivals),
+		Indirect:      maps.Clone(c.Indirect),
 	}
 }
 
@@ -152,10 +157,11 @@ type Table struct {
 	// and AddArcHits; readers take a copy (Counts).
 	cnt *Counts
 
-	siteBlock []int32      // per site: table-wide block index, -1; nil without blocks
-	resume    map[int]bool // the Resume sites, nil if none
-	blk       *blockGraph  // the flow graphs of the block-counted functions
-	jump      *jumpInfo    // the in-process engine's plan (PlanJumps), nil without
+	siteBlock []int32         // per site: table-wide block index, -1; nil without blocks
+	resume    map[int]bool    // the Resume sites, nil if none
+	blk       *blockGraph     // the flow graphs of the block-counted functions
+	jump      *jumpInfo       // the in-process engine's plan (PlanJumps), nil without
+	indirect  map[int32]int64 // blocks ending in an indirect call (SetIndirectCalls)
 
 	bias uint64 // runtime address = link-time address + bias
 }

@@ -32,8 +32,8 @@ const (
 // counts as the self cost, and the call arcs it makes (cfn=, calls=) at
 // their call sites' lines. Positions are source lines. The arcs' inclusive
 // cost is 0: patchprof counts calls, not what each call costs. Arcs
-// without a known callee (a call through a pointer) and the calls of
-// unknown callers are not written: the format has no place for them.
+// without a known callee (calls through a pointer whose targets are not
+// known) and the calls of unknown callers are not written: the format has no place for them.
 // The output depends only on p.
 func WriteCallgrind(w io.Writer, p *profile.Profile) error {
 	if p == nil {
@@ -128,7 +128,7 @@ func (c *callgrind) functions() []*cgFunc {
 		}
 	}
 	for _, a := range p.Arcs {
-		if a.Kind != profile.ArcUnknown && a.Kind != profile.ArcIndirect {
+		if a.Kind != profile.ArcUnknown && a.Callee != "" {
 			g := get(a.Module, a.Caller)
 			g.arcs = append(g.arcs, a)
 		}

@@ -22,12 +22,12 @@ const PprofUnknownCallers = "[callers unknown: indirect or uncounted]"
 // so that `go tool pprof -peek`, -traces and the graph views show who
 // calls whom. A function's samples add up to its calls: the arcs of its
 // counted call sites, then the rest under a caller named UnknownCallers.
-// An indirect site's calls are among its callees' unknown callers, so
-// they have no sample of their own.
+// The calls of an indirect site whose callees are not known are among
+// their callees' unknown callers, so they have no sample of their own.
 func (b *pprofBuilder) addArcCalls() error {
 	p := b.p
 	arcs := slices.DeleteFunc(slices.Clone(p.Arcs), func(a profile.Arc) bool {
-		return a.Kind == profile.ArcIndirect || a.Count == 0
+		return a.Callee == "" || a.Count == 0
 	})
 	for _, a := range arcs {
 		if a.Count > math.MaxInt64 {

@@ -20,8 +20,10 @@ const (
 	// own caller.
 	ArcTail = "tail"
 	// ArcIndirect is a call (or a jump that leaves the function) through
-	// a register or memory: Count is how often the site ran, and Callee
-	// is empty, for the site's targets are not recorded.
+	// a register or memory. With a Callee, Count is how often the site
+	// entered it, as the trap engines see at the callee's entry; without,
+	// it is the site's other calls, whose targets are not known (all of
+	// them under the in-process engine).
 	ArcIndirect = "indirect"
 	// ArcUnknown is the rest of a function's entries that no counted
 	// call site accounts for: calls through pointers, calls from code
@@ -45,8 +47,8 @@ type Arc struct {
 	// knows it.
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
-	// Callee is the symbol name of the function called; "" for an
-	// ArcIndirect site.
+	// Callee is the symbol name of the function called; "" for the calls
+	// of an ArcIndirect site whose targets are not known.
 	Callee string `json:"callee,omitempty"`
 	// CalleeAddress is the callee's link-time entry address in
 	// CalleeModule; 0 when the callee lies outside the counted modules
@@ -102,8 +104,8 @@ func (p *Profile) validateArcs(modules map[string]bool) error {
 				return badField(field, "a %s arc needs a caller and a callee", a.Kind)
 			}
 		case ArcIndirect:
-			if a.Caller == "" || a.Callee != "" {
-				return badField(field, "an indirect arc has a caller and no callee")
+			if a.Caller == "" || (a.Callee == "" && (a.CalleeAddress != 0 || a.Outside)) {
+				return badField(field, "an indirect arc has a caller, and a callee only with its name")
 			}
 		case ArcUnknown:
 			if a.Caller != "" || a.Site != 0 || a.Callee == "" || a.Outside {

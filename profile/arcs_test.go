@@ -57,7 +57,7 @@ func TestArcsValidate(t *testing.T) {
 		{"callee module", "arcs[0].callee_module", func(p *Profile) { p.Arcs[0].CalleeModule = "/lib.so" }},
 		{"no caller", "arcs[0]", func(p *Profile) { p.Arcs[0].Caller = "" }},
 		{"no callee", "arcs[0]", func(p *Profile) { p.Arcs[0].Callee = "" }},
-		{"indirect callee", "arcs[1]", func(p *Profile) { p.Arcs[1].Callee = "f" }},
+		{"indirect address", "arcs[1]", func(p *Profile) { p.Arcs[1].CalleeAddress = 0x30 }},
 		{"unknown caller", "arcs[4]", func(p *Profile) { p.Arcs[4].Caller = "main" }},
 		{"line without file", "arcs[0].line", func(p *Profile) { p.Arcs[0].File = "" }},
 		{"outside with address", "arcs[2].outside", func(p *Profile) { p.Arcs[2].CalleeAddress = 0x99 }},

@@ -1,6 +1,8 @@
 package profiler
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -54,6 +56,10 @@ func addArcs(p *profile.Profile, m *module, name string) {
 			}
 		}
 	}
+	entered := map[int32][]breakpoint.IndirectArc{} // by block
+	for ia := range c.Indirect {
+		entered[ia.Block] = append(entered[ia.Block], ia)
+	}
 	for _, fg := range plan.Graphs {
 		caller := plan.Funcs[fg.Func].Name
 		g := fg.Graph
@@ -72,7 +78,7 @@ func addArcs(p *profile.Profile, m *module, name string) {
 			switch b.Term {
 			case cfg.TermCall, cfg.TermNoReturn:
 				if a, ok := m.callArc(site, b, count); ok {
-					add(a)
+					add(m.indirectArcs(a, fg.FirstBlock+int32(k), entered)...)
 				}
 			case cfg.TermTailCall, cfg.TermCond:
 				add(m.tailArcs(site, fg, k, count)...)
@@ -101,6 +107,36 @@ func (m *module) callArc(site profile.Arc, b cfg.Block, count uint64) (profile.A
 		return site, true
 	}
 	return m.resolve(site, uint64(int64(b.End)+int64(rel)), profile.ArcDirect)
+}
+
+// indirectArcs returns the arcs of call arc a, which ends table-wide block
+// gb: a itself when it is not an indirect call; else one arc per function
+// its callees' entries showed it entered (entered: the counted
+// breakpoint.IndirectArc of each block, under the trap engines), and the
+// rest of its calls, whose callees are not known, without a callee.
+func (m *module) indirectArcs(a profile.Arc, gb int32, entered map[int32][]breakpoint.IndirectArc) []profile.Arc {
+	if a.Kind != profile.ArcIndirect || len(entered[gb]) == 0 {
+		return []profile.Arc{a}
+	}
+	var out []profile.Arc
+	known := uint64(0)
+	for _, ia := range entered[gb] {
+		n := m.counts.Indirect[ia]
+		if n == 0 || ia.Callee < 0 || int(ia.Callee) >= len(m.plan.Funcs) {
+			continue
+		}
+		f := m.plan.Funcs[ia.Callee]
+		b := a
+		b.Callee, b.CalleeAddress, b.CalleeModule, b.Count = f.Name, profile.Address(f.Addr), a.Module, n
+		out = append(out, b)
+		known += n
+	}
+	slices.SortFunc(out, func(x, y profile.Arc) int { return cmp.Compare(x.CalleeAddress, y.CalleeAddress) })
+	if a.Count > known {
+		a.Count -= known
+		out = append(out, a)
+	}
+	return out
 }
 
 // tailArcs returns the tail calls that leave the function of fg from its
@@ -197,4 +233,80 @@ func bindImports(p *profile.Profile) {
 			a.Outside, a.CalleeModule, a.CalleeAddress = false, d.module, d.addr
 		}
 	}
+}
+
+// countIndirect asks module m's table to count which function each of its
+// indirect calls enters (breakpoint.Table.SetIndirectCalls): only under
+// the trap engines, where every block start and function entry traps,
+// and only for the calls whose block changes the stack pointer before
+// them in a way the code says (push, pop, add or sub of a constant).
+func (m *module) countIndirect() {
+	plan := m.plan
+	delta := map[int32]int64{}
+	for _, fg := range plan.Graphs {
+		for k, b := range fg.Graph.Blocks {
+			if b.Term != cfg.TermCall && b.Term != cfg.TermNoReturn {
+				continue
+			}
+			if d, ok := m.indirectCallDelta(b); ok {
+				delta[fg.FirstBlock+int32(k)] = d
+			}
+		}
+	}
+	if len(delta) > 0 {
+		plan.Table.SetIndirectCalls(delta)
+	}
+}
+
+// indirectCallDelta returns, for block b ending in an indirect call, how
+// its instructions before the call move the stack pointer; false when b
+// ends otherwise or an instruction moves it in another way.
+func (m *module) indirectCallDelta(b cfg.Block) (int64, bool) {
+	var d int64
+	for pc := b.Start; pc < b.End; {
+		code, ok := m.sym.Code(pc, int(b.End-pc))
+		if !ok {
+			return 0, false
+		}
+		inst, err := symtab.DecodeInst(code)
+		if err != nil || inst.Len == 0 {
+			return 0, false
+		}
+		if pc == b.Last {
+			_, direct := inst.Args[0].(x86asm.Rel)
+			return d, inst.Op == x86asm.CALL && !direct
+		}
+		pc += uint64(inst.Len)
+		dst, _ := inst.Args[0].(x86asm.Reg)
+		switch {
+		case inst.Op == x86asm.PUSH && inst.DataSize == 64:
+			d -= 8
+		case inst.Op == x86asm.POP && inst.DataSize == 64 && dst != x86asm.RSP:
+			d += 8
+		case (inst.Op == x86asm.SUB || inst.Op == x86asm.ADD) && dst == x86asm.RSP:
+			imm, ok := inst.Args[1].(x86asm.Imm)
+			if !ok {
+				return 0, false
+			}
+			if inst.Op == x86asm.SUB {
+				imm = -imm
+			}
+			d += int64(imm)
+		case dst == x86asm.RSP || writesRSP(inst.Op):
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// writesRSP reports whether op moves the stack pointer without naming it
+// as its first operand (besides push and pop, which indirectCallDelta
+// follows).
+func writesRSP(op x86asm.Op) bool {
+	switch op {
+	case x86asm.PUSH, x86asm.POP, x86asm.PUSHF, x86asm.PUSHFQ, x86asm.POPF, x86asm.POPFQ, x86asm.ENTER, x86asm.LEAVE,
+		x86asm.CALL, x86asm.RET, x86asm.SYSCALL, x86asm.INT:
+		return true
+	}
+	return false
 }

@@ -189,6 +189,9 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 		kind = profile.ModuleExecutable
 	}
 	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted, callee: popt.CalleeName}
+	if s.calls && !s.jump && counted {
+		m.countIndirect()
+	}
 	m.jumps = plan.Jumps
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr, MaySetGS: maySetGS(path, sym)}
 	if len(notify) > 0 {

@@ -163,6 +163,9 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 		mode = profile.ModeFuncs
 	}
 	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher, callee: popt.CalleeName}
+	if sel.calls && !sel.jump {
+		root.countIndirect()
+	}
 	root.jumps = plan.Jumps
 	return &Profiler{
 		cfg: cfg, target: t, sel: sel, launcher: launcher, pending: pending, mode: mode,

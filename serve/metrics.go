@@ -124,7 +124,7 @@ func writeCallMetrics(m *expo, p *profile.Profile, top int) {
 		switch {
 		case a.Kind == profile.ArcUnknown:
 			k.caller, k.callerModule = "<callers unknown: indirect or uncounted>", ""
-		case a.Kind == profile.ArcIndirect:
+		case a.Callee == "":
 			k.callee, k.calleeModule = "<indirect>", ""
 		case a.Outside:
 			k.calleeModule = ""

@@ -30,6 +30,9 @@ __attribute__((noipa)) static int cmp(const void *a, const void *b)
 }
 
 int (*volatile fp)(int) = viaptr;
+/* A call through a pointer into the C library, which calls back into the
+ * program deeper on the stack: cmp's caller is not the pointer's site. */
+void (*volatile sorter)(void *, size_t, size_t, int (*)(const void *, const void *)) = qsort;
 
 int main(void)
 {
@@ -46,6 +49,7 @@ int main(void)
 	for (int i = 0; i < 2; i++)
 		s += tailer(i); /* site:tailer */
 	qsort(v, 6, sizeof v[0], cmp); /* site:qsort */
+	sorter(v, 6, sizeof v[0], cmp); /* site:sorter */
 	puts("callgraph"); /* site:puts */
 	printf("sum %d cmp %d\n", s, cmp_calls);
 	return 0;

@@ -1,0 +1,68 @@
+package breakpoint
+
+// Indirect calls (--calls under the trap engines): which function a call
+// through a register or memory entered. A block ends at its call, and
+// every block start and function entry traps, so the next trap of the
+// thread in the same table after the call's block is the callee's entry,
+// when the callee is in this table and its stack pointer is the call's
+// less the return address: the same stack pointer rules out a signal
+// handler, or code outside the table calling back in (a qsort
+// comparator), which run deeper. Under the in-process engine most blocks
+// run without a trap, so a trap's predecessor is not known: it does not
+// set IndirectCalls.
+
+// An IndirectArc is an indirect call's block and the function it entered.
+type IndirectArc struct {
+	Block  int32 // table-wide index of the block ending in the call
+	Callee int32 // the function entered, as the site's function index
+}
+
+// indirectCall is a cursor's pending indirect call: the block that ends in
+// it (plus one; 0 when none) and the stack pointer its callee's entry has.
+type indirectCall struct {
+	block int32
+	sp    uint64
+}
+
+// SetIndirectCalls gives t the blocks that end in an indirect call, each
+// with the change of the stack pointer from the block's start to the call
+// (pushes and pops before it), and allocates Counts.Indirect. Call it
+// after SetBlocks, before the first Hit, and only when every block start
+// and function entry of t traps (the classic and xol engines).
+func (t *Table) SetIndirectCalls(delta map[int32]int64) {
+	t.indirect = delta
+	t.cnt.Indirect = make(map[IndirectArc]uint64)
+}
+
+// hitIndirect counts, at the trap at site i with stack pointer sp, the
+// callee of the indirect call the cursor's previous trap began, and notes
+// a new one when site i starts a block ending in one. The undo records
+// both.
+func (t *Table) hitIndirect(c *Cursor, i int, sp uint64, entry bool, u *Undo) {
+	u.ind = c.ind
+	pending := c.ind
+	c.ind = indirectCall{}
+	if entry && pending.block > 0 && pending.sp == sp {
+		k := IndirectArc{Block: pending.block - 1, Callee: t.fn[i]}
+		t.cnt.Indirect[k]++
+		u.indCounted, u.indArc = true, k
+	}
+	if t.flags[i]&uint8(KindBlock) == 0 || t.siteBlock == nil {
+		return
+	}
+	gb := t.siteBlock[i]
+	if d, ok := t.indirect[gb]; ok {
+		c.ind = indirectCall{block: gb + 1, sp: uint64(int64(sp)+d) - 8}
+	}
+}
+
+// unhitIndirect reverses hitIndirect.
+func (t *Table) unhitIndirect(c *Cursor, u Undo) {
+	if u.indCounted {
+		t.cnt.Indirect[u.indArc]--
+		if t.cnt.Indirect[u.indArc] == 0 {
+			delete(t.cnt.Indirect, u.indArc)
+		}
+	}
+	c.ind = u.ind
+}
