@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -101,11 +102,16 @@ func readRegular(name string, max int64) ([]byte, error) {
 	if err := checkRegular(name, st, max); err != nil {
 		return nil, err
 	}
-	// A file that grows while it is read stops at max+1 bytes.
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
+	// A file that grows while it is read stops at max+1 bytes. The
+	// buffer starts at the file's size (and room for the read that sees
+	// its end): io.ReadAll's doubling from 512 bytes copied and cleared an
+	// amalgamation's 9 MB several times over.
+	var buf bytes.Buffer
+	buf.Grow(int(min(st.Size(), max)) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, max+1)); err != nil {
 		return nil, err
 	}
+	data := buf.Bytes()
 	if int64(len(data)) > max {
 		return nil, tooLarge(name, max)
 	}
