@@ -11,13 +11,14 @@ import (
 // lines (srcText), and the arcs into each block of a function (predEdges).
 
 // A srcText is one source file as the line model's rules read it: each
-// line trimmed, and its code text (codeText: comments and literals
-// blanked), each worked out once a run, on first use. The rules ask per
-// function, several of them over every line of it; an amalgamation is
-// thousands of functions in one file, which each rule read again. A line's code text depends on whether a block comment runs into
-// it; the one kept is the line's read from outside a comment, which is
-// what a rule's scan of a function gets on every line but those inside a
-// comment, whose reading from inside one is kept apart.
+// line's code text (codeText: comments and literals blanked) and whether
+// it is a case label, each worked out once a run, on first use. The rules
+// ask per function, several of them over every line of it, and an
+// amalgamation is thousands of functions in one file, which each rule
+// read again. A line's code text depends on whether a block comment runs
+// into it: the reading from outside one, which a scan of a function gets
+// on all its lines but those in a comment, is kept per line; the reading
+// from inside one is kept apart.
 type srcText struct {
 	src   []string
 	lines []lineText // per line, read on first use
@@ -28,7 +29,6 @@ type srcText struct {
 
 // A lineText is what srcText keeps of one line.
 type lineText struct {
-	trimmed string // strings.TrimSpace of the line
 	// code is codeText of the line read from outside a block comment,
 	// code[lo:hi] it trimmed.
 	code   string
@@ -38,11 +38,10 @@ type lineText struct {
 
 // lineText's flags.
 const (
-	lineTrimmed   = 1 << iota // trimmed is set
-	lineCoded                 // code, lo, hi and lineOpen are set
+	lineCoded     = 1 << iota // code, lo, hi and lineOpen are set
 	lineOpen                  // a block comment runs on past the line (read from outside one)
 	lineCaseRead              // lineCaseLabel is set
-	lineCaseLabel             // isCaseLabel of trimmed
+	lineCaseLabel             // isCaseLabel of the line trimmed
 )
 
 // A codeRead is codeText of one line from inside a block comment.
@@ -76,15 +75,9 @@ func (m *Model) text(src []string) *srcText {
 	return t
 }
 
-// trim returns line l (1-based) trimmed: strings.TrimSpace(src[l-1]).
-func (t *srcText) trim(l int) string {
-	x := &t.lines[l-1]
-	if x.flags&lineTrimmed == 0 {
-		x.trimmed = strings.TrimSpace(t.src[l-1])
-		x.flags |= lineTrimmed
-	}
-	return x.trimmed
-}
+// trim returns line l (1-based) trimmed: strings.TrimSpace(src[l-1]), a
+// substring, not kept (it costs no copy).
+func (t *srcText) trim(l int) string { return strings.TrimSpace(t.src[l-1]) }
 
 // code returns codeText(src[l-1], comment) and it trimmed, and updates
 // comment as codeText does.

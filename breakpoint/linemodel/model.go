@@ -195,6 +195,9 @@ func Build(in Inputs) *Model {
 			m.modelLines(in.Sym, in.Rows, fg.Func, gi, sub, in.Source)
 		}
 	}
+	// The indexes serve the rules only: the run that follows needs not
+	// hold them (an amalgamation's are tens of megabytes).
+	m.texts, m.byFile, m.lastFile = nil, nil, nil
 	return m
 }
 
