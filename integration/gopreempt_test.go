@@ -49,7 +49,7 @@ func TestAttachGoPreempted(t *testing.T) {
 		}
 		select {
 		case <-exited:
-			t.Fatalf("attach %d (%s): the target died\n%s", k, mode, res)
+			t.Fatalf("attach %d (%s): the target died: %v\n%s", k, mode, cmd.Wait(), res)
 		default:
 		}
 		if mode == "--funcs" {
