@@ -42,10 +42,16 @@ func (t *Table) hitIndirect(c *Cursor, i int, sp uint64, entry bool, u *Undo) {
 	u.ind = c.ind
 	pending := c.ind
 	c.ind = indirectCall{}
-	if entry && pending.block > 0 && pending.sp == sp {
+	switch {
+	case entry && pending.block > 0 && pending.sp == sp:
 		k := IndirectArc{Block: pending.block - 1, Callee: t.fn[i]}
 		t.cnt.Indirect[k]++
 		u.indCounted, u.indArc = true, k
+	case pending.block > 0 && pending.sp == sp && t.isPre(i):
+		// Go's stack check runs before the entry site, at the
+		// entry's stack pointer: the call is still on its way.
+		c.ind = pending
+		return
 	}
 	if t.flags[i]&uint8(KindBlock) == 0 || t.siteBlock == nil {
 		return
@@ -54,6 +60,15 @@ func (t *Table) hitIndirect(c *Cursor, i int, sp uint64, entry bool, u *Undo) {
 	if d, ok := t.indirect[gb]; ok {
 		c.ind = indirectCall{block: gb + 1, sp: uint64(int64(sp)+d) - 8}
 	}
+}
+
+// isPre reports whether site i starts a block of Go's stack check, which
+// runs before its function's entry site.
+func (t *Table) isPre(i int) bool {
+	if t.blk == nil || t.siteBlock == nil || t.flags[i]&uint8(KindBlock) == 0 {
+		return false
+	}
+	return t.blk.flags[t.siteBlock[i]]&blockPre != 0
 }
 
 // unhitIndirect reverses hitIndirect.

@@ -49,3 +49,22 @@ func TestIndirectCalls(t *testing.T) {
 		t.Errorf("Counts copy: %d, want 2", got)
 	}
 }
+
+// TestIndirectCallsGoCheck checks an indirect call into a Go function:
+// its stack check (goish's first block) runs before its entry site, at
+// the entry's stack pointer, and does not end the call.
+func TestIndirectCallsGoCheck(t *testing.T) {
+	tab := blockTable(t)
+	tab.SetIndirectCalls(map[int32]int64{0: 0})
+	check, _ := tab.Index(0x2000)
+	entry, _ := tab.Index(0x2006)
+	call, _ := tab.Index(0x1000)
+	var c Cursor
+	const sp = 0x7ff000
+	tab.Hit(&c, call, sp)
+	tab.Hit(&c, check, sp-8)
+	tab.Hit(&c, entry, sp-8)
+	if n := tab.cnt.Indirect[IndirectArc{Block: 0, Callee: 1}]; n != 1 {
+		t.Errorf("goish entered through its stack check: %d, want 1 (%v)", n, tab.cnt.Indirect)
+	}
+}
