@@ -62,6 +62,13 @@ var shapes = []shape{
 	{src: "realworld.c", markers: map[string]int64{
 		"ZCAT_MODE": 1, "SWAP": 17, "SLASH_BREAK": 5, "NUMBER_DEFAULT": 3, "ARMS_HEAD": 15, "DIST_HEAD": 19,
 	}},
+	// unc over -2..4 (7 calls); inner's 6 calls with v != 0 enter its
+	// if, and the copy of its clobbers on the first return's line takes
+	// the 2 returns of `return 3;`; tail's copy takes the else's 3
+	// returns (st 0, 1, 2).
+	{src: "scopes.c", markers: map[string]int64{
+		"EARLY_RETURN": 7, "INNER_RETURN": 8, "TAIL_RETURN": 10, "BOTH_RETURN": 7,
+	}},
 	{src: "arcs.c", markers: map[string]int64{
 		"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150,
 		"CLASSIFY_SWITCH": 70, "SHARED_ZERO": 10, "SHARED_TWO": 10, "ONLY_1004": 5, "CLASSIFY_DEFAULT": 10,
@@ -447,6 +454,9 @@ var gcovTextDiffs = map[string]map[int]string{
 		181: "an if inside a macro (PULLBYTE): gcov lists GCC's true arc first, which patchprof reads from the " +
 			"condition's source text, not written on the line",
 	},
+	"scopes.c": {25: "a conditional expression's first test (`err == 0 ? 7 :`): gcov lists the arc to the second " +
+		"arm (its false arc, its fallthrough) first, patchprof the arc to the first arm; the branch order of a " +
+		"conditional operator is not modelled"},
 	"arcs.c": {31: "a switch in two clusters: gcov lists one arc per case, patchprof the compares that choose a cluster " +
 		"and the bounds checks before its two jump tables; one of those compares never runs one way, so the line also has '*'"},
 }

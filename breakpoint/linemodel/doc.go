@@ -40,6 +40,8 @@
 //	loops.go      the latch of a loop with no condition
 //	finally.go    the copies of a scope's clobbers, one per destination of
 //	              the jumps leaving it
+//	fallthru.go   whether a scope's end falls through, from its last
+//	              statement
 //	locals.go     the locals whose scope ends with clobbers
 //	emptycases.go cases whose statements compile to nothing, counted as a
 //	              group

@@ -283,12 +283,7 @@ func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(i
 			continue
 		}
 		e := &scopeExits{dests: map[string][]int{}}
-		last := ""
 		for l := s.open + 1; l < s.close; l++ {
-			t := at(l)
-			if t != "" && t != "}" {
-				last = t
-			}
 			m := jumpAt(l)
 			if m == nil {
 				continue
@@ -303,7 +298,7 @@ func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(i
 			e.dests[d] = append(e.dests[d], l)
 		}
 		n := len(e.order)
-		if !exitJump.MatchString(last) || s.kind == "loop" {
+		if s.kind == "loop" || endFallsThrough(at, s.open, s.close) {
 			n++ // its end falls through
 		}
 		if n >= 2 {
