@@ -10,6 +10,27 @@ import (
 // or `while (1)`, with the body's opening brace or not.
 var foreverLoop = lazyRE(`^(for\s*\(\s*;\s*;\s*\)|while\s*\(\s*(1|true)\s*(/\*.*?\*/\s*)?\))\s*(\{)?\s*(/\*.*|//.*)?$`)
 
+// namedLoop matches the header of a while loop whose condition is one
+// name, as foreverLoop's groups: `while (True)`, a macro for a constant
+// that GCC folds (genericize_c_loop drops a condition integer_nonzerop
+// holds), leaving a loop with no condition, or a variable, tested on the
+// header's line.
+var namedLoop = lazyRE(`^(while\s*\(\s*([A-Za-z_]\w*)\s*(/\*.*?\*/\s*)?\))\s*(\{)?\s*(/\*.*|//.*)?$`)
+
+// tested returns the lines of file that hold a conditional jump's test:
+// the last line of each block ending in one.
+func (m *Model) tested(g *cfg.Graph, mf *modelFunc, file string) map[int]bool {
+	out := make(map[int]bool)
+	for b, bl := range g.Blocks {
+		if ls := mf.blocks[b]; bl.Term == cfg.TermCond && len(ls) > 0 {
+			if ref := m.keys[ls[len(ls)-1].line]; ref.File == file {
+				out[ref.Line] = true
+			}
+		}
+	}
+	return out
+}
+
 // declLine matches a line that starts a declaration: a type (with
 // qualifiers) and a name, then `=`, `;`, `,` or an array bound.
 var declLine = lazyRE(`^((const|volatile|unsigned|signed|struct|union|enum|static|register)\s+)*[A-Za-z_]\w*[\s*]+[A-Za-z_]\w*\s*(\[[^\]]*\]\s*)?[=;,\[]`)
@@ -54,8 +75,35 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 	}
 	lo, hi, firstAt := rowSpan(rs, file)
 	text := func(l int) string { return strings.TrimSpace(src[l-1]) }
+	var tests map[int]bool // made on first need
+	// forever reads a loop with no condition at line l: foreverLoop, or a
+	// while on one name no conditional jump tests.
+	forever := func(l int) []string {
+		if sm := foreverLoop.FindStringSubmatch(text(l)); sm != nil {
+			return sm
+		}
+		sm := namedLoop.FindStringSubmatch(text(l))
+		if sm == nil {
+			return nil
+		}
+		if tests == nil {
+			tests = m.tested(g, mf, file)
+		}
+		if tests[l] {
+			return nil
+		}
+		// A loop in a branch compiled out (SQLite's SQLITE_DEBUG checks)
+		// has no code in its body either.
+		end := closingLine(src, l)
+		for f := l + 1; f < end; f++ {
+			if _, ok := firstAt[f]; ok {
+				return sm
+			}
+		}
+		return nil
+	}
 	for l := lo; l < hi && l <= len(src); l++ {
-		sm := foreverLoop.FindStringSubmatch(text(l))
+		sm := forever(l)
 		if sm == nil {
 			continue
 		}
@@ -93,7 +141,7 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 		// which takes the outer loop's line, and both loops start at one
 		// head.
 		innerEnd := 0
-		if goTo == next && (foreverLoop.MatchString(text(goTo)) || doLoop.MatchString(text(goTo))) {
+		if goTo == next && (forever(goTo) != nil || doLoop.MatchString(text(goTo))) {
 			if innerEnd = closingLine(src, goTo); innerEnd == 0 {
 				continue
 			}
@@ -118,10 +166,14 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 		if l, ok := headLine(mf, head); ok && l == key {
 			continue // the jmp back closes the loop on its head's line (closesLoop)
 		}
+		// The jmps closing the loop on its line: the outer loop's own when
+		// two loops share the head.
+		closing := make(map[int]bool)
 		for b, bl := range g.Blocks {
 			ls := mf.blocks[b]
 			if n := len(ls); n > 0 && ls[n-1].line == key && ls[n-1].addr == bl.Last && bl.Term == cfg.TermJump && jumpsTo(g, b, head) {
 				mf.blocks[b] = ls[:n-1]
+				closing[b] = true
 			}
 		}
 		lt := latch{line: key, head: head}
@@ -129,6 +181,12 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 			lt.outer = make(map[int]bool)
 			for _, e := range g.Edges {
 				if e.To != head || e.From < 0 || g.Blocks[e.From].Start < g.Blocks[head].Start {
+					continue
+				}
+				if closing[e.From] {
+					// The outer loop's closing jmp (its continue's
+					// target), a line of none once its row is taken.
+					lt.outer[e.From] = true
 					continue
 				}
 				if ls := mf.blocks[e.From]; len(ls) > 0 {

@@ -190,6 +190,45 @@ leave:
 	return n + bits;
 }
 
+/* bzip2's unRLE_obuf_to_output_SMALL: two nested loops on a macro for a
+ * constant (`while (True)`), GCC's loops with no condition; the outer
+ * one's continues jump to its closing jmp. */
+typedef unsigned char Bool;
+#define True ((Bool)1)
+struct rle { int avail, len, used, save, k0, ch; unsigned out; };
+static const int runs[] = { 3, 3, 3, 5, 5, 7, 7, 7, 7, 7, 2, 2, 9, 9, 9 };
+#define GET(c) { c = runs[s->used % 15]; }
+static Bool unrle(struct rle *s)
+{
+	int k1;
+	if (s->avail < 0)
+		return 0;
+	while (True) { /* OUTER_HEAD */
+		while (True) {
+			if (s->avail == 0) return 0;
+			if (s->len == 0) break;
+			s->out += s->ch;
+			s->len--;
+			s->avail--;
+		}
+		if (s->used == s->save + 1) return 0;
+		if (s->used > s->save + 1)
+			return 1;
+		s->len = 1;
+		s->ch = s->k0;
+		GET(k1); s->used++;
+		if (s->used == s->save + 1) continue;
+		if (k1 != s->k0) { s->k0 = k1; continue; };
+		s->len = 2;
+		GET(k1); s->used++;
+		if (s->used == s->save + 1) continue;
+		if (k1 != s->k0) { s->k0 = k1; continue; };
+		GET(k1); s->used++;
+		s->len = k1 + 4;
+		GET(s->k0); s->used++;
+	}
+}
+
 int main(void)
 {
 	int s = 0;
@@ -204,6 +243,12 @@ int main(void)
 	for (int i = 0; i < 9; i++)
 		s += arms(i);
 	s += states(100) + states(5);
+	struct rle r = { 0, 0, 0, 40, 3, 0, 0 };
+	for (int k = 0; k < 9; k++) {
+		r.avail = 7;
+		s += unrle(&r);
+	}
+	s += (int)r.out;
 	printf("%d\n", s);
 	return 0;
 }
