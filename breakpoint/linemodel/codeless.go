@@ -3,6 +3,8 @@ package linemodel
 import (
 	"slices"
 	"strings"
+
+	"github.com/patchprof/patchprof/cfg"
 )
 
 // Statements GCC keeps (so gcov counts them) that -O0 emits no
@@ -35,6 +37,50 @@ func emptyIf(tx *srcText, l int, coded map[int]bool) bool {
 		return l == len(src) || !strings.HasPrefix(strings.TrimSpace(src[l]), "}") && !strings.HasPrefix(strings.TrimSpace(src[l]), "else")
 	}
 	if !ifOpen.MatchString(t) {
+		return false
+	}
+	for k := l + 1; k <= len(src) && k <= l+8; k++ {
+		if coded[k] {
+			return false
+		}
+		if strings.TrimSpace(src[k-1]) == "}" {
+			return k == len(src) || !strings.HasPrefix(strings.TrimSpace(src[k]), "else")
+		}
+	}
+	return false
+}
+
+// boolNot matches an if on the negation of one name that opens its block.
+var boolNot = lazyRE(`^if\s*\(\s*!\s*([A-Za-z_]\w*)\s*\)\s*\{\s*$`)
+
+// emptyBoolNot reports whether line l (no code) is a C++ if on the
+// negation of a bool the function declares above it (lines from lo),
+// whose block, closed within a few lines with no else, has no code: g++
+// gimplifies `!b` on a bool to a statement of its own (`_1 = ~b`, at the
+// operator), which stays when the empty if goes, and -O0 emits nothing
+// for it. (`!p` on a pointer or an int is a comparison, which goes with
+// the if, as in C.)
+func emptyBoolNot(src []string, l, lo int, coded map[int]bool) bool {
+	comment := false
+	sm := boolNot.FindStringSubmatch(strings.TrimSpace(codeText(src[l-1], &comment)))
+	if sm == nil {
+		return false
+	}
+	declared := false
+	for k := max(lo, 1); k < l && !declared; k++ {
+		t := src[k-1]
+		for i := strings.Index(t, "bool"); i >= 0 && !declared; {
+			if wordAt(t, i) == "bool" && wordAt(t, skipSpace(t, i+4)) == sm[1] {
+				declared = true
+			}
+			if j := strings.Index(t[i+4:], "bool"); j >= 0 {
+				i += 4 + j
+			} else {
+				i = -1
+			}
+		}
+	}
+	if !declared {
 		return false
 	}
 	for k := l + 1; k <= len(src) && k <= l+8; k++ {
@@ -119,8 +165,8 @@ func afterAbove(rs []fnRow, file string, l int) int {
 // next statement below them, which is where GCC's statement order puts
 // them. o0 says the function is GCC -O0 code, where an assignment with no
 // row is one that compiles to nothing (idleAssign): an optimizer drops
-// and moves statements.
-func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0 bool) []fnRow {
+// and moves statements. cpp says it is C++ (emptyBoolNot).
+func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0, cpp bool) []fnRow {
 	if len(rs) == 0 {
 		return rs
 	}
@@ -166,7 +212,7 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 			}
 			continue
 		}
-		if coded[l] || !codeless.MatchString(tx.trim(l)) && (depth > 0 || !emptyIf(tx, l, coded) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
+		if coded[l] || !codeless.MatchString(tx.trim(l)) && (depth > 0 || !emptyIf(tx, l, coded) && !(cpp && emptyBoolNot(tx.src, l, lo, coded)) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
 			continue
 		}
 		// The row of the nearest line below with code.
@@ -236,4 +282,58 @@ func idleAssign(text func(int) string, l, lo, hi int, coded map[int]bool) bool {
 		}
 	}
 	return false
+}
+
+// addCodelessReturns takes a codeless statement (va_end) off the block it
+// was put in when that block is a join the call right above the statement
+// returns into: GCC ends a block after a call (gcov's fake arc to the
+// exit), so the statement after it begins the block of the call's return,
+// which -O0 leaves no code of its own when nothing follows but the
+// scope's end. The statement becomes a block of GCC's on the call's
+// return arc alone (a labelBlock), not a line of every way into the join.
+func (m *Model) addCodelessReturns(g *cfg.Graph, mf *modelFunc, source func(string) ([]string, bool)) {
+	claimed := make(map[int]bool)
+	for _, lb := range mf.labels {
+		for _, k := range lb.edges {
+			claimed[k] = true
+		}
+	}
+	var preds map[int][]int // per block, the edges into it; made on first need
+	for b := range g.Blocks {
+		ls := mf.blocks[b]
+		if len(ls) < 2 || ls[0].addr != g.Blocks[b].Start {
+			continue
+		}
+		ref := m.keys[ls[0].line]
+		src, ok := source(ref.File)
+		if !ok || ref.Line < 1 || ref.Line > len(src) || !strings.Contains(src[ref.Line-1], "va_end") ||
+			!codeless.MatchString(strings.TrimSpace(src[ref.Line-1])) {
+			continue
+		}
+		if preds == nil {
+			preds = make(map[int][]int)
+			for k, e := range g.Edges {
+				if e.To >= 0 {
+					preds[e.To] = append(preds[e.To], k)
+				}
+			}
+		}
+		ret := -1
+		for _, k := range preds[b] {
+			e := g.Edges[k]
+			from := mf.blocks[e.From]
+			if e.Kind != cfg.Return || claimed[k] || len(from) == 0 {
+				continue
+			}
+			if call := m.keys[from[len(from)-1].line]; call.File == ref.File && call.Line < ref.Line {
+				ret = k
+			}
+		}
+		if ret < 0 || len(preds[b]) < 2 {
+			continue
+		}
+		claimed[ret] = true
+		mf.blocks[b] = ls[1:]
+		mf.labels = append(mf.labels, labelBlock{lines: []int32{ls[0].line}, edges: []int{ret}})
+	}
 }

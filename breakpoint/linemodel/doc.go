@@ -38,13 +38,16 @@
 //	jumps.go      break, continue, goto and return sharing a row; the jump
 //	              past an else
 //	loops.go      the latch of a loop with no condition
+//	bracegoto.go  the jump past an else at a C++ then block's closing
+//	              brace
+//	vcall.go      a C++ virtual call's value, copied on the call's line
 //	finally.go    the copies of a scope's clobbers, one per destination of
 //	              the jumps leaving it
 //	fallthru.go   whether a scope's end falls through, from its last
 //	              statement
 //	locals.go     the locals whose scope ends with clobbers
 //	emptycases.go cases whose statements compile to nothing, counted as a
-//	              group
+//	              group; a label last in its switch with nothing after it
 //	lazyre.go     the model's regular expressions, compiled at first use
 //	index.go      each source file's lines read once (trimmed, code text,
 //	              case labels), the arcs into each block, the line keys

@@ -217,3 +217,43 @@ func switchCases(src []string, sw int, coded, nop map[int]bool) ([]switchCase, i
 	}
 	return nil, 0
 }
+
+// trailingLabel reports whether the label at line label of file (its
+// lines src) is the last of its switch and nothing follows it but
+// statements with no code (an empty statement, a macro that expands to
+// nothing): GCC's label is then followed by the switch's break label and
+// shares its block, the switch's end, which every break and the end of
+// the last case enter too. firstAt has the address of each line with
+// code.
+func trailingLabel(src []string, label int, file string, firstAt map[LineRef]uint64) bool {
+	comment := false
+	t := codeText(src[label-1], &comment)
+	if i := strings.Index(t, ":"); i >= 0 {
+		t = t[i+1:]
+	}
+	for l := label; l <= len(src) && l < label+16; l++ {
+		if l > label {
+			t = codeText(src[l-1], &comment)
+			if _, ok := firstAt[LineRef{File: file, Line: l}]; ok {
+				return false
+			}
+		}
+		for _, w := range [...]string{"break", "return", "goto", "continue", "case", "default"} {
+			if i := strings.Index(t, w); i >= 0 && wordAt(t, i) == w {
+				return false
+			}
+		}
+		depth := 0
+		for i := 0; i < len(t); i++ {
+			switch t[i] {
+			case '{':
+				depth++
+			case '}':
+				if depth--; depth < 0 {
+					return strings.Trim(t[:i], " \t;") == ""
+				}
+			}
+		}
+	}
+	return false
+}

@@ -109,15 +109,23 @@ func (m *Model) addCaseLabels(g *cfg.Graph, mf *modelFunc, rs []fnRow, lt *linei
 				continue // the body of the loop the dispatch skipped into
 			}
 			if edges := dispatchPast(m, mf, g, b, first.File, src); edges != nil {
+				if mf.folded == nil {
+					mf.folded = make(map[int]bool)
+				}
+				if to := g.Succs(b)[0].To; trailingLabel(src, label, first.File, firstAt) {
+					// The switch's end is the label's block: every way
+					// into it counts the label.
+					mf.blocks[to] = append([]lineAt{{line: key, addr: g.Blocks[to].Start}}, mf.blocks[to]...)
+					mf.blocks[b] = nil
+					mf.folded[b] = true
+					continue
+				}
 				// The label block holds the goto too: the jmp's own block
 				// is no block of GCC's (it never runs when the range check
 				// does all the dispatching), arcs into it go on to its
 				// target (Model.flowOf's through).
 				mf.labels = append(mf.labels, labelBlock{lines: []int32{key, ls[0].line}, edges: edges})
 				mf.blocks[b] = nil
-				if mf.folded == nil {
-					mf.folded = make(map[int]bool)
-				}
 				mf.folded[b] = true
 				continue
 			}

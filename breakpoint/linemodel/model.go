@@ -303,6 +303,9 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 		}
 		mf.blocks[b] = ls
 	}
+	if sub != nil && lineinfo.IsC(sub.Lang) && !lineinfo.IsPlainC(sub.Lang) {
+		m.addVirtualCallCopies(g, &mf, code, f.Addr)
+	}
 	var mem inMemory
 	if sub != nil {
 		mem = localsInMemory(sub.Locals, code)
@@ -328,6 +331,10 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 		dropJoinJumps(m, g, &mf, source)
 		addLabelBlocks(m, g, &mf, sub.Labels, rs, codeNops(code, f.Addr), source)
 		m.addArmReturns(g, &mf, rs, source)
+		m.addCodelessReturns(g, &mf, source)
+		if !lineinfo.IsPlainC(sub.Lang) {
+			m.addBraceGotos(g, &mf, source)
+		}
 		m.addFoldedJumps(g, &mf, rs, mem, fi, source)
 		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
 			if decl, ok := m.index[rs[0].ref]; ok {
@@ -395,7 +402,7 @@ func (m *Model) funcRows(sym *symtab.File, lt *lineinfo.Table, f symtab.Func, su
 			rs = slices.Insert(rs, k, fnRow{addr: lb.Addr, ref: LineRef{File: lb.File, Line: lb.Line}})
 		}
 		if source != nil {
-			rs = m.addCodeless(rs, source, sub.GCCO0)
+			rs = m.addCodeless(rs, source, sub.GCCO0, !lineinfo.IsPlainC(sub.Lang))
 		}
 		var src []string
 		if source != nil && len(rs) > 0 {
