@@ -289,3 +289,22 @@ func (m *mon) finishCreate(t *thread) error {
 	t.created = msg
 	return nil
 }
+
+// prePlan analyses the files pid has mapped (its executable's table is
+// Options.Table, made before the run) while it still runs: the attach's
+// scanMaps then finds each image made, and the process is stopped only to
+// plant. A file mapped between this read and the attach is analysed then.
+//
+// Preconditions: on the tracer thread, before the attach.
+func (m *mon) prePlan(pid int) {
+	regions, err := readMaps(pid)
+	if err != nil {
+		return // the attach says why
+	}
+	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
+	for _, r := range regions {
+		if r.path != exe {
+			m.image(r.path, false)
+		}
+	}
+}

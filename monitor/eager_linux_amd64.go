@@ -20,7 +20,7 @@ import "encoding/binary"
 // without system-call stops.
 
 // quietNote says that an attached process ran without system-call stops.
-const quietNote = "attached without system-call stops: every site was patched at the attach, and no int3 of ours was left in the process"
+const quietNote = "in-process engine: attached without system-call stops: every site was patched at the attach, and no int3 of ours was left in the process"
 
 // jumpAll patches every site of mm that the plan marked for a jump,
 // function by function as tryJump does at a first hit, through t. A site

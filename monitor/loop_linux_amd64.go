@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"golang.org/x/sys/unix"
@@ -92,7 +93,10 @@ func run(o Options) (*Result, error) {
 		pending []event
 		err     error
 	)
+	var stopped time.Time
 	if o.Attach != 0 {
+		m.prePlan(o.Attach)
+		stopped = time.Now()
 		pid, tids, pending, err = attachAll(o.Attach)
 	} else {
 		pid, err = launch(&o)
@@ -156,6 +160,9 @@ func run(o Options) (*Result, error) {
 		if t.held == 0 {
 			m.resume(t, 0)
 		}
+	}
+	if o.Attach != 0 {
+		m.res.AttachPause = time.Since(stopped)
 	}
 	if m.o.Hits != nil && m.jumpOn {
 		done, fin := make(chan struct{}), make(chan struct{})

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/patchprof/patchprof/breakpoint"
 )
@@ -190,6 +191,10 @@ type Result struct {
 	// trap engines; under the in-process one, the first hits that patch a
 	// site and the hits of the sites that keep a breakpoint.
 	Traps int
+	// AttachPause is how long an attached process was stopped for the
+	// attach: from the first thread seized to the last resumed, the
+	// sites read, planted and patched in between (-p only).
+	AttachPause time.Duration
 	// Holds counts the times running threads were stopped because a site's
 	// original byte had to be put back (the classic cycle, with threads).
 	Holds int

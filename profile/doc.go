@@ -32,6 +32,7 @@
 //	signal.go: the Linux signal names and numbers
 //
 //	json.go: Decode (a stream, one list element at a time) and Encode
+//	indent.go: the saved profile's indentation, in one pass
 //	json_errors.go: encoding/json's errors as FormatErrors a user can act on
 //	file.go: Save, Load, and ReplaceFile, how patchprof writes every file;
 //	    FileKind, the name of a file that is not regular

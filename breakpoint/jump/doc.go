@@ -40,6 +40,8 @@
 //	              PC in it to the original (Where, Equivalent)
 //	keepflags.go  the counter update that keeps the flags, and how a
 //	              thread inside it is put back at its site (Rewind)
+//	gate.go       gates: trampolines that stop their thread with SIGSTOP
+//	              instead of counting (PlanGate, GateStop, GateFinish)
 //	edgecount.go  EdgeCount: a trampoline counting arcs of its jump
 //	wholeblock.go WholeBlock, BlockAt, PlainJcc: blocks displaced whole,
 //	              MaxHostLen
