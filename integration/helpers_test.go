@@ -327,7 +327,7 @@ func run(t testing.TB, o runOpts) result {
 	}
 	var stdout, stderr lockedBuffer
 	args := o.args
-	if e := os.Getenv(engineEnv); e != "" && (len(args) == 0 || (args[0] != "report" && args[0] != "merge")) {
+	if e := os.Getenv(engineEnv); e != "" && (len(args) == 0 || (args[0] != "report" && args[0] != "merge" && args[0] != "watch")) {
 		args = append([]string{"--engine=" + e}, args...)
 	}
 	cmd := exec.Command(patchprofBin, args...)

@@ -9,6 +9,7 @@
 //	patchprof [flags] -p PID [--duration D]
 //	patchprof report [flags] FILE...
 //	patchprof merge [--force] -o OUT FILE...
+//	patchprof watch (--exe PATH | --pid-file FILE) --save FILE [flags]
 //
 // The first form starts PROGRAM (looked up in PATH as execve would) and
 // counts until it exits; -p attaches to a running process and restores its
@@ -16,7 +17,8 @@
 // --blocks basic blocks and branches, --time samples CPU time. The report
 // (a listing, gcov, gcov JSON, lcov, pprof, Cobertura or HTML) goes to
 // stderr or -o; --save keeps the raw profile, which `patchprof report`
-// renders again and `patchprof merge` sums. patchprof exits with the
+// renders again and `patchprof merge` sums. `patchprof watch` attaches to
+// every process of a program as it appears (package watch) and sums them. patchprof exits with the
 // program's own status, or with env(1)'s 125, 126 and 127 when it failed
 // itself, could not run the program or did not find it. See docs/cli.md for
 // every flag, or patchprof -h.
@@ -33,6 +35,7 @@
 //	    report and merge subcommands
 //	blocks.go: --blocks and --disasm
 //	timeflags.go: --time, --sample-rate, --time-fallback; --sort, --heat
+//	watch.go: the watch subcommand: its flags, the selector, the aggregate's files
 //	listen.go: --listen and --listen-token: the live endpoints (package serve)
 //	usage.go: -h grouped by decision, and --version
 //	exit.go: exit statuses and the errors a user can fix

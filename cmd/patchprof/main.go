@@ -40,6 +40,9 @@ func Main(args []string, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "merge" {
 		return mergeMain(args[1:], stderr)
 	}
+	if len(args) > 0 && args[0] == "watch" {
+		return watchMain(args[1:], stderr)
+	}
 	f, err := parseFlags(args)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0

@@ -35,7 +35,8 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 	fmt.Fprint(w, "usage: patchprof [flags] [--] PROGRAM [ARGS...]\n"+
 		"       patchprof [flags] -p PID\n"+
 		"       patchprof report [flags] FILE...\n"+
-		"       patchprof merge [--force] -o OUT FILE...\n")
+		"       patchprof merge [--force] -o OUT FILE...\n"+
+		"       patchprof watch (--exe PATH | --pid-file FILE) --save FILE [flags]\n")
 	printFlags(fs, w)
 	fmt.Fprintf(w, "\nexit status: the program's own (128+N when signal N killed it), or\n"+
 		"  %d  patchprof failed (a bad flag, profile or output path, ptrace refused, a write failed)\n"+

@@ -1,0 +1,30 @@
+//go:build !linux
+
+package watch
+
+import (
+	"os"
+	"syscall"
+)
+
+// An Exe selects every process whose executable is the file at Path; it
+// needs Linux's /proc, and elsewhere Select returns ErrUnsupported.
+type Exe struct{ Path string }
+
+// String says what e selects.
+func (e Exe) String() string { return "--exe " + e.Path }
+
+// Select returns ErrUnsupported.
+func (e Exe) Select() ([]Proc, error) { return nil, ErrUnsupported }
+
+func startTime(pid int) (uint64, error) { return 0, ErrUnsupported }
+
+func tracer(pid int) int { return 0 }
+
+func childAttrs() *syscall.SysProcAttr { return nil }
+
+// termSignal and snapshotSignal: no child runs outside Linux.
+var termSignal, snapshotSignal os.Signal = os.Interrupt, os.Interrupt
+
+// supported is false: the watch scans /proc and attaches with ptrace.
+const supported = false

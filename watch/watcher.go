@@ -1,0 +1,246 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// DefaultPoll is how often a Watcher looks for new processes by default: a
+// process that starts is attached to within about this long (plus the
+// attach itself), and its calls before that are not counted.
+const DefaultPoll = 100 * time.Millisecond
+
+// DefaultMaxProcs is how many processes a Watcher watches at once by
+// default.
+const DefaultMaxProcs = 64
+
+// Options configure a Watcher.
+type Options struct {
+	// Select lists the processes wanted.
+	Select Selector
+	// Patchprof is the patchprof executable each process is attached with
+	// (patchprof ARGS --save FILE -p PID), and Args its counting flags.
+	Patchprof string
+	Args      []string
+	// Dir holds each process's profile, PID-START.json, kept after the
+	// watch; "" uses a temporary directory, removed at the end.
+	Dir string
+	// Poll is how often Select is called (0: DefaultPoll); Interval how
+	// often the aggregate is saved while watching (0: only on request and
+	// at the end); MaxProcs how many processes are watched at once (0:
+	// DefaultMaxProcs).
+	Poll, Interval time.Duration
+	MaxProcs       int
+	// Save is given the aggregate at each Interval, on each Snapshot
+	// request and at the end.
+	Save func(builds []Build, final bool)
+	// Log is where the watch says what it does, one "patchprof: " line
+	// each.
+	Log io.Writer
+}
+
+// A Watcher watches the processes a Selector finds, one child patchprof
+// attached to each, and sums their profiles.
+type Watcher struct {
+	opt  Options
+	dir  string
+	temp bool
+
+	mu      sync.Mutex
+	recs    map[Proc]*Record
+	order   []*Record
+	kids    map[*Record]*child
+	refused map[Proc]bool // said once each
+	logMu   sync.Mutex
+	wg      sync.WaitGroup
+}
+
+// New returns a Watcher for opt; Run starts it.
+func New(opt Options) (*Watcher, error) {
+	if !supported {
+		return nil, ErrUnsupported
+	}
+	if opt.Poll <= 0 {
+		opt.Poll = DefaultPoll
+	}
+	if opt.MaxProcs <= 0 {
+		opt.MaxProcs = DefaultMaxProcs
+	}
+	w := &Watcher{opt: opt, dir: opt.Dir, recs: map[Proc]*Record{}, kids: map[*Record]*child{}, refused: map[Proc]bool{}}
+	if w.dir == "" {
+		d, err := os.MkdirTemp("", "patchprof-watch-*")
+		if err != nil {
+			return nil, fmt.Errorf("watch: a directory for the profiles: %w", err)
+		}
+		w.dir, w.temp = d, true
+	} else if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("watch: %w", err)
+	}
+	return w, nil
+}
+
+// Run watches until ctx is done, then lets go of every process (each
+// child detaches and saves), waits for the children and saves the final
+// aggregate. A value on snap saves the aggregate of the moment.
+func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
+	if w.temp {
+		defer os.RemoveAll(w.dir)
+	}
+	poll := time.NewTicker(w.opt.Poll)
+	defer poll.Stop()
+	var tick <-chan time.Time
+	if w.opt.Interval > 0 {
+		t := time.NewTicker(w.opt.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	w.logf("watching %s: polling /proc every %v, at most %d processes at once", w.opt.Select, w.opt.Poll, w.opt.MaxProcs)
+	for {
+		if err := w.poll(); err != nil {
+			w.stopAll()
+			return err
+		}
+		select {
+		case <-poll.C:
+		case <-tick:
+			w.save(false)
+		case <-snap:
+			w.snapshot()
+			w.save(false)
+		case <-ctx.Done():
+			w.stopAll()
+			w.save(true)
+			return nil
+		}
+	}
+}
+
+// Records returns a copy of what the watch knows of each process, in the
+// order found.
+func (w *Watcher) Records() []Record {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Record, len(w.order))
+	for i, r := range w.order {
+		out[i] = *r
+	}
+	return out
+}
+
+// poll finds the new processes and attaches to each, up to MaxProcs.
+func (w *Watcher) poll() error {
+	procs, err := w.opt.Select.Select()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	active := len(w.kids)
+	for _, p := range procs {
+		if w.recs[p] != nil {
+			continue
+		}
+		if t := tracer(p.PID); t != 0 && w.ours(t) {
+			// A fork of a watched process: its patchprof follows it, and
+			// counts it in that process's profile.
+			continue
+		}
+		if active >= w.opt.MaxProcs {
+			if !w.refused[p] {
+				w.refused[p] = true
+				w.logf("--max-procs %d reached: PID %d not watched (yet)", w.opt.MaxProcs, p.PID)
+			}
+			continue
+		}
+		r := &Record{Proc: p, Found: time.Now()}
+		c, err := w.start(r)
+		if err != nil {
+			return err
+		}
+		w.recs[p] = r
+		w.order = append(w.order, r)
+		w.kids[r] = c
+		active++
+	}
+	return nil
+}
+
+// ours reports whether pid is one of the children. Preconditions: w.mu held.
+func (w *Watcher) ours(pid int) bool {
+	for _, c := range w.kids {
+		if c.cmd.Process != nil && c.cmd.Process.Pid == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// stopAll asks every child to detach and waits for all of them.
+func (w *Watcher) stopAll() {
+	w.mu.Lock()
+	for _, c := range w.kids {
+		c.terminate()
+	}
+	w.mu.Unlock()
+	w.wg.Wait()
+}
+
+// snapshot asks every attached child for its profile of the moment and
+// waits until each has saved it, or has ended.
+func (w *Watcher) snapshot() {
+	w.mu.Lock()
+	var asked []*child
+	for r, c := range w.kids {
+		if !r.Attached.IsZero() {
+			if c.askSnapshot() {
+				asked = append(asked, c)
+			}
+		}
+	}
+	w.mu.Unlock()
+	for _, c := range asked {
+		c.waitSnapshot()
+	}
+}
+
+// save loads each running process's latest profile and hands the
+// aggregate to Options.Save.
+func (w *Watcher) save(final bool) {
+	w.mu.Lock()
+	for r, c := range w.kids {
+		if p := c.load(); p != nil {
+			r.Profile = p
+		}
+	}
+	recs := make([]*Record, 0, len(w.order))
+	for _, r := range w.order {
+		if r.Profile != nil {
+			cp := *r
+			recs = append(recs, &cp)
+		}
+	}
+	w.mu.Unlock()
+	sortRecords(recs)
+	builds, err := Aggregate(recs)
+	if err != nil {
+		w.logf("%v", err)
+		return
+	}
+	if w.opt.Save != nil {
+		w.opt.Save(builds, final)
+	}
+}
+
+// logf writes one "patchprof: watch: " line to Options.Log.
+func (w *Watcher) logf(format string, args ...any) {
+	if w.opt.Log == nil {
+		return
+	}
+	w.logMu.Lock()
+	defer w.logMu.Unlock()
+	fmt.Fprintf(w.opt.Log, "patchprof: watch: "+format+"\n", args...)
+}
