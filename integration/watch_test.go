@@ -4,12 +4,14 @@ package integration
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -106,6 +108,48 @@ func (w *watchLines) waitFor(t *testing.T, re *regexp.Regexp) []string {
 	}
 }
 
+// startWatch starts patchprof watch with args (the engine of the test
+// binary added) and waits for its "serving" line when it listens. It
+// returns the command, its stderr's lines and the endpoints' base URL.
+func startWatch(t *testing.T, args ...string) (*exec.Cmd, *watchLines, string) {
+	t.Helper()
+	args = append([]string{"watch"}, args...)
+	if e := os.Getenv(engineEnv); e != "" {
+		args = append(args, "--engine="+e)
+	}
+	pp := exec.Command(patchprofBin, args...)
+	perr, err := pp.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pp.Process.Kill(); pp.Wait() })
+	wl := followWatch(perr)
+	base := ""
+	if slices.Contains(args, "--listen") {
+		base = strings.TrimSuffix(wl.waitFor(t, regexp.MustCompile(`^patchprof: serving the watch at (http://\S+)`))[1], "/")
+	}
+	return pp, wl, base
+}
+
+// p0BuildID is the build ID of the aggregate saved at path.
+func p0BuildID(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		BuildID string `json:"build_id"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil || p.BuildID == "" {
+		t.Fatalf("no build ID in %s: %v", path, err)
+	}
+	return p.BuildID
+}
+
 var watchAttachedRE = regexp.MustCompile(`^patchprof: watch: attached to PID (\d+) at `)
 
 // TestWatchExe watches every copy of a program by its executable: three
@@ -126,20 +170,7 @@ func TestWatchExe(t *testing.T) {
 		targets = append(targets, c)
 	}
 	save := filepath.Join(t.TempDir(), "agg.json")
-	args := []string{"watch", "--exe", exe, "--funcs", "--func", "^work$", "--save", save}
-	if e := os.Getenv(engineEnv); e != "" {
-		args = append(args, "--engine="+e)
-	}
-	pp := exec.Command(patchprofBin, args...)
-	perr, err := pp.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := pp.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pp.Process.Kill(); pp.Wait() })
-	wl := followWatch(perr)
+	pp, wl, base := startWatch(t, "--exe", exe, "--funcs", "--func", "^work$", "--save", save, "--listen", "127.0.0.1:0")
 	attached := map[int]bool{}
 	for range 3 {
 		pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1])
@@ -189,6 +220,31 @@ func TestWatchExe(t *testing.T) {
 	}
 	targets[1].ask(t, 250)
 	counted += 250
+
+	// The endpoints read the aggregate of the moment, exact.
+	_, metrics := getURL(t, base+"/metrics")
+	for _, want := range []string{
+		fmt.Sprintf(`patchprof_function_calls_total{module=%q,build_id=%q,function="work"} %d`, exe, p0BuildID(t, save), counted),
+		"patchprof_watched_processes 3\n", "patchprof_attach_total 4\n", `patchprof_attach_failures_total{reason="already_traced"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s:\n%s", want, metrics)
+		}
+	}
+	if promtool, err := exec.LookPath("promtool"); err == nil {
+		lint := exec.Command(promtool, "check", "metrics")
+		lint.Stdin = strings.NewReader(metrics)
+		if msg, err := lint.CombinedOutput(); err != nil {
+			t.Errorf("promtool check metrics: %v\n%s\n%s", err, msg, metrics)
+		}
+	}
+	_, procs := getURL(t, base+"/processes")
+	if !strings.Contains(procs, fmt.Sprintf(`"pid": %d,`, gone.cmd.Process.Pid)) || strings.Count(procs, `"watched": true`) != 3 {
+		t.Errorf("/processes does not list the 4 copies, 3 watched:\n%s", procs)
+	}
+	if code, _ := getURL(t, fmt.Sprintf("%s/debug/pprof/counts?pid=%d", base, late.cmd.Process.Pid)); code != 200 {
+		t.Errorf("/debug/pprof/counts?pid=%d: status %d", late.cmd.Process.Pid, code)
+	}
 
 	pp.Process.Signal(syscall.SIGTERM)
 	for range wl.lines {
@@ -240,5 +296,44 @@ func TestWatchUserErrors(t *testing.T) {
 		if msg := oneLineErrorStatus(t, res, c.status); !strings.Contains(msg, c.want) {
 			t.Errorf("%s: %q, want it to say %q", res.cmdline, msg, c.want)
 		}
+	}
+}
+
+// TestWatchPrometheus: a real Prometheus server scrapes a watch of two
+// copies of a program, and reads patchprof_function_calls_total summed
+// over both, exactly the calls made while attached.
+func TestWatchPrometheus(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Skipf("prometheus not found in PATH (%v): the test scrapes with a real Prometheus server (Debian package prometheus)", err)
+	}
+	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	a, b := startCommandTarget(t, exe), startCommandTarget(t, exe)
+	a.ask(t, 50) // before the watch: not counted
+	save := filepath.Join(t.TempDir(), "agg.json")
+	pp, wl, base := startWatch(t, "--exe", exe, "--funcs", "--func", "^work$", "--save", save, "--listen", "127.0.0.1:0")
+	wl.waitFor(t, watchAttachedRE)
+	wl.waitFor(t, watchAttachedRE)
+	waitFor := startPrometheus(t, prom, base)
+	series := fmt.Sprintf(`patchprof_function_calls_total{job="patchprof",function="work",module=%q}`, exe)
+	waitFor(`up{job="patchprof"}`, "1")
+	waitFor(series, "0")
+	a.ask(t, 1234)
+	b.ask(t, 321)
+	waitFor(series, "1555")
+	waitFor(`patchprof_watched_processes{job="patchprof"}`, "2")
+	pp.Process.Signal(syscall.SIGTERM)
+	for range wl.lines {
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof watch: %v\n%s", err, wl.all.String())
+	}
+	for _, c := range []*commandTarget{a, b} {
+		checkDetached(t, c.cmd.Process.Pid)
+		c.ask(t, 1)
+		c.end(t)
 	}
 }

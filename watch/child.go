@@ -34,9 +34,6 @@ func (w *Watcher) start(r *Record) (*child, error) {
 	base := filepath.Join(w.dir, fmt.Sprintf("%d-%d", r.Proc.PID, r.Proc.Start))
 	args := append([]string{}, w.opt.Args...)
 	args = append(args, "--save", base+".json", "-o", base+".txt")
-	if w.opt.Interval > 0 {
-		args = append(args, "--interval", w.opt.Interval.String())
-	}
 	args = append(args, "-p", pid)
 	c := &child{cmd: exec.Command(w.opt.Patchprof, args...), file: base + ".json", ended: make(chan struct{})}
 	c.cmd.SysProcAttr = childAttrs()
@@ -64,6 +61,7 @@ func (w *Watcher) follow(r *Record, c *child, sc *bufio.Scanner) {
 			now := time.Now()
 			w.mu.Lock()
 			r.Attached = now
+			w.attaches++
 			w.mu.Unlock()
 			w.logf("attached to PID %d at %s (counted from now)", r.Proc.PID, stamp(now))
 			continue
@@ -87,6 +85,7 @@ func (w *Watcher) follow(r *Record, c *child, sc *bufio.Scanner) {
 		if r.Refused == "" {
 			r.Refused = fmt.Sprintf("patchprof -p ended: %v", err)
 		}
+		w.failures[Reason(r.Refused)]++
 	}
 	w.mu.Unlock()
 	switch {
@@ -143,4 +142,27 @@ func (c *child) waitSnapshot() {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// The reasons of refusals, the label of patchprof_attach_failures_total:
+// few, so that the series stay few.
+const (
+	ReasonMaxProcs      = "max_procs"      // --max-procs processes were watched already
+	ReasonAlreadyTraced = "already_traced" // a debugger or another tracer has it
+	ReasonNotPermitted  = "not_permitted"  // ptrace refused (another user's, Yama)
+	ReasonGone          = "gone"           // it exited before the attach
+	ReasonOther         = "other"
+)
+
+// Reason classifies a child's refusal message (monitor's attach errors).
+func Reason(msg string) string {
+	switch {
+	case strings.Contains(msg, "already traced"):
+		return ReasonAlreadyTraced
+	case strings.Contains(msg, "not permitted"):
+		return ReasonNotPermitted
+	case strings.Contains(msg, "no such process"), strings.Contains(msg, "zombie"), strings.Contains(msg, "still running?"):
+		return ReasonGone
+	}
+	return ReasonOther
 }

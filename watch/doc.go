@@ -3,8 +3,9 @@
 // Selector says which running processes are wanted (every process whose
 // executable is a given file, by device and inode; the PID in a file), a
 // Watcher polls it, starts one attached patchprof per process found and
-// lets it go when the process exits, and an Aggregate sums the saved
-// profiles of every process of one build, past and present.
+// lets it go when the process exits, Aggregate sums the saved
+// profiles of every process of one build, past and present, and a
+// Handler serves them over HTTP.
 //
 // Why one patchprof process per target: the monitor waits for its tracees
 // with wait4(-1, __WALL) from its tracer thread, and wait4 without
@@ -27,5 +28,6 @@
 //	proc_linux.go, proc_other.go: scanning /proc (Linux only)
 //	aggregate.go: the sum of the processes' profiles, per build
 //	watcher.go: Watcher, the poll loop and the children
-//	child.go: one child patchprof and what its stderr says
+//	child.go: one child patchprof, what its stderr says, refusals' reasons
+//	http.go: the endpoints of --listen: /metrics, /debug/pprof/counts, /processes
 package watch

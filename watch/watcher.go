@@ -30,13 +30,13 @@ type Options struct {
 	// watch; "" uses a temporary directory, removed at the end.
 	Dir string
 	// Poll is how often Select is called (0: DefaultPoll); Interval how
-	// often the aggregate is saved while watching (0: only on request and
-	// at the end); MaxProcs how many processes are watched at once (0:
+	// often the aggregate of the moment is saved while watching (0: only
+	// on request and at the end); MaxProcs how many processes are watched at once (0:
 	// DefaultMaxProcs).
 	Poll, Interval time.Duration
 	MaxProcs       int
-	// Save is given the aggregate at each Interval, on each Snapshot
-	// request and at the end.
+	// Save is given the aggregate at each Interval, on each snapshot
+	// request (Run's snap) and at the end.
 	Save func(builds []Build, final bool)
 	// Log is where the watch says what it does, one "patchprof: " line
 	// each.
@@ -55,8 +55,14 @@ type Watcher struct {
 	order   []*Record
 	kids    map[*Record]*child
 	refused map[Proc]bool // said once each
-	logMu   sync.Mutex
-	wg      sync.WaitGroup
+	// attaches counts the processes attached to; failures the refusals,
+	// by Reason.
+	attaches int
+	failures map[string]int
+	logMu    sync.Mutex
+	wg       sync.WaitGroup
+	// snapMu makes one snapshot at a time: each asks every child.
+	snapMu sync.Mutex
 }
 
 // New returns a Watcher for opt; Run starts it.
@@ -70,7 +76,7 @@ func New(opt Options) (*Watcher, error) {
 	if opt.MaxProcs <= 0 {
 		opt.MaxProcs = DefaultMaxProcs
 	}
-	w := &Watcher{opt: opt, dir: opt.Dir, recs: map[Proc]*Record{}, kids: map[*Record]*child{}, refused: map[Proc]bool{}}
+	w := &Watcher{opt: opt, dir: opt.Dir, recs: map[Proc]*Record{}, kids: map[*Record]*child{}, refused: map[Proc]bool{}, failures: map[string]int{}}
 	if w.dir == "" {
 		d, err := os.MkdirTemp("", "patchprof-watch-*")
 		if err != nil {
@@ -109,7 +115,6 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 		case <-tick:
 			w.save(false)
 		case <-snap:
-			w.snapshot()
 			w.save(false)
 		case <-ctx.Done():
 			w.stopAll()
@@ -117,18 +122,6 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 			return nil
 		}
 	}
-}
-
-// Records returns a copy of what the watch knows of each process, in the
-// order found.
-func (w *Watcher) Records() []Record {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make([]Record, len(w.order))
-	for i, r := range w.order {
-		out[i] = *r
-	}
-	return out
 }
 
 // poll finds the new processes and attaches to each, up to MaxProcs.
@@ -152,6 +145,7 @@ func (w *Watcher) poll() error {
 		if active >= w.opt.MaxProcs {
 			if !w.refused[p] {
 				w.refused[p] = true
+				w.failures[ReasonMaxProcs]++
 				w.logf("--max-procs %d reached: PID %d not watched (yet)", w.opt.MaxProcs, p.PID)
 			}
 			continue
@@ -207,24 +201,15 @@ func (w *Watcher) snapshot() {
 	}
 }
 
-// save loads each running process's latest profile and hands the
-// aggregate to Options.Save.
+// save hands the aggregate to Options.Save: of the moment (every child
+// asked) on a request and at each Interval, and final at the end.
 func (w *Watcher) save(final bool) {
-	w.mu.Lock()
-	for r, c := range w.kids {
-		if p := c.load(); p != nil {
-			r.Profile = p
-		}
+	var recs []*Record
+	if final {
+		recs = w.collect()
+	} else {
+		recs = w.Current()
 	}
-	recs := make([]*Record, 0, len(w.order))
-	for _, r := range w.order {
-		if r.Profile != nil {
-			cp := *r
-			recs = append(recs, &cp)
-		}
-	}
-	w.mu.Unlock()
-	sortRecords(recs)
 	builds, err := Aggregate(recs)
 	if err != nil {
 		w.logf("%v", err)
@@ -233,6 +218,58 @@ func (w *Watcher) save(final bool) {
 	if w.opt.Save != nil {
 		w.opt.Save(builds, final)
 	}
+}
+
+// Current asks every attached child for its counts of the moment, waits
+// for them, and returns a copy of every record (its Profile shared: the
+// caller clones it to change it), in the order found.
+func (w *Watcher) Current() []*Record {
+	w.snapMu.Lock()
+	defer w.snapMu.Unlock()
+	w.snapshot()
+	return w.collect()
+}
+
+// collect loads each running process's latest saved profile and returns
+// a copy of every record.
+func (w *Watcher) collect() []*Record {
+	w.mu.Lock()
+	for r, c := range w.kids {
+		if p := c.load(); p != nil {
+			r.Profile = p
+		}
+	}
+	recs := make([]*Record, 0, len(w.order))
+	for _, r := range w.order {
+		cp := *r
+		recs = append(recs, &cp)
+	}
+	w.mu.Unlock()
+	sortRecords(recs)
+	return recs
+}
+
+// Counters are a watch's totals since it began.
+type Counters struct {
+	Watched  int            // processes attached now
+	Attaches int            // processes attached to
+	Failures map[string]int // refusals by Reason
+}
+
+// Counters returns the watch's totals of the moment.
+func (w *Watcher) Counters() Counters {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := Counters{Attaches: w.attaches, Failures: map[string]int{}}
+	for r := range w.kids {
+		if !r.Attached.IsZero() {
+			c.Watched++
+		}
+	}
+	for k, v := range w.failures {
+		c.Failures[k] = v
+	}
+	return c
 }
 
 // logf writes one "patchprof: watch: " line to Options.Log.

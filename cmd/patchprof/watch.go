@@ -11,12 +11,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchprof/patchprof/serve"
 	"github.com/patchprof/patchprof/watch"
 )
 
 // watchFlags are the flags of `patchprof watch`.
 type watchFlags struct {
 	exe, pidFile, save, perProcess string
+	listen                         string
+	top                            int
 	poll, interval                 time.Duration
 	maxProcs                       int
 	child                          []string // the counting flags, passed to each -p
@@ -32,8 +35,10 @@ func watchFlagSet(wf *watchFlags, pass *passFlags) *flag.FlagSet {
 	fs.StringVar(&wf.save, "save", "", "write the aggregate profile (every process of the build, past and present) as JSON to `FILE`, at the end, every --interval and on SIGUSR1")
 	fs.StringVar(&wf.perProcess, "per-process", "", "keep each process's own profile in `DIR`, as PID-START.json")
 	fs.DurationVar(&wf.poll, "poll", watch.DefaultPoll, "look for new processes every `D`: a new process is attached within about D of its start, and counted from then")
-	fs.DurationVar(&wf.interval, "interval", 0, "also write the aggregate every `D` while watching (each process's counts as its patchprof last saved them, at most D old)")
+	fs.DurationVar(&wf.interval, "interval", 0, "also write the aggregate of the moment every `D` while watching")
 	fs.IntVar(&wf.maxProcs, "max-procs", watch.DefaultMaxProcs, "watch at most `N` processes at once; more are said and found again once one ends")
+	fs.StringVar(&wf.listen, "listen", "", "serve the aggregate over HTTP on `ADDR` (:PORT is loopback; HOST:PORT; unix:PATH): /metrics for Prometheus, /debug/pprof/counts[?pid=N], /processes")
+	fs.IntVar(&wf.top, "metrics-top", serve.DefaultTopFunctions, "with --listen: how many of each build's most called functions /metrics lists (`N`)")
 	for _, b := range []string{"lines", "funcs", "blocks", "calls", "time"} {
 		fs.Var(pass.bool(b), b, map[string]string{
 			"lines": "count source lines (needs DWARF line info); the default", "funcs": "count calls of every function in the symbol table",
@@ -96,6 +101,8 @@ func parseWatchFlags(args []string) (*watchFlags, watch.Selector, error) {
 		return nil, nil, failed("watch: --poll %v: give a positive duration", wf.poll)
 	case wf.interval < 0:
 		return nil, nil, failed("watch: --interval %v: give a positive duration", wf.interval)
+	case wf.top < 1:
+		return nil, nil, failed("watch: --metrics-top %d: give at least 1", wf.top)
 	case wf.maxProcs < 1:
 		return nil, nil, failed("watch: --max-procs %d: give at least 1", wf.maxProcs)
 	}
@@ -153,13 +160,43 @@ func watchMain(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := w.Run(ctx, rs.snap); err != nil {
+	stopServe, err := serveWatch(wf, w, stderr)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	err = w.Run(ctx, rs.snap)
+	stopServe()
+	if err != nil {
 		return fail(stderr, err)
 	}
 	if saveErr != nil {
 		return fail(stderr, saveErr)
 	}
 	return 0
+}
+
+// serveWatch starts the endpoints of --listen, if given; the returned
+// function stops them.
+func serveWatch(wf *watchFlags, w *watch.Watcher, stderr io.Writer) (stop func(), err error) {
+	if wf.listen == "" {
+		return func() {}, nil
+	}
+	l, public, err := serve.Listen(wf.listen)
+	if err != nil {
+		return nil, failed("%v", err)
+	}
+	s := serve.Serve(l, watch.NewHandler(w, wf.top, time.Now()))
+	if public {
+		fmt.Fprintf(stderr, "patchprof: warning: --listen %s serves the watched processes' profiles to anyone who can reach %s: there is no authentication (listen on loopback)\n", wf.listen, l.Addr())
+	}
+	fmt.Fprintf(stderr, "patchprof: serving the watch at %s\n", s.URL())
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			fmt.Fprintf(stderr, "patchprof: --listen %s: %v\n", wf.listen, err)
+		}
+	}, nil
 }
 
 // saveBuilds writes the aggregate: the build found last (the binary now
