@@ -49,11 +49,17 @@ func (m *mon) detachAll() {
 		if !t.mm.dead && !done[t.mm] {
 			done[t.mm] = true
 			m.fold(t.mm)
+			// Every thread is stopped: the writes are held and made page
+			// by page (stage_linux.go).
+			t.mm.mem.beginStage()
 			m.unjump(t.mm)
 			for _, mp := range t.mm.maps {
 				if err := mp.tab.RestoreIn(mp.memIn(t.mm)); err != nil {
 					m.leaveChanged(fmt.Errorf("restore the code of %s in process %d: %w", mp.Image.Path, t.mm.tgid, err))
 				}
+			}
+			if err := t.mm.mem.endStage(); err != nil {
+				m.leaveChanged(fmt.Errorf("restore the code of process %d: %w", t.mm.tgid, err))
 			}
 		}
 	}

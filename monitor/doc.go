@@ -105,6 +105,7 @@
 //
 //	ptrace_unsafe_linux_amd64.go: raw ptrace requests x/sys/unix lacks
 //	mem_linux.go: /proc/PID/mem as a breakpoint.Memory (and a relocate.Memory, for the slots)
+//	stage_linux.go: /proc/PID/mem writes held and made page by page while every thread is stopped
 //	proc_linux.go: /proc/PID/status fields and signal masks
 //	pin_linux.go, getcpu_unsafe_linux.go: pinning the tracer and the target to one CPU
 //

@@ -2,7 +2,10 @@
 
 package monitor
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Eager patching at attach.
 //
@@ -19,6 +22,20 @@ import "encoding/binary"
 // attach: when none of its sites is left as an int3 (noTraps), it runs
 // without system-call stops.
 
+// pcOf returns u's PC: during jumpAll from the PCs read once (mm.pcs).
+//
+// Preconditions: on the tracer thread; u is stopped.
+func (mm *space) pcOf(u *thread) (uint64, error) {
+	if pc, ok := mm.pcs[u.tid]; ok {
+		return pc, nil
+	}
+	pc, err := peekUser(u.tid, offRip)
+	if err == nil && mm.pcs != nil {
+		mm.pcs[u.tid] = pc
+	}
+	return pc, err
+}
+
 // quietNote says that an attached process ran without system-call stops.
 const quietNote = "in-process engine: attached without system-call stops: every site was patched at the attach, and no int3 of ours was left in the process"
 
@@ -30,6 +47,16 @@ const quietNote = "in-process engine: attached without system-call stops: every 
 // can inject.
 func (m *mon) jumpAll(t *thread) {
 	mm := t.mm
+	// Tens of thousands of small writes, held and written page by page
+	// (stage_linux.go), and the threads' PCs read once.
+	mm.mem.beginStage()
+	mm.pcs = map[int]uint64{}
+	defer func() {
+		mm.pcs = nil
+		if err := mm.mem.endStage(); err != nil {
+			m.lose(fmt.Errorf("patch process %d: %w", mm.tgid, err))
+		}
+	}()
 	for _, mp := range mm.maps {
 		if mm.noJump {
 			return

@@ -462,7 +462,7 @@ func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *jump.Trampoline) stri
 		if u == t || u.state != stopped {
 			continue
 		}
-		pc, err := peekUser(u.tid, offRip)
+		pc, err := mm.pcOf(u)
 		if err != nil || !tr.Covers(pc) || (pc == addr+1 && (u.held > 0 || trapPending(u.tid))) {
 			continue
 		}
@@ -492,6 +492,9 @@ func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *jump.Trampoline) stri
 	for _, mv := range moves {
 		if err := pokeUser(mv.u.tid, offRip, mv.to); err != nil {
 			m.lose(fmt.Errorf("move thread %d into the trampoline of %#x: %w", mv.u.tid, addr, err))
+		}
+		if mm.pcs != nil {
+			mm.pcs[mv.u.tid] = mv.to
 		}
 	}
 	j.tramp[i], j.state[i] = tr, jumpDone

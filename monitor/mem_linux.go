@@ -15,6 +15,7 @@ import (
 type procMem struct {
 	fd  int
 	pid int
+	st  *stage // writes held back (stage_linux.go), or nil
 }
 
 func openMem(pid int) (*procMem, error) {
@@ -27,11 +28,27 @@ func openMem(pid int) (*procMem, error) {
 
 // ReadMemory reads len(buf) bytes at addr.
 func (m *procMem) ReadMemory(addr uint64, buf []byte) (int, error) {
+	if m.st != nil {
+		if n, ok := m.stagedRead(addr, buf); ok {
+			return n, nil
+		}
+		if err := m.flush(); err != nil {
+			return 0, err
+		}
+	}
 	return unix.Pread(m.fd, buf, int64(addr))
 }
 
 // WriteMemory writes buf at addr.
 func (m *procMem) WriteMemory(addr uint64, buf []byte) (int, error) {
+	if m.st != nil {
+		if n, ok := m.stagedWrite(addr, buf); ok {
+			return n, nil
+		}
+		if err := m.flush(); err != nil {
+			return 0, err
+		}
+	}
 	return unix.Pwrite(m.fd, buf, int64(addr))
 }
 

@@ -26,6 +26,15 @@ func (m *mon) syscallIn(t *thread, at uint64, nr uint64, args ...uint64) (uint64
 	if !m.mayInject(t.mm) {
 		return 0, errSandboxed
 	}
+	if st := t.mm.mem.st; st != nil {
+		// What the call needs written must be in memory before it runs,
+		// and its own writes go through at once.
+		if err := t.mm.mem.flush(); err != nil {
+			return 0, err
+		}
+		t.mm.mem.st = nil
+		defer func() { t.mm.mem.st = st }()
+	}
 	var saved, regs unix.PtraceRegs
 	if err := unix.PtraceGetRegs(t.tid, &saved); err != nil {
 		return 0, fmt.Errorf("get registers: %w", err)

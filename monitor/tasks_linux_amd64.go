@@ -165,13 +165,14 @@ type space struct {
 	// tempOrig the byte it replaced.
 	temp     uint64
 	tempOrig byte
-	dead     bool        // no thread uses it any more; mem is closed
-	ctr      *counterMem // the in-process engine's counters, nil if none
-	noJump   bool        // the in-process engine is off here (see tryJump)
-	eager    bool        // every site is patched at once (eager_linux_amd64.go)
-	quiet    bool        // eager, and no int3 of ours is planted: no system-call stops
-	guard    guard       // what the program's seccomp and GS use allow (guard_linux_amd64.go)
-	audit    int8        // LD_AUDIT set: 1, not: -1, not read yet: 0 (audited)
+	dead     bool           // no thread uses it any more; mem is closed
+	ctr      *counterMem    // the in-process engine's counters, nil if none
+	noJump   bool           // the in-process engine is off here (see tryJump)
+	eager    bool           // every site is patched at once (eager_linux_amd64.go)
+	pcs      map[int]uint64 // the threads' PCs while they are patched at once (pcOf)
+	quiet    bool           // eager, and no int3 of ours is planted: no system-call stops
+	guard    guard          // what the program's seccomp and GS use allow (guard_linux_amd64.go)
+	audit    int8           // LD_AUDIT set: 1, not: -1, not read yet: 0 (audited)
 }
 
 // plantTemp writes a temporary int3 at addr.
