@@ -94,6 +94,9 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 		Plain: filepath.Join(dir, w.Name),
 		Cover: filepath.Join(dir, w.Name+"-cover"),
 	}
+	if w.Suite != nil {
+		return t, buildSuite(dir, t, w)
+	}
 	if w.Handler != "" {
 		// A server runs only under patchprof, attached.
 		return t, buildPlain(root, t.Plain, w)

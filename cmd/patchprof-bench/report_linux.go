@@ -12,6 +12,7 @@ import (
 func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 	var rs []Row
 	var srs []ServerRow
+	var suiteRows []SuiteRow
 	var checks []string
 	status := 0
 	for _, wr := range wrs {
@@ -33,6 +34,9 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 			ms[i] = s.Measure
 		}
 		rs = append(rs, rows(wr.w.Title, ms, wr.checker.hits, b.opts.Timeout)...)
+		if wr.w.Suite != nil {
+			suiteRows = append(suiteRows, suiteRow(wr.w, ms, wr.checker.hits, wr.traps, b.opts.Timeout))
+		}
 		text, ok := wr.checker.verdict(wr.w.Name)
 		if wr.w.Start && ok {
 			text = wr.w.Name + ": counts nothing: patchprof's start against a Go program's\n"
@@ -44,6 +48,9 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 			text = fmt.Sprintf("%s: %s hits (the sites' counts of the %s engine's profile)\n", wr.w.Name,
 				thousands(int64(wr.checker.hits)), wr.checker.hitsFrom) + text
 		}
+		if wr.hasTraps {
+			text = suiteNote(wr.w.Name, wr.checker.hits, wr.traps, wr.reasons) + text
+		}
 		checks = append(checks, text)
 	}
 	fmt.Fprintf(w, "patchprof bench: %d runs of each configuration, interleaved; median wall time; timeout %v\n\n",
@@ -54,6 +61,14 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 			return 1
 		}
 		fmt.Fprintf(w, "\nns/hit over native: (median - native median) / hits\n\n")
+	}
+	if len(suiteRows) > 0 {
+		fmt.Fprintf(w, "Test suites: native median, gcov and patchprof (jump) as ratios to it; traps and hits of the first jump run\n\n")
+		if err := writeSuiteTable(w, suiteRows); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		fmt.Fprintln(w)
 	}
 	if len(srs) > 0 {
 		fmt.Fprintf(w, "Servers attached to with -p: %d requests over %d keep-alive connections in each phase, median requests/s\n\n",

@@ -56,6 +56,11 @@ type workloadRun struct {
 	// servers are a server's engines (server_linux.go), which run in
 	// place of slots.
 	servers []*serverSlot
+	// traps and reasons are what the first jump profile's notes say of
+	// the sites that trapped (suites.go), when hasTraps.
+	traps    uint64
+	reasons  []TrapReason
+	hasTraps bool
 }
 
 func run(o *Options) int {
@@ -235,12 +240,18 @@ func (b *bench) runSlot(wr *workloadRun, s *slot, rep int) {
 			return
 		}
 		wr.checker.add(s.Config, p)
+		if n, ok := trapsOf(p.Notes); ok && !wr.hasTraps && s.Config == cfgJump {
+			wr.traps, wr.reasons, wr.hasTraps = n, trapReasons(p.Notes), true
+		}
 	}
 }
 
 // commandLine is how a configuration runs a workload in dir.
 func (b *bench) commandLine(wr *workloadRun, cfg, dir string) (name string, args, env []string) {
 	t, w := wr.t, wr.w
+	if w.Suite != nil {
+		return b.suiteCommand(wr, cfg, dir)
+	}
 	if w.Start && cfg != cfgNative {
 		return b.patchprof, []string{"--version"}, nil
 	}

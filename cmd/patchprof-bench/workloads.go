@@ -36,6 +36,11 @@ type Workload struct {
 	// --version`, which exits before reading anything. It counts
 	// nothing: the other configurations do not apply.
 	Start bool
+	// Suite is set for a real project's test suite (suites.go), built
+	// at the optimisation level Opt: Mode then applies to the whole
+	// suite, patchprof following its processes.
+	Suite *Suite
+	Opt   string
 }
 
 // sqliteModule is the Go module whose sqlite3-binding.c and .h are the
@@ -43,7 +48,7 @@ type Workload struct {
 const sqliteModule = "github.com/mattn/go-sqlite3@v1.14.22"
 
 // workloads are the programs the bench runs, in table order.
-var workloads = []Workload{
+var workloads = append([]Workload{
 	{
 		Name: "empty", Title: "an empty C program, `--lines --funcs` (a run's fixed cost)",
 		Sources: []string{"cmd/patchprof-bench/testdata/empty.c"}, Mode: []string{"--lines", "--funcs"},
@@ -127,7 +132,7 @@ var workloads = []Workload{
 		Name: "goserver", Title: "Go net/http server, `--funcs -p`",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/goserver", Mode: []string{"--funcs"}, Handler: "main.handle",
 	},
-}
+}, suiteWorkloads()...)
 
 // workloadNames lists the workloads' names in table order.
 func workloadNames() []string {
