@@ -63,6 +63,17 @@
 // --version` (the jump configuration), against a Go hello world (native),
 // the start of any Go program; its other configurations do not apply.
 //
+// The test suites (zlib, bzip2, cjson, tinyxml2, jimtcl, each also at
+// -O2 as NAME-O2) are real projects' own tests, fetched with `apt-get
+// source` at the versions integration/projects_test.go pins (deb-src
+// needed, as .ci/run sets up), built plain and with --coverage at -O0 or
+// -O2, and run whole as one shell script: patchprof follows its
+// processes. Their summary table gives the ratios to native and the traps
+// among the hits of the first jump run, and the checks list the reasons
+// the sites that trapped kept a breakpoint:
+//
+//	go run ./cmd/patchprof-bench -n 3 -configs native,gcov,jump -workloads zlib,zlib-O2,jimtcl
+//
 // It is not a test: `go test ./cmd/patchprof-bench/` runs only the unit
 // tests of its pure parts (medians, the tables, the comparison of
 // profiles, the load generator against a test server, /proc/PID/maps).
@@ -89,5 +100,7 @@
 //	    through /proc/PID/mem against its files
 //	compare.go: Counts: a saved profile's line and function counts, keyed
 //	    to compare across engines, and the sites hit
+//	suites.go: Suite and the test suites, their traps and summary table
+//	suites_linux.go: a suite's source fetched, built and run
 //	check.go: countChecker, every engine's counts against the first profile
 package main

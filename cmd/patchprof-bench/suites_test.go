@@ -38,10 +38,11 @@ func TestTrapReasons(t *testing.T) {
 }
 
 func TestSuiteNote(t *testing.T) {
-	got := suiteNote("zlib", 1000000, 4321, trapReasons(notes))
-	want := "zlib: 4,321 traps of 1,000,000 hits (0.4321%)\n" +
+	got := suiteNote("zlib", 1000000, 4400, trapReasons(notes))
+	want := "zlib: 4,400 traps of 1,000,000 hits (0.4400%)\n" +
 		"  4,000 traps at 12 sites: flags live: shl\n" +
-		"  321 traps at 5 sites: traps by design: int3\n"
+		"  321 traps at 5 sites: traps by design: int3\n" +
+		"  79 traps at the functions' first hits, each process apart\n"
 	if got != want {
 		t.Errorf("suiteNote =\n%s\nwant\n%s", got, want)
 	}
