@@ -147,6 +147,9 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 		return nil, err
 	}
 	wr := &workloadRun{w: w, t: t}
+	if w.Suite != nil {
+		wr.checker.varies = w.Suite.Varies
+	}
 	if w.Handler != "" {
 		b.prepareServer(wr)
 		return wr, nil

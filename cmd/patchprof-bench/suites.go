@@ -26,6 +26,9 @@ type Suite struct {
 	// Test runs in an empty directory with S set to the built tree; its
 	// standard output must not vary from run to run (times filtered out).
 	Test string
+	// Varies, when set, says why the suite's counts differ from run to
+	// run: the bench then does not compare its profiles.
+	Varies string
 }
 
 // suiteOpts are the optimisation levels each suite is built at; the
@@ -107,6 +110,7 @@ for f in *.test; do
 	case $f in timer.test|event.test|signal.test|lock.test|exec.test|exec2.test|interactive.test|socket.test) continue;; esac
 	$S/jimsh $f
 done`,
+		Varies: "draw random numbers (rand, tempfiles, JimRandomBytes) and regexps over them",
 	}},
 }
 

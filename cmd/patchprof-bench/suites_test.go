@@ -89,3 +89,13 @@ func TestSuiteRow(t *testing.T) {
 		t.Errorf("writeSuiteTable:\n%s", b.String())
 	}
 }
+
+func TestCountCheckerVaries(t *testing.T) {
+	c := countChecker{varies: "draw random numbers"}
+	c.add(cfgJump, prof(5, 7, 1))
+	c.add(cfgJump, prof(5, 8, 2))
+	text, ok := c.verdict("jimtcl")
+	if !ok || !strings.Contains(text, "counts not compared between runs (jump 2), which draw random numbers") {
+		t.Errorf("a suite whose counts vary: ok %v:\n%s", ok, text)
+	}
+}
