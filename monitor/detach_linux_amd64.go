@@ -265,22 +265,33 @@ func (m *mon) leaveCreate(t *thread) error {
 // Preconditions: on the tracer thread; every thread is stopped and the code
 // restored.
 func (m *mon) dequeueTraps(sig map[int]int) {
+	m.dequeue(sig, func(t *thread) bool {
+		return sig[t.tid] == 0 && sigtrapPending(t.tgid, t.tid)
+	})
+}
+
+// dequeue continues each stopped thread for which pending reports a
+// signal still to be taken, until it reports none: the kernel dequeues
+// the signal before the thread runs any instruction of its own, and
+// settle takes the stop (a trap rewound onto its site, a gate's SIGSTOP
+// suppressed, any other signal kept to hand back at the detach).
+//
+// Preconditions: on the tracer thread; every thread is stopped.
+func (m *mon) dequeue(sig map[int]int, pending func(*thread) bool) {
 	for _, t := range m.threads {
-		if t.state != stopped || sig[t.tid] != 0 || !sigtrapPending(t.tgid, t.tid) {
-			continue
-		}
-		if err := cont(t.tid, 0); err != nil {
-			m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
-			continue
-		}
-		var ws unix.WaitStatus
-		if err := waitPid(t.tid, &ws, unix.WALL); err != nil {
-			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
-			continue
-		}
-		if decodeStatus(ws).kind == stopSignal {
-			// settle rewinds a trap at one of our sites and records any
-			// other signal to hand back at the detach.
+		for t.state == stopped && !t.mm.dead && pending(t) {
+			if err := cont(t.tid, 0); err != nil {
+				m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
+				break
+			}
+			var ws unix.WaitStatus
+			if err := waitPid(t.tid, &ws, unix.WALL); err != nil {
+				m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+				break
+			}
+			if decodeStatus(ws).kind != stopSignal {
+				break
+			}
 			m.settle(event{tid: t.tid, ws: ws}, sig)
 		}
 	}

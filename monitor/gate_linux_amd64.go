@@ -44,12 +44,7 @@ func (m *mon) gateSite(t *thread, mp *mapping, i int) string {
 	}
 	addr := mp.tab.RuntimeAddr(i)
 	var code [jump.MaxHostLen + 40]byte
-	n, _ := t.mm.mem.ReadMemory(addr, code[:])
-	for k := 0; k < n; k++ {
-		if s, ok := mp.tab.Lookup(addr + uint64(k)); ok && mp.tab.Armed(s) {
-			code[k] = mp.tab.OriginalByte(s)
-		}
-	}
+	n := mp.originalCode(t.mm, addr, code[:])
 	js, ok := jump.PlanGate(code[:n], addr, mp.Image.NotifyRoom)
 	if !ok {
 		return breakpoint.JumpNotify
@@ -166,21 +161,7 @@ func (m *mon) settleGate(t *thread, st *sigStop) bool {
 //
 // Preconditions: on the tracer thread; every thread is stopped.
 func (m *mon) dequeueGates(sig map[int]int) {
-	for _, t := range m.threads {
-		for t.gateOwed > 0 && t.state == stopped && !t.mm.dead &&
-			signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", t.tgid, t.tid), "SigPnd", int(unix.SIGSTOP)) {
-			if err := cont(t.tid, 0); err != nil {
-				m.lose(fmt.Errorf("continue thread %d: %w", t.tid, err))
-				break
-			}
-			var ws unix.WaitStatus
-			if err := waitPid(t.tid, &ws, unix.WALL); err != nil {
-				m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
-				break
-			}
-			if decodeStatus(ws).kind == stopSignal {
-				m.settle(event{tid: t.tid, ws: ws}, sig)
-			}
-		}
-	}
+	m.dequeue(sig, func(t *thread) bool {
+		return t.gateOwed > 0 && signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", t.tgid, t.tid), "SigPnd", int(unix.SIGSTOP))
+	})
 }

@@ -401,14 +401,9 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 	mm, j := t.mm, mp.jmp
 	addr := mp.tab.RuntimeAddr(i)
 	var code [jump.MaxHostLen + 40]byte
-	n, _ := mm.mem.ReadMemory(addr, code[:])
+	n := mp.originalCode(mm, addr, code[:])
 	if n < jump.JmpLen {
 		return nil, nil, breakpoint.JumpNoCode
-	}
-	for k := 0; k < n; k++ {
-		if s, ok := mp.tab.Lookup(addr + uint64(k)); ok && mp.tab.Armed(s) {
-			code[k] = mp.tab.OriginalByte(s)
-		}
 	}
 	arcs, ecs := mp.tab.ArcsOf(i)
 	for n, k := range arcs {
@@ -438,6 +433,18 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 		}
 	}
 	return tr, arcs, ""
+}
+
+// originalCode reads mp's code at addr in mm into buf, an armed int3
+// read as the byte it replaced, and returns how many bytes it read.
+func (mp *mapping) originalCode(mm *space, addr uint64, buf []byte) int {
+	n, _ := mm.mem.ReadMemory(addr, buf)
+	for k := 0; k < n; k++ {
+		if s, ok := mp.tab.Lookup(addr + uint64(k)); ok && mp.tab.Armed(s) {
+			buf[k] = mp.tab.OriginalByte(s)
+		}
+	}
+	return max(n, 0)
 }
 
 // writeJump moves the threads stopped inside the bytes tr covers, writes
