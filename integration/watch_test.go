@@ -108,6 +108,22 @@ func (w *watchLines) waitFor(t *testing.T, re *regexp.Regexp) []string {
 	}
 }
 
+// watchedCopy copies the built program exe into the test's own directory:
+// a watch selects by the file, and the build is shared with other tests
+// whose copies it must not find.
+func watchedCopy(t *testing.T, exe string) string {
+	t.Helper()
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), filepath.Base(exe))
+	if err := os.WriteFile(out, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // startWatch starts patchprof watch with args (the engine of the test
 // binary added) and waits for its "serving" line when it listens. It
 // returns the command, its stderr's lines and the endpoints' base URL.
@@ -162,7 +178,7 @@ func TestWatchExe(t *testing.T) {
 	mustHaveCC(t)
 	mustHavePtrace(t)
 	mustHaveCLI(t)
-	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	exe := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
 	targets := []*commandTarget{}
 	for range 3 {
 		c := startCommandTarget(t, exe)
@@ -310,7 +326,7 @@ func TestWatchPrometheus(t *testing.T) {
 	if err != nil {
 		t.Skipf("prometheus not found in PATH (%v): the test scrapes with a real Prometheus server (Debian package prometheus)", err)
 	}
-	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
+	exe := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
 	a, b := startCommandTarget(t, exe), startCommandTarget(t, exe)
 	a.ask(t, 50) // before the watch: not counted
 	save := filepath.Join(t.TempDir(), "agg.json")
@@ -336,4 +352,109 @@ func TestWatchPrometheus(t *testing.T) {
 		c.ask(t, 1)
 		c.end(t)
 	}
+}
+
+// stopWatch sends SIGTERM to the watch, waits for it to exit 0 and
+// returns the saved aggregate's count of work().
+func stopWatch(t *testing.T, pp *exec.Cmd, wl *watchLines, save string) int64 {
+	t.Helper()
+	pp.Process.Signal(syscall.SIGTERM)
+	for range wl.lines {
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof watch: %v\n%s", err, wl.all.String())
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, wl.all.String())
+	}
+	n, _ := funcCount(p, "work")
+	return n
+}
+
+// TestWatchMaxProcs: with --max-procs 1 the second copy is said to be
+// left out, and is attached once the first ends; each is counted from its
+// own attach, exactly.
+func TestWatchMaxProcs(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
+	byPID := map[int]*commandTarget{}
+	for range 2 {
+		c := startCommandTarget(t, exe)
+		byPID[c.cmd.Process.Pid] = c
+	}
+	save := filepath.Join(t.TempDir(), "agg.json")
+	pp, wl, _ := startWatch(t, "--exe", exe, "--funcs", "--func", "^work$", "--save", save, "--max-procs", "1")
+	// Both said, in either order.
+	either := regexp.MustCompile(`^patchprof: watch: (attached to|--max-procs 1 reached:) PID (\d+)`)
+	var first, second int
+	for first == 0 || second == 0 {
+		m := wl.waitFor(t, either)
+		pid, _ := strconv.Atoi(m[2])
+		if m[1] == "attached to" {
+			first = pid
+		} else {
+			second = pid
+		}
+	}
+	a, b := byPID[first], byPID[second]
+	if a == nil || b == nil || a == b {
+		t.Fatalf("attached %d, left out %d; want one of each copy\n%s", first, second, wl.all.String())
+	}
+	a.ask(t, 1500)
+	b.ask(t, 800) // not watched: not counted
+	a.end(t)
+	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != second {
+		t.Fatalf("attached to PID %d once the first ended, want %d\n%s", pid, second, wl.all.String())
+	}
+	b.ask(t, 60)
+	if n := stopWatch(t, pp, wl, save); n != 1500+60 {
+		t.Errorf("work counted %d, want exactly 1560 (1500 in the first copy, 60 in the second once attached)\n%s", n, wl.all.String())
+	}
+	checkDetached(t, second)
+	b.ask(t, 1)
+	b.end(t)
+}
+
+// TestWatchPIDFile watches the process a pid file names, and says why a
+// process already traced by someone else is not watched, leaving it to its
+// tracer.
+func TestWatchPIDFile(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
+	dir := t.TempDir()
+
+	c := startCommandTarget(t, exe)
+	pidFile := filepath.Join(dir, "app.pid")
+	os.WriteFile(pidFile, []byte(strconv.Itoa(c.cmd.Process.Pid)+"\n"), 0o644)
+	save := filepath.Join(dir, "agg.json")
+	pp, wl, _ := startWatch(t, "--pid-file", pidFile, "--funcs", "--func", "^work$", "--save", save)
+	wl.waitFor(t, watchAttachedRE)
+	c.ask(t, 300)
+	if n := stopWatch(t, pp, wl, save); n != 300 {
+		t.Errorf("work counted %d, want exactly 300\n%s", n, wl.all.String())
+	}
+	checkDetached(t, c.cmd.Process.Pid)
+
+	// Now traced by another patchprof: refused, and said why.
+	other, _ := startAttached(t, "--funcs", "--func", "^work$", "-p", strconv.Itoa(c.cmd.Process.Pid))
+	pp, wl, _ = startWatch(t, "--pid-file", pidFile, "--funcs", "--save", filepath.Join(dir, "agg2.json"))
+	wl.waitFor(t, regexp.MustCompile(fmt.Sprintf(`^patchprof: watch: PID %d not watched: .*already traced`, c.cmd.Process.Pid)))
+	pp.Process.Signal(syscall.SIGTERM)
+	for range wl.lines {
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof watch: %v\n%s", err, wl.all.String())
+	}
+	other.Process.Signal(syscall.SIGINT)
+	if err := other.Wait(); err != nil {
+		t.Fatalf("the other patchprof: %v", err)
+	}
+	checkDetached(t, c.cmd.Process.Pid)
+	c.ask(t, 2)
+	c.end(t)
 }
