@@ -389,18 +389,7 @@ func TestAttachExactWindow(t *testing.T) {
 	if got := ask(3000); got != "done 3000 3500" {
 		t.Fatalf("target answered %q while attached, want \"done 3000 3500\"", got)
 	}
-	pp.Process.Signal(syscall.SIGINT)
-	var rest strings.Builder
-	for esc.Scan() {
-		rest.WriteString(esc.Text() + "\n")
-	}
-	if err := pp.Wait(); err != nil {
-		t.Fatalf("patchprof: %v\n%s", err, rest.String())
-	}
-	p, err := readProfile(save)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := detachSaved(t, pp, esc, save)
 	if n, ok := funcCount(p, "work"); !ok || n != 3000 {
 		t.Errorf("work counted %d (%v) while attached, want exactly 3000", n, ok)
 	}

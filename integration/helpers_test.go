@@ -486,6 +486,27 @@ func childrenOf(pid int) []int {
 	return kids
 }
 
+// detachSaved detaches patchprof pp, started by startAttached with
+// --save save, with SIGINT (as an operator's Ctrl-C), reads the rest of
+// its standard error (esc), waits for it to exit 0, and returns the saved
+// profile and that output.
+func detachSaved(t *testing.T, pp *exec.Cmd, esc *bufio.Scanner, save string) (*profile, string) {
+	t.Helper()
+	pp.Process.Signal(syscall.SIGINT)
+	var rest strings.Builder
+	for esc.Scan() {
+		rest.WriteString(esc.Text() + "\n")
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v, want exit 0\n%s", err, rest.String())
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, rest.String()
+}
+
 // startAttached starts patchprof with args (an attach, -p; the engine of
 // the test binary added, as run adds it) and waits for its line saying it
 // attached. It returns the command, to signal and wait for, and a scanner

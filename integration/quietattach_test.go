@@ -8,8 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -58,23 +56,12 @@ func TestAttachQuiet(t *testing.T) {
 	ask("load", "loaded 9900")
 	ask("state", "trap blocked=1 ignored=1")
 	ask("1000", "done 1000 3300")
-	pp.Process.Signal(syscall.SIGINT)
-	var rest strings.Builder
-	for esc.Scan() {
-		rest.WriteString(esc.Text() + "\n")
-	}
-	if err := pp.Wait(); err != nil {
-		t.Fatalf("patchprof: %v\n%s", err, rest.String())
-	}
-	p, err := readProfile(save)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, rest := detachSaved(t, pp, esc, save)
 	if n, ok := funcCount(p, "work"); !ok || n != 3000 {
 		t.Errorf("work counted %d (%v) while attached, want exactly 3000", n, ok)
 	}
 	if n, ok := funcIn(p, "libplug.so", "plug"); !ok || n != 100 {
-		t.Errorf("plug (loaded while attached) counted %d (%v), want exactly 100\n%s", n, ok, rest.String())
+		t.Errorf("plug (loaded while attached) counted %d (%v), want exactly 100\n%s", n, ok, rest)
 	}
 	wantOneNote(t, "attach", p.Notes, "attached without system-call stops")
 	checkDetached(t, pid)

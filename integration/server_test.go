@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -40,18 +39,7 @@ func TestAttachServer(t *testing.T) {
 	pp, esc := startAttached(t, "--save", save, "--funcs", "-p", strconv.Itoa(pid))
 	const attached = 3 * 150
 	made += serverLoad(t, addr, 3, attached)
-	pp.Process.Signal(syscall.SIGINT)
-	var rest strings.Builder
-	for esc.Scan() {
-		rest.WriteString(esc.Text() + "\n")
-	}
-	if err := pp.Wait(); err != nil {
-		t.Fatalf("patchprof: %v, want exit 0\n%s", err, rest.String())
-	}
-	p, err := readProfile(save)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := detachSaved(t, pp, esc, save)
 	if !p.Exit.Detached {
 		t.Errorf("saved exit %+v, want detached", p.Exit)
 	}
