@@ -458,3 +458,36 @@ func TestWatchPIDFile(t *testing.T) {
 	c.ask(t, 2)
 	c.end(t)
 }
+
+// TestWatchExec: a process that execs into the watched program (a
+// shell's exec, as a service's wrapper script does) is found by its new
+// executable and counted from its attach.
+func TestWatchExec(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	exe := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread"))
+	save := filepath.Join(t.TempDir(), "agg.json")
+	pp, wl, _ := startWatch(t, "--exe", exe, "--funcs", "--func", "^work$", "--save", save)
+	wl.waitFor(t, regexp.MustCompile(`^patchprof: watch: watching `))
+	// The shell reads one line (a byte at a time from a pipe), then
+	// becomes the program.
+	cmd, in, sc := startPiped(t, "/bin/sh", "-c", `read x; exec "$0"`, exe)
+	fmt.Fprintln(in, "go")
+	if !sc.Scan() || sc.Text() != "ready" {
+		t.Fatalf("the program did not start after the exec: %q", sc.Text())
+	}
+	c := &commandTarget{cmd: cmd, in: in, sc: sc}
+	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != cmd.Process.Pid {
+		t.Fatalf("attached to PID %d, want the exec'd shell's %d\n%s", pid, cmd.Process.Pid, wl.all.String())
+	}
+	c.ask(t, 4321)
+	if n := stopWatch(t, pp, wl, save); n != 4321 {
+		t.Errorf("work counted %d, want exactly 4321\n%s", n, wl.all.String())
+	}
+	if st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)); err == nil && !strings.Contains(string(st), "TracerPid:\t0\n") {
+		t.Errorf("a tracer is left on the program after the watch:\n%s", st)
+	}
+	c.ask(t, 3)
+	c.end(t)
+}
