@@ -25,7 +25,7 @@ func (m *mon) detachAll() {
 	// A thread in a slot of the out-of-line engine goes back to the
 	// equivalent original address (or steps out), before the regions go.
 	for _, t := range m.threads {
-		if t.state == stopped && !t.mm.dead && t.mm.eager {
+		if t.state == stopped && !t.mm.dead && t.mm.gated {
 			// Stopped at a gate's GateStop before its SIGSTOP was
 			// dequeued: it is still pending (dequeueGates).
 			if pc, err := peekUser(t.tid, offRip); err == nil {

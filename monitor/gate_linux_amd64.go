@@ -53,7 +53,11 @@ func (m *mon) gateSite(t *thread, mp *mapping, i int) string {
 	if err != nil {
 		return breakpoint.JumpRelocation
 	}
-	return m.writeJump(t, mp, i, tr)
+	if reason := m.writeJump(t, mp, i, tr); reason != "" {
+		return reason
+	}
+	t.mm.gated = true
+	return ""
 }
 
 // gateStop serves a SIGSTOP stop of t if a gate of ours sent it, and

@@ -508,7 +508,7 @@ func (m *mon) handle(ev event) {
 			m.trap(t)
 			return
 		}
-		if st.sig == unix.SIGSTOP && t.mm.eager && m.gateStop(t) {
+		if st.sig == unix.SIGSTOP && t.mm.gated && m.gateStop(t) {
 			return
 		}
 		m.signal(t, &sigStop{sig: st.sig})

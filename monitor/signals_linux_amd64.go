@@ -101,7 +101,7 @@ func (m *mon) signal(t *thread, st *sigStop) {
 	}
 	m.noteFault(t, st)
 	m.noteHandled(t, st)
-	if t.mm.eager && st.sig != unix.SIGSTOP && st.loadRegs(t.tid) == nil {
+	if t.mm.gated && st.sig != unix.SIGSTOP && st.loadRegs(t.tid) == nil {
 		m.oweGate(t, st.regs.Rip)
 	}
 	if m.jumpOn {

@@ -169,6 +169,7 @@ type space struct {
 	ctr      *counterMem    // the in-process engine's counters, nil if none
 	noJump   bool           // the in-process engine is off here (see tryJump)
 	eager    bool           // every site is patched at once (eager_linux_amd64.go)
+	gated    bool           // a gate is written in its code (gate_linux_amd64.go); a fork's copy has it too
 	pcs      map[int]uint64 // the threads' PCs while they are patched at once (pcOf)
 	quiet    bool           // eager, and no int3 of ours is planted: no system-call stops
 	guard    guard          // what the program's seccomp and GS use allow (guard_linux_amd64.go)
@@ -341,6 +342,7 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 		mm.ctr = &counterMem{base: c.base, slabSize: c.slabSize, mem: c.mem, used: make([]bool, maxSlabs), top: c.top, inherited: true}
 	}
 	mm.noJump = parent.noJump
+	mm.gated = parent.gated // its copy of the code holds the gates
 	m.res.Processes++
 	m.notifyLayout(mm)
 	return mm, nil

@@ -5,6 +5,9 @@
  *           answer "done N TOTAL"
  *   "load"  dlopen PLUGIN (argv[1]), call its plug() 100 times, dlclose
  *           it; answer "loaded SUM"
+ *   "fork"  fork a child that does what "load" does and exits 0 when its
+ *           sum is right; answer "forked exited=E" (its exit status) or
+ *           "forked stopped" (it stopped instead: it is then killed)
  *   "state" answer "trap blocked=B ignored=I": SIGTRAP's state as seen now
  * and exits 0 at end of input. */
 #include <dlfcn.h>
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static long total;
@@ -56,7 +60,21 @@ int main(int argc, char **argv)
 	printf("ready\n");
 	char line[64];
 	while (fgets(line, sizeof line, stdin) != NULL) {
-		if (strncmp(line, "load", 4) == 0) {
+		if (strncmp(line, "fork", 4) == 0) {
+			pid_t c = fork();
+			if (c == 0)
+				_exit(load(argv[1]) == 9900 ? 0 : 1);
+			int st;
+			if (waitpid(c, &st, WUNTRACED) != c)
+				return 6;
+			if (WIFSTOPPED(st)) {
+				kill(c, SIGKILL);
+				waitpid(c, &st, 0);
+				printf("forked stopped\n");
+			} else {
+				printf("forked exited=%d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+			}
+		} else if (strncmp(line, "load", 4) == 0) {
 			printf("loaded %d\n", load(argv[1]));
 		} else if (strncmp(line, "state", 5) == 0) {
 			sigset_t now;
