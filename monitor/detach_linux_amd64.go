@@ -266,7 +266,7 @@ func (m *mon) leaveCreate(t *thread) error {
 // restored.
 func (m *mon) dequeueTraps(sig map[int]int) {
 	m.dequeue(sig, func(t *thread) bool {
-		return sig[t.tid] == 0 && sigtrapPending(t.tgid, t.tid)
+		return sig[t.tid] == 0 && pendingFor(t, unix.SIGTRAP)
 	})
 }
 
@@ -297,10 +297,10 @@ func (m *mon) dequeue(sig map[int]int, pending func(*thread) bool) {
 	}
 }
 
-// sigtrapPending reports whether SIGTRAP is pending for the thread itself
+// pendingFor reports whether sig is pending for thread t itself
 // (/proc/PID/task/TID/status, SigPnd).
-func sigtrapPending(tgid, tid int) bool {
-	return signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", tgid, tid), "SigPnd", int(unix.SIGTRAP))
+func pendingFor(t *thread, sig unix.Signal) bool {
+	return signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", t.tgid, t.tid), "SigPnd", int(sig))
 }
 
 // processState returns the state letter of /proc/PID/stat ('R', 'S', 'T', ...).

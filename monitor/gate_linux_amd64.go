@@ -166,6 +166,6 @@ func (m *mon) settleGate(t *thread, st *sigStop) bool {
 // Preconditions: on the tracer thread; every thread is stopped.
 func (m *mon) dequeueGates(sig map[int]int) {
 	m.dequeue(sig, func(t *thread) bool {
-		return t.gateOwed > 0 && signalInMask(fmt.Sprintf("/proc/%d/task/%d/status", t.tgid, t.tid), "SigPnd", int(unix.SIGSTOP))
+		return t.gateOwed > 0 && pendingFor(t, unix.SIGSTOP)
 	})
 }
