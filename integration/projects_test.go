@@ -443,7 +443,7 @@ func TestProjectZlib(t *testing.T) {
 		"gzwrite.c", "infback.c", "inffast.c", "inflate.c", "inftrees.c", "trees.c", "uncompr.c", "zutil.c"}
 	var steps []debStep
 	steps = append(steps, debStep{prog: "example", args: []string{"foo.gz"}}, debStep{prog: "infcover"})
-	for _, level := range []string{"-9", "-1", "-h", "-R", "-F", "-6"} {
+	for _, level := range []string{"-9", "-1", "-h", "-r", "-f", "-6"} {
 		steps = append(steps,
 			debStep{prog: "minigzip", args: []string{level, "in"}},
 			debStep{prog: "minigzip", args: []string{"-d", "in.gz"}})
