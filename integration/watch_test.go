@@ -300,11 +300,12 @@ func TestWatchUserErrors(t *testing.T) {
 		status int
 		want   string
 	}{
-		{[]string{"watch", "--save", save}, exitFailure, "one of --exe PATH or --pid-file FILE"},
-		{[]string{"watch", "--exe", "/bin/true", "--pid-file", text, "--save", save}, exitFailure, "one of --exe PATH or --pid-file FILE"},
+		{[]string{"watch", "--save", save}, exitFailure, "one of --exe PATH, --cgroup PATH or --pid-file FILE"},
+		{[]string{"watch", "--exe", "/bin/true", "--pid-file", text, "--save", save}, exitFailure, "one of --exe PATH, --cgroup PATH or --pid-file FILE"},
 		{[]string{"watch", "--exe", "/bin/true"}, exitFailure, "give --save FILE"},
 		{[]string{"watch", "--exe", filepath.Join(dir, "none"), "--save", save}, exitNotFound, "no such file"},
 		{[]string{"watch", "--exe", text, "--save", save}, exitCannotRun, "not an ELF executable"},
+		{[]string{"watch", "--cgroup", "/patchprof-test-none.slice", "--save", save}, exitFailure, "no such cgroup"},
 		{[]string{"watch", "--exe", "/bin/true", "--save", save, "--max-procs", "0"}, exitFailure, "--max-procs 0"},
 		{[]string{"watch", "--exe", "/bin/true", "--save", save, "/bin/true"}, exitFailure, "takes no program"},
 	} {

@@ -1,7 +1,8 @@
 // Package watch finds the processes of a program on a host and profiles
 // each one as it appears, for patchprof's daemon mode (patchprof watch): a
 // Selector says which running processes are wanted (every process whose
-// executable is a given file, by device and inode; the PID in a file), a
+// executable is a given file, by device and inode; every process of a
+// cgroup v2 subtree; the PID in a file), a
 // Watcher polls it, starts one attached patchprof per process found and
 // lets it go when the process exits, Aggregate sums the saved
 // profiles of every process of one build, past and present, and a
@@ -26,6 +27,7 @@
 //	doc.go: this overview
 //	proc.go: Proc, Selector and the /proc readers' shared parts
 //	proc_linux.go, proc_other.go: scanning /proc (Linux only)
+//	cgroup.go: Cgroup, the processes of a cgroup v2 subtree
 //	aggregate.go: the sum of the processes' profiles, per build
 //	watcher.go: Watcher, the poll loop and the children
 //	child.go: one child patchprof, what its stderr says, refusals' reasons

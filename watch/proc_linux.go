@@ -62,12 +62,18 @@ func (e Exe) Select() ([]Proc, error) {
 
 // startTime returns process pid's start time (/proc/PID/stat field 22).
 func startTime(pid int) (uint64, error) {
+	start, _, err := procStat(pid)
+	return start, err
+}
+
+// procStat returns process pid's start time and parent's PID
+// (/proc/PID/stat fields 22 and 4).
+func procStat(pid int) (start uint64, ppid int, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	start, _, err := parseStat(string(b))
-	return start, err
+	return parseStat(string(b))
 }
 
 // tracer returns the PID of process pid's tracer (0: none).

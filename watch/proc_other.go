@@ -19,6 +19,8 @@ func (e Exe) Select() ([]Proc, error) { return nil, ErrUnsupported }
 
 func startTime(pid int) (uint64, error) { return 0, ErrUnsupported }
 
+func procStat(pid int) (uint64, int, error) { return 0, 0, ErrUnsupported }
+
 func tracer(pid int) int { return 0 }
 
 func childAttrs() *syscall.SysProcAttr { return nil }

@@ -104,7 +104,7 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	w.logf("watching %s: polling /proc every %v, at most %d processes at once", w.opt.Select, w.opt.Poll, w.opt.MaxProcs)
+	w.logf("watching %s: looking every %v, at most %d processes at once", w.opt.Select, w.opt.Poll, w.opt.MaxProcs)
 	for {
 		if err := w.poll(); err != nil {
 			w.stopAll()

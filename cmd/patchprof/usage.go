@@ -16,10 +16,12 @@ type flagGroup struct {
 	names []string
 }
 
-// flagGroups order the help as a user decides a run: what to count, where,
-// how hits are served, where the report goes, and attaching. Every flag of
-// every command is in one group (TestEveryFlagGrouped).
+// flagGroups order the help as a user decides a run: what to watch (for
+// patchprof watch), what to count, where, how hits are served, where the
+// report goes, and attaching. Every flag of every command is in one group
+// (TestEveryFlagGrouped).
 var flagGroups = []flagGroup{
+	{"What to watch", []string{"exe", "cgroup", "pid-file", "poll", "max-procs", "per-process"}},
 	{"What to count", []string{"lines", "funcs", "blocks", "calls", "time", "sample-rate", "time-fallback"}},
 	{"What to plant in", []string{"func", "file", "lib", "std"}},
 	{"Engine", []string{"engine", "pin", "no-follow"}},
@@ -36,7 +38,7 @@ func usage(fs *flag.FlagSet, w io.Writer) {
 		"       patchprof [flags] -p PID\n"+
 		"       patchprof report [flags] FILE...\n"+
 		"       patchprof merge [--force] -o OUT FILE...\n"+
-		"       patchprof watch (--exe PATH | --pid-file FILE) --save FILE [flags]\n")
+		"       patchprof watch (--exe PATH | --cgroup PATH | --pid-file FILE) --save FILE [flags]\n")
 	printFlags(fs, w)
 	fmt.Fprintf(w, "\nexit status: the program's own (128+N when signal N killed it), or\n"+
 		"  %d  patchprof failed (a bad flag, profile or output path, ptrace refused, a write failed)\n"+

@@ -35,14 +35,14 @@ func TestHelpGrouped(t *testing.T) {
 	}
 }
 
-// TestEveryFlagGrouped: no flag of the main command, report or merge is
-// left out of the help.
+// TestEveryFlagGrouped: no flag of the main command, report, merge or
+// watch is left out of the help.
 func TestEveryFlagGrouped(t *testing.T) {
 	var grouped []string
 	for _, g := range flagGroups {
 		grouped = append(grouped, g.names...)
 	}
-	for _, fs := range []*flag.FlagSet{mainFlagSet(new(mainFlagValues)), reportFlagSet(new(reportFlags)), newMergeFlags()} {
+	for _, fs := range []*flag.FlagSet{mainFlagSet(new(mainFlagValues)), reportFlagSet(new(reportFlags)), newMergeFlags(), watchFlagSet(new(watchFlags), new(passFlags))} {
 		fs.VisitAll(func(f *flag.Flag) {
 			if !slices.Contains(grouped, f.Name) {
 				t.Errorf("%s: flag %s is in no group of the help", fs.Name(), f.Name)

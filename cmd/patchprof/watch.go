@@ -17,12 +17,12 @@ import (
 
 // watchFlags are the flags of `patchprof watch`.
 type watchFlags struct {
-	exe, pidFile, save, perProcess string
-	listen                         string
-	top                            int
-	poll, interval                 time.Duration
-	maxProcs                       int
-	child                          []string // the counting flags, passed to each -p
+	exe, cgroup, pidFile, save, perProcess string
+	listen                                 string
+	top                                    int
+	poll, interval                         time.Duration
+	maxProcs                               int
+	child                                  []string // the counting flags, passed to each -p
 }
 
 // watchFlagSet is the flag set of `patchprof watch`, parsing into wf; the
@@ -31,6 +31,7 @@ func watchFlagSet(wf *watchFlags, pass *passFlags) *flag.FlagSet {
 	fs := flag.NewFlagSet("patchprof watch", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&wf.exe, "exe", "", "watch every process whose executable is the file at `PATH` (by device and inode: a binary replaced at PATH is another)")
+	fs.StringVar(&wf.cgroup, "cgroup", "", "watch every process in the cgroup v2 subtree at `PATH` (/system.slice/NAME.service for a systemd unit, or the cgroup's directory), whatever it runs")
 	fs.StringVar(&wf.pidFile, "pid-file", "", "watch the process whose PID the file at `PATH` holds, as it is rewritten")
 	fs.StringVar(&wf.save, "save", "", "write the aggregate profile (every process of the build, past and present) as JSON to `FILE`, at the end, every --interval and on SIGUSR1")
 	fs.StringVar(&wf.perProcess, "per-process", "", "keep each process's own profile in `DIR`, as PID-START.json")
@@ -81,9 +82,8 @@ func parseWatchFlags(args []string) (*watchFlags, watch.Selector, error) {
 	fs := watchFlagSet(&wf, &pass)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(os.Stdout, "usage: patchprof watch (--exe PATH | --pid-file FILE) --save FILE [flags]\n")
-			fs.SetOutput(os.Stdout)
-			fs.PrintDefaults()
+			fmt.Fprint(os.Stdout, "usage: patchprof watch (--exe PATH | --cgroup PATH | --pid-file FILE) --save FILE [flags]\n")
+			printFlags(fs, os.Stdout)
 			return nil, nil, err
 		}
 		return nil, nil, failed("watch: %v (see patchprof watch -h)", err)
@@ -93,8 +93,8 @@ func parseWatchFlags(args []string) (*watchFlags, watch.Selector, error) {
 	switch {
 	case fs.NArg() > 0:
 		return nil, nil, failed("watch takes no program: patchprof watch --exe PATH --save FILE (start the program yourself)")
-	case (wf.exe == "") == (wf.pidFile == ""):
-		return nil, nil, failed("watch: give what to watch, one of --exe PATH or --pid-file FILE (--cgroup is not there yet)")
+	case countSet(wf.exe, wf.cgroup, wf.pidFile) != 1:
+		return nil, nil, failed("watch: give what to watch, one of --exe PATH, --cgroup PATH or --pid-file FILE")
 	case wf.save == "":
 		return nil, nil, failed("watch: give --save FILE: the aggregate profile is written there (read it with patchprof report FILE)")
 	case wf.poll <= 0:
@@ -106,13 +106,20 @@ func parseWatchFlags(args []string) (*watchFlags, watch.Selector, error) {
 	case wf.maxProcs < 1:
 		return nil, nil, failed("watch: --max-procs %d: give at least 1", wf.maxProcs)
 	}
-	if wf.exe != "" {
+	switch {
+	case wf.exe != "":
 		path, err := resolve(wf.exe)
 		if err != nil {
 			return nil, nil, err
 		}
 		sel = watch.Exe{Path: path}
-	} else {
+	case wf.cgroup != "":
+		dir, err := watch.CgroupDir(wf.cgroup)
+		if err != nil {
+			return nil, nil, failed("watch: %v", err)
+		}
+		sel = watch.Cgroup{Dir: dir, Name: wf.cgroup}
+	default:
 		abs, err := filepath.Abs(wf.pidFile)
 		if err != nil {
 			return nil, nil, failed("--pid-file %s: %v", wf.pidFile, err)
@@ -123,6 +130,17 @@ func parseWatchFlags(args []string) (*watchFlags, watch.Selector, error) {
 		return nil, nil, err
 	}
 	return &wf, sel, nil
+}
+
+// countSet returns how many of vs are given (not "").
+func countSet(vs ...string) int {
+	n := 0
+	for _, v := range vs {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // watchMain runs `patchprof watch`: it watches the selected processes

@@ -1,0 +1,150 @@
+package watch
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A Cgroup selects every process in a cgroup v2 subtree: the PIDs in the
+// cgroup.procs file of Dir and of each cgroup below it (cgroup-v2.rst,
+// "Organizing Processes"). A systemd service's processes are those of its
+// unit's cgroup, /system.slice/NAME.service, whatever they exec, so a
+// service's workers are found without naming their binary. Reading a few
+// small files is what makes a short poll cheap: the cost grows with the
+// cgroup's processes, not with the host's (Exe stats every process).
+type Cgroup struct {
+	// Dir is the cgroup's directory in the cgroup v2 file system
+	// (CgroupDir resolves a cgroup path to it); Name is what the user
+	// gave, for messages.
+	Dir, Name string
+}
+
+// String says what c selects.
+func (c Cgroup) String() string { return "--cgroup " + c.Name }
+
+// Select reads the cgroup.procs file of c's cgroup and of every cgroup
+// below it. A cgroup removed meanwhile (a unit stopped, a child cgroup of
+// a finished job) holds nothing; the watch itself and its own children
+// (the patchprof attached to each process, should the watch run in the
+// subtree it watches) are never selected.
+func (c Cgroup) Select() ([]Proc, error) {
+	var pids []int
+	err := filepath.WalkDir(c.Dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while walked
+			}
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ps, err := parseProcs(string(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		pids = append(pids, ps...)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("--cgroup %s: %w", c.Name, err)
+	}
+	self := os.Getpid()
+	var out []Proc
+	for _, pid := range pids {
+		if pid == self {
+			continue
+		}
+		start, ppid, err := procStat(pid)
+		if err != nil || ppid == self {
+			continue // gone meanwhile, or one of the watch's children
+		}
+		out = append(out, Proc{PID: pid, Start: start})
+	}
+	return out, nil
+}
+
+// parseProcs reads a cgroup.procs file: one PID a line.
+func parseProcs(s string) ([]int, error) {
+	var pids []int
+	for _, f := range strings.Fields(s) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid <= 0 {
+			return nil, fmt.Errorf("cgroup.procs holds %q, not a process ID", f)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// ErrNoCgroup is returned by CgroupDir when the cgroup is not found.
+var ErrNoCgroup = errors.New("no such cgroup")
+
+// CgroupDir resolves a cgroup given as a directory of a cgroup v2 file
+// system, or as a path inside the hierarchy (/system.slice/x.service, as
+// /proc/PID/cgroup and systemctl show it) under this host's cgroup v2
+// mount, to its directory. The error wraps ErrNoCgroup and says what to
+// give.
+func CgroupDir(name string) (string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil && !isCgroupDir(name) {
+		return "", fmt.Errorf("--cgroup %s: %w: %w", name, ErrUnsupported, err)
+	}
+	return cgroupDir(name, string(b))
+}
+
+// cgroupDir resolves a cgroup given as a directory of a cgroup v2 file
+// system, or as a path inside the hierarchy (/system.slice/x.service, as
+// /proc/PID/cgroup and systemctl show it) under the cgroup v2 mount
+// named by mountinfo, the text of /proc/self/mountinfo.
+func cgroupDir(name, mountinfo string) (string, error) {
+	if isCgroupDir(name) {
+		return filepath.Abs(name)
+	}
+	mount := cgroup2Mount(mountinfo)
+	if mount == "" {
+		return "", fmt.Errorf("--cgroup %s: %w: no cgroup v2 file system is mounted (see /proc/self/mountinfo)", name, ErrNoCgroup)
+	}
+	dir := filepath.Join(mount, filepath.Clean("/"+name))
+	if !isCgroupDir(dir) {
+		return "", fmt.Errorf("--cgroup %s: %w under the cgroup v2 mount %s: give a path like /system.slice/NAME.service (systemctl status shows a unit's), or the cgroup's directory", name, ErrNoCgroup, mount)
+	}
+	return dir, nil
+}
+
+// isCgroupDir reports whether dir is a cgroup's directory: it has a
+// cgroup.procs file.
+func isCgroupDir(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "cgroup.procs"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// cgroup2Mount returns the mount point of the first cgroup2 file system
+// in a /proc/PID/mountinfo text ("" if none). The fields after " - " are
+// the file system type and source (proc(5), /proc/PID/mountinfo); the
+// mount point, field 5, escapes a space as \040.
+func cgroup2Mount(mountinfo string) string {
+	for _, l := range strings.Split(mountinfo, "\n") {
+		pre, post, ok := strings.Cut(l, " - ")
+		if !ok {
+			continue
+		}
+		f, p := strings.Fields(pre), strings.Fields(post)
+		if len(f) >= 5 && len(p) >= 1 && p[0] == "cgroup2" {
+			return strings.ReplaceAll(f[4], `\040`, " ")
+		}
+	}
+	return ""
+}
