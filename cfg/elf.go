@@ -25,6 +25,7 @@ type ELFImage struct {
 	segs  []imageSeg
 	relas []relative // sorted by off
 	plt   map[uint64]string
+	got   map[uint64]string // GOT slot -> the symbol it binds
 
 	data     []dataRange // where CodePointers looks for pointers
 	ptrsOnce sync.Once
@@ -87,7 +88,8 @@ func NewELFImage(r io.ReaderAt) (im *ELFImage, err error) {
 		}
 	}
 	sort.Slice(im.relas, func(i, j int) bool { return im.relas[i].off < im.relas[j].off })
-	im.plt = pltNames(ef)
+	im.got = gotSlots(ef)
+	im.plt = pltNames(ef, im.got)
 	im.data = dataRanges(ef)
 	return im, nil
 }
@@ -221,12 +223,14 @@ func (im *ELFImage) relocate(addr uint64, buf []byte) {
 // jumps to ("exit" for exit@plt), or "".
 func (im *ELFImage) PLTName(addr uint64) string { return im.plt[addr] }
 
-// pltNames maps every PLT stub (in .plt, .plt.sec and .plt.got) to the
-// symbol of the GOT slot its indirect jump reads: JUMP_SLOT relocations in
-// .rela.plt, GLOB_DAT ones in .rela.dyn for .plt.got. Stubs are decoded
-// rather than counted, so lazy and -z now layouts, IBT stubs and
-// .plt.sec all work.
-func pltNames(ef *elf.File) map[uint64]string {
+// GOTName returns the name of the symbol whose address the dynamic linker
+// writes in the GOT slot at link-time address slot ("puts" for the slot
+// a -fno-plt `call *puts@GOTPCREL(%rip)` reads), or "".
+func (im *ELFImage) GOTName(slot uint64) string { return im.got[slot] }
+
+// gotSlots maps every GOT slot a JUMP_SLOT or GLOB_DAT relocation fills
+// (in .rela.plt and .rela.dyn) to the symbol it binds.
+func gotSlots(ef *elf.File) map[uint64]string {
 	slots := map[uint64]string{}
 	syms, _ := ef.DynamicSymbols()
 	for _, s := range ef.Sections {
@@ -246,6 +250,15 @@ func pltNames(ef *elf.File) map[uint64]string {
 			slots[binary.LittleEndian.Uint64(data[i:])] = syms[sym-1].Name
 		}
 	}
+	return slots
+}
+
+// pltNames maps every PLT stub (in .plt, .plt.sec and .plt.got) to the
+// symbol of the GOT slot its indirect jump reads (slots, gotSlots):
+// JUMP_SLOT relocations in .rela.plt, GLOB_DAT ones in .rela.dyn for
+// .plt.got. Stubs are decoded rather than counted, so lazy and -z now
+// layouts, IBT stubs and .plt.sec all work.
+func pltNames(ef *elf.File, slots map[uint64]string) map[uint64]string {
 	names := map[uint64]string{}
 	if len(slots) == 0 {
 		return names

@@ -6,9 +6,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -302,5 +305,32 @@ func TestELFImagePLT(t *testing.T) {
 		if _, err := b.im.ReadImage(1<<62, buf[:]); !errors.Is(err, ErrNotMapped) {
 			t.Errorf("%v: ReadImage(1<<62) = %v, want ErrNotMapped", flags, err)
 		}
+	}
+}
+
+// TestELFImageGOT checks GOT slot names on a -fno-plt gcc binary: check's
+// call of exit reads exit's slot (`call *exit@GOTPCREL(%rip)`).
+func TestELFImageGOT(t *testing.T) {
+	gcc := mustHave(t, "gcc")
+	src, _ := filepath.Abs("testdata/switch.c")
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "a.out")
+	run(t, dir, gcc, "-fno-plt", "-O2", "-o", exe, src)
+	b := openBinary(t, exe)
+	_, fn := b.build(t, "check")
+	code, _ := b.st.Code(fn.Addr, int(fn.Size))
+	var names []string
+	for off := 0; off < len(code); {
+		inst, n, err := decodeInst(code[off:])
+		if err != nil {
+			t.Fatalf("check+%#x: %v", off, err)
+		}
+		off += n
+		if m, ok := inst.Args[0].(x86asm.Mem); ok && inst.Op == x86asm.CALL && m.Base == x86asm.RIP {
+			names = append(names, b.im.GOTName(fn.Addr+uint64(off)+uint64(m.Disp)))
+		}
+	}
+	if !slices.Contains(names, "exit") {
+		t.Errorf("GOT slots of check's calls are named %q, want exit among them", names)
 	}
 }

@@ -12,8 +12,9 @@ const (
 	// ArcDirect is a `call rel32` to the entry of a function of the same
 	// module (recursion included: Caller equals Callee).
 	ArcDirect = "direct"
-	// ArcPLT is a `call rel32` to a PLT stub: the callee is the function
-	// the stub's GOT slot binds, in another module.
+	// ArcPLT is a `call rel32` to a PLT stub, or with -fno-plt a `call
+	// *foo@GOTPCREL(%rip)` through the GOT slot the stub would read: the
+	// callee is the function the slot binds, in another module.
 	ArcPLT = "plt"
 	// ArcTail is a jump (jmp or jcc) to another function's entry or PLT
 	// stub: a tail call, which the callee returns from to the caller's

@@ -103,10 +103,36 @@ func (m *module) callArc(site profile.Arc, b cfg.Block, count uint64) (profile.A
 	site.Count = count
 	rel, ok := inst.Args[0].(x86asm.Rel)
 	if !ok {
+		if name := m.gotCallee(inst, b.End); name != "" {
+			// -fno-plt: the call reads the GOT slot a PLT stub
+			// would, bound like one (bindImports).
+			site.Kind, site.Callee, site.Outside = profile.ArcPLT, name, true
+			return site, true
+		}
 		site.Kind = profile.ArcIndirect
 		return site, true
 	}
 	return m.resolve(site, uint64(int64(b.End)+int64(rel)), profile.ArcDirect)
+}
+
+// gotCallee returns the symbol whose GOT slot call instruction inst,
+// ending at link-time address end, reads (`call *foo@GOTPCREL(%rip)`, as
+// GCC's -fno-plt emits for a function of another module), or "".
+func (m *module) gotCallee(inst x86asm.Inst, end uint64) string {
+	mem, ok := inst.Args[0].(x86asm.Mem)
+	if !ok || m.got == nil || mem.Base != x86asm.RIP || mem.Index != 0 || mem.Segment != 0 {
+		return ""
+	}
+	return m.got(uint64(int64(end) + mem.Disp))
+}
+
+// gotNames returns the GOT slot namer of the module whose plan options
+// are popt: its ELF image's, nil when the file was not read as one.
+func gotNames(popt breakpoint.PlanOptions) func(uint64) string {
+	if im, ok := popt.CFGImage.(*cfg.ELFImage); ok && im != nil {
+		return im.GOTName
+	}
+	return nil
 }
 
 // indirectArcs returns the arcs of call arc a, which ends table-wide block

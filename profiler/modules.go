@@ -29,6 +29,9 @@ type module struct {
 	// callee names a call's target: a function's entry or a PLT stub
 	// (cfg.CalleeNames); nil when no flow graph was built.
 	callee func(addr uint64) string
+	// got names the symbol a GOT slot binds, for -fno-plt calls
+	// through it (cfg.ELFImage.GOTName); nil when none was read.
+	got func(slot uint64) string
 	// counts are the counts of the last profile built, derived
 	// (addModule); nil before the first.
 	counts *breakpoint.Counts
@@ -188,7 +191,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	if exe {
 		kind = profile.ModuleExecutable
 	}
-	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted, callee: popt.CalleeName}
+	m := &module{path: path, kind: kind, sym: sym, lt: lt, plan: plan, counted: counted, callee: popt.CalleeName, got: gotNames(popt)}
 	if s.calls && !s.jump && counted {
 		m.countIndirect()
 	}

@@ -162,7 +162,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	case cfg.Funcs:
 		mode = profile.ModeFuncs
 	}
-	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher, callee: popt.CalleeName}
+	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher, callee: popt.CalleeName, got: gotNames(popt)}
 	if sel.calls && !sel.jump {
 		root.countIndirect()
 	}
