@@ -357,8 +357,15 @@ func run(prof *profiler.Profiler, f runFlags, pr *progress, stderr io.Writer) in
 	// A long profile shows its hits so far and its time. A target on the
 	// same terminal (a started one, or an attached one in the background)
 	// has the line erased before each of its writes (Hooks.Terminal).
+	// Without a display nothing reads the hits: the monitor is not asked
+	// to gather them, and an idle target's profile (each of patchprof
+	// watch's) then wakes nothing.
+	var shown *atomic.Uint64
+	if pr.enabled {
+		shown = &hits
+	}
 	warn := func(msg string) { fmt.Fprintf(stderr, "patchprof: %s\n", msg) }
-	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: &hits, Warn: warn, Terminal: pr.terminal(), OnStart: func(pid int) {
+	p, res, err := prof.Run(ctx, profiler.Hooks{Hits: shown, Warn: warn, Terminal: pr.terminal(), OnStart: func(pid int) {
 		pr.done()
 		f.sigs.started(pid)
 		if f.attach > 0 {
