@@ -1,0 +1,124 @@
+//go:build linux
+
+package integration
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	pp "github.com/patchprof/patchprof/profile"
+)
+
+// indirectWant returns the arcs an indirect call site of caller makes,
+// whose callees entered it calls times each: under the trap engines the
+// callees at the site and none unknown; under the in-process engine the
+// site's count without a callee and each callee's calls among its
+// unknown callers.
+func indirectWant(caller string, calls map[string]uint64) map[arcPair]uint64 {
+	want := map[arcPair]uint64{}
+	total := uint64(0)
+	for callee, n := range calls {
+		total += n
+		known, unknown := uint64(0), n
+		if trapEngine() {
+			known, unknown = n, 0
+		}
+		want[arcPair{caller, callee, pp.ArcIndirect}] = known
+		want[arcPair{"", callee, pp.ArcUnknown}] = unknown
+		want[arcPair{caller, callee, pp.ArcDirect}] = 0 // never guessed
+	}
+	if trapEngine() {
+		want[arcPair{caller, "", pp.ArcIndirect}] = 0
+	} else {
+		want[arcPair{caller, "", pp.ArcIndirect}] = total
+	}
+	return want
+}
+
+// runArcs runs exe under patchprof --calls and returns the arcs of the
+// profile it saved, summed (arcSums), and the profile.
+func runArcs(t *testing.T, exe, stdout string) (map[arcPair]uint64, *pp.Profile) {
+	t.Helper()
+	save := filepath.Join(t.TempDir(), "p.json")
+	res := run(t, runOpts{args: []string{"--calls", "--save", save, exe}})
+	if res.code != 0 || !strings.HasPrefix(res.stdout, stdout) {
+		t.Fatalf("exit code %d, stdout %q; want 0 and %q first\n%s", res.code, res.stdout, stdout, res)
+	}
+	p, err := pp.Load(save)
+	if err != nil {
+		t.Fatalf("%s: %v", res.cmdline, err)
+	}
+	return arcSums(p), p
+}
+
+// checkArcs compares the arcs got with want, and the lines of the arcs
+// from caller's indirect call site with the line marked marker in src.
+func checkArcs(t *testing.T, got map[arcPair]uint64, want map[arcPair]uint64, p *pp.Profile, src, marker, caller string) {
+	t.Helper()
+	for k, n := range want {
+		if got[k] != n {
+			t.Errorf("arcs %s -> %s (%s): %d calls, want %d", k.caller, k.callee, k.kind, got[k], n)
+		}
+	}
+	line := markerLineIn(t, src, marker)
+	sites := 0
+	for _, a := range p.Arcs {
+		if a.Caller == caller && a.Kind == pp.ArcIndirect && a.Count > 0 {
+			sites++
+			if a.File != src || a.Line != line {
+				t.Errorf("arc %+v: want its site at %s:%d (%s)", a, src, line, marker)
+			}
+		}
+	}
+	if sites == 0 {
+		t.Errorf("no indirect arc from %s", caller)
+	}
+}
+
+// TestCallGraphVirtual checks a C++ virtual call by construction: one
+// site, run 7 times, enters Square::area 3 times and Circle::area 4
+// times.
+func TestCallGraphVirtual(t *testing.T) {
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			needs(t)
+			t.Parallel()
+			src := filepath.Join(testdataDir, "callgraph", "virtual.cpp")
+			got, p := runArcs(t, buildCFrom(t, src, "-g", opt), "virtual ")
+			const caller = "_Z5totalPKP5Shapei" // total(Shape* const*, int)
+			want := indirectWant(caller, map[string]uint64{"_ZNK6Square4areaEv": 3, "_ZNK6Circle4areaEv": 4})
+			want[arcPair{"main", caller, pp.ArcDirect}] = 1
+			checkArcs(t, got, want, p, src, "site:virtual", caller)
+		})
+	}
+}
+
+// TestCallGraphGo checks a Go closure and an interface method by
+// construction: main.sumAdds calls the closure main.adder.func1 6 times
+// through a func value; main.total's interface call site, run 9 times,
+// enters the compiler's wrappers main.(*square).Area 4 times and
+// main.(*circle).Area 5 times (the methods have value receivers), which
+// call the methods directly.
+func TestCallGraphGo(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	src := filepath.Join(testdataDir, "gocalls", "main.go")
+	got, p := runArcs(t, buildGo(t, "gocalls"), "gocalls ")
+	want := indirectWant("main.total", map[string]uint64{"main.(*square).Area": 4, "main.(*circle).Area": 5})
+	for k, n := range indirectWant("main.sumAdds", map[string]uint64{"main.adder.func1": 6}) {
+		want[k] = n
+	}
+	for _, m := range []struct {
+		typ string
+		n   uint64
+	}{{"square", 4}, {"circle", 5}} {
+		want[arcPair{fmt.Sprintf("main.(*%s).Area", m.typ), fmt.Sprintf("main.%s.Area", m.typ), pp.ArcDirect}] = m.n
+		want[arcPair{"", fmt.Sprintf("main.%s.Area", m.typ), pp.ArcUnknown}] = 0
+	}
+	want[arcPair{"main.main", "main.total", pp.ArcDirect}] = 1
+	want[arcPair{"main.main", "main.sumAdds", pp.ArcDirect}] = 1
+	checkArcs(t, got, want, p, src, "site:iface", "main.total")
+	checkArcs(t, got, map[arcPair]uint64{}, p, src, "site:closure", "main.sumAdds")
+}
