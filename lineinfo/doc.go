@@ -75,6 +75,9 @@
 //	sections.go: the debug sections read and inflated once, and the
 //	    *dwarf.Data built from them
 //	dwarfcache.go: the *dwarf.Data Read hands to Subprograms on one file
+//	encode.go: a Table's and the Subprograms' encodings for patchprof's
+//	    analysis cache (MarshalBinary, UnmarshalTable, MarshalSubprograms,
+//	    UnmarshalSubprograms)
 //	errors.go: ErrNoLineInfo and DecodeError
 //
 //	subprogram.go: Subprogram, Label, IsC, Subprograms and SubprogramAt
