@@ -55,6 +55,13 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(workDir)
+	// Every run of the suite fills an analysis cache of its own, never
+	// the user's (~/.cache/patchprof): the tests see one another's
+	// entries, as two runs of a program do.
+	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(workDir, "cache")); err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
 	testdataDir, err = filepath.Abs("testdata")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)

@@ -37,6 +37,9 @@
 //	modules.go  the selection and the modules: what is counted in each
 //	            file a process maps (the monitor's Options.Images), the
 //	            plan options, system directories, --lib
+//	cache.go    the analysis cache's part (package anacache): each
+//	            module's line table and subprograms read from it or
+//	            computed and stored, and the notes on what it served
 //	gofilter.go telling Go programs, the Go runtime and standard library,
 //	            and dynamically linked programs apart; the launcher's note
 //	goresume.go where asynchronously preempted goroutines resume

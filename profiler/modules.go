@@ -52,6 +52,9 @@ type selection struct {
 	// source reads a source file as the listing finds it (--source-dir,
 	// --subst-path), for the case labels of the line model.
 	source func(path string) ([]string, bool)
+	// cache serves each module's line table and subprograms from the
+	// analysis cache (cache.go).
+	cache *cacheUse
 
 	mods []*module // in the order they were first mapped
 }
@@ -82,7 +85,7 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		// A Go program without C reads nothing there (lineinfo skips Go
 		// units), and its .debug_info is large and compressed.
 		if !popt.GoPrologue || hasCSource(lt) {
-			popt.Subprograms, _ = lineinfo.Subprograms(sym.Path)
+			popt.Subprograms = s.subprograms(sym)
 		}
 		popt.Source = s.source
 	}
@@ -164,7 +167,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	var lt *lineinfo.Table
 	if want {
 		// Read with --funcs too: it gives functions their file and line.
-		if t, err := lineinfo.ReadWith(path, s.readOptions()); err == nil {
+		if t, err := s.readLines(sym); err == nil {
 			lt = t
 		}
 	}

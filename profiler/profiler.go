@@ -44,6 +44,12 @@ type Config struct {
 	// events: FallbackPtrace (the default, "") samples by interrupting
 	// the threads, FallbackNone runs without time.
 	TimeFallback string
+	// Cache reads each file's line table and subprograms from the
+	// analysis cache in CacheDir (anacache.DefaultDir's when empty), and
+	// stores them there after computing them; false computes them every
+	// time (--no-cache).
+	Cache    bool
+	CacheDir string
 }
 
 // A Target is the program to profile: started from Path with Args, or
@@ -112,7 +118,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	cfg.defaults()
 	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks, calls: cfg.Calls,
 		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source,
-		jump: cfg.Engine == monitor.EngineJump}
+		jump: cfg.Engine == monitor.EngineJump, cache: openCache(cfg)}
 	sym, err := symtab.Open(t.Path)
 	if err != nil {
 		return nil, describeELFError(t.Name, err)
@@ -122,7 +128,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	// a launcher: nothing is counted in it, and the programs it starts are
 	// profiled.
 	launcher := false
-	lt, lerr := lineinfo.ReadWith(t.Path, sel.readOptions())
+	lt, lerr := sel.readLines(sym)
 	if lerr != nil {
 		lt = nil
 		if cfg.Lines && (!isSystem(t.Path) || cfg.NoFollow) {
@@ -270,6 +276,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 	}
 	prof.Notes = append(prof.Notes, p.jumpNotes(res)...)
 	prof.Notes = append(prof.Notes, res.Notes...)
+	prof.Notes = append(prof.Notes, p.sel.cache.Notes()...)
 	if res.ClassicSites > 0 {
 		prof.Notes = append(prof.Notes, fmt.Sprintf("%d sites could not be relocated out of line and used the classic cycle", res.ClassicSites))
 	}

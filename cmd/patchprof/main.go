@@ -125,6 +125,7 @@ type mainFlagValues struct {
 	engine            string
 	pin               bool
 	version           bool
+	noCache           bool
 	rf                reportFlags
 	bf                *blockFlags
 	lf                *listenFlags
@@ -146,6 +147,7 @@ func mainFlagSet(v *mainFlagValues) *flag.FlagSet {
 	fs.BoolVar(&v.version, "version", false, "print patchprof's version and the VCS revision it was built from, and exit")
 	fs.BoolVar(&v.pin, "pin", true, "run patchprof's tracer and a started target on one CPU, so every stop is a cheap same-CPU hand-over; the target then sees one CPU (nproc, Go's GOMAXPROCS). On by default with the trap engines (classic, xol), off with jump; --pin=false keeps the target's CPU mask; ignored with -p")
 	fs.Var(&v.libs, "lib", "profile exactly the shared libraries whose path or base name matches `GLOB` (repeatable; system libraries included); default: every library with the requested information outside the system directories")
+	fs.BoolVar(&v.noCache, "no-cache", false, "neither read nor fill the analysis cache ($XDG_CACHE_HOME/patchprof, else ~/.cache/patchprof): every executable's and library's line table and functions are read from the file, as on a first run")
 	fs.BoolVar(&v.noFollow, "no-follow", false, "profile only the first process: forked children run untraced with none of patchprof's bytes")
 	fs.DurationVar(&v.interval, "interval", 0, "while the target runs, print the report (with --save: replace the saved profile) every `D`; SIGUSR1 does it at once")
 	fs.DurationVar(&v.duration, "duration", 0, "with -p: detach after `D` (e.g. 30s, 2m); default: until the target exits or patchprof gets SIGINT/SIGTERM/SIGHUP")
@@ -241,6 +243,7 @@ func parseFlags(args []string) (*mainFlags, error) {
 			FuncFilter: funcFilter, FileFilter: fileFilter, Libs: libs,
 			Source: opt.Sources.Lines, NoFollow: noFollow, Engine: engine, Pin: pin,
 			Time: v.tf.time, SampleRate: v.tf.rate, TimeFallback: v.tf.fallback,
+			Cache: !v.noCache,
 		},
 		run:  runFlags{attach: attach, duration: duration, interval: interval, save: save, rf: rf, bf: bf, opt: opt, lf: lf},
 		args: fs.Args(),

@@ -28,7 +28,7 @@ var flagGroups = []flagGroup{
 	{"Output", []string{"o", "v", "format", "print", "top", "instances", "sort", "heat", "all-funcs", "all-files", "color", "fold", "source-dir", "subst-path", "disasm", "save", "interval", "force"}},
 	{"Attach", []string{"p", "duration"}},
 	{"Serve the live counts over HTTP", []string{"listen", "listen-token", "metrics-top"}},
-	{"Other", []string{"version", "help"}},
+	{"Other", []string{"no-cache", "version", "help"}},
 }
 
 // usage writes the help of the command whose flags are fs to w: its

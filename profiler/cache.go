@@ -1,0 +1,129 @@
+package profiler
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/patchprof/patchprof/anacache"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// The analysis cache's part in a run: each module's line table and
+// subprograms read from the cache (package anacache) when an earlier run
+// stored them for the same file and the same build of patchprof, computed
+// and stored otherwise. What is served from the cache is what the readers
+// would return: the plan, and so the counts, are the same either way.
+
+// A cacheUse is a run's analysis cache and the notes on what it served;
+// its methods may be called from Open and from the monitor's thread,
+// and on a nil cacheUse (no cache, no notes).
+type cacheUse struct {
+	c *anacache.Cache // nil: every analysis is computed
+
+	mu    sync.Mutex
+	notes []string
+}
+
+// openCache opens the cache of cfg, nil without Config.Cache. A cache that
+// cannot be opened is said in a note and the run goes on without it.
+func openCache(cfg Config) *cacheUse {
+	if !cfg.Cache {
+		return &cacheUse{}
+	}
+	c, err := anacache.Open(anacache.Options{Dir: cfg.CacheDir})
+	if err != nil {
+		return &cacheUse{notes: []string{fmt.Sprintf("%v: running without it", err)}}
+	}
+	return &cacheUse{c: c}
+}
+
+func (u *cacheUse) note(format string, args ...any) {
+	u.mu.Lock()
+	u.notes = append(u.notes, fmt.Sprintf(format, args...))
+	u.mu.Unlock()
+}
+
+// Notes returns the notes so far: one per analysis served or stored, and
+// the entries found corrupt.
+func (u *cacheUse) Notes() []string {
+	if u == nil {
+		return nil
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]string(nil), u.notes...)
+}
+
+// key returns the cache key of one analysis of sym's file, ok false when
+// the file cannot be identified (then nothing is cached).
+func (u *cacheUse) key(kind string, sym *symtab.File, options string) (anacache.Key, bool) {
+	if u == nil || u.c == nil {
+		return anacache.Key{}, false
+	}
+	id, err := anacache.FileID(sym.Path, sym.BuildID)
+	if err != nil {
+		return anacache.Key{}, false
+	}
+	return anacache.Key{Kind: kind, Self: anacache.SelfID(), File: id, Options: options}, true
+}
+
+// cached returns one analysis of sym's file (what is the analysis's name
+// in the notes): decoded from the cache, else computed with compute and
+// stored with encode. A corrupt entry or one that does not decode is a
+// miss, said in a note; an error of compute is returned as is, and
+// nothing is stored.
+func cached[T any](u *cacheUse, what, kind, options string, sym *symtab.File, compute func() (T, error), encode func(T) ([]byte, error), decode func([]byte) (T, error)) (T, error) {
+	k, ok := u.key(kind, sym, options)
+	if !ok {
+		return compute()
+	}
+	b, hit, err := u.c.Get(k)
+	if err != nil {
+		u.note("%v", err)
+	}
+	if hit {
+		v, err := decode(b)
+		if err == nil {
+			u.note("analysis cache: %s of %s: hit", what, sym.Path)
+			return v, nil
+		}
+		u.note("analysis cache: %s of %s: the entry does not decode (%v): recomputed", what, sym.Path, err)
+	}
+	v, err := compute()
+	if err != nil {
+		return v, err
+	}
+	b, err = encode(v)
+	if errors.Is(err, lineinfo.ErrDeferred) {
+		return v, nil // a Go program's table holds units it reads later
+	}
+	if err == nil {
+		err = u.c.Put(k, b)
+	}
+	if err != nil {
+		u.note("analysis cache: %s of %s: miss, not stored: %v", what, sym.Path, err)
+	} else {
+		u.note("analysis cache: %s of %s: miss, stored", what, sym.Path)
+	}
+	return v, nil
+}
+
+// readLines is lineinfo.ReadWith(sym.Path, s.readOptions()) through the
+// cache.
+func (s *selection) readLines(sym *symtab.File) (*lineinfo.Table, error) {
+	opt := s.readOptions()
+	return cached(s.cache, "line table", "lines", fmt.Sprintf("defer-go-std=%v", opt.DeferGoStd), sym,
+		func() (*lineinfo.Table, error) { return lineinfo.ReadWith(sym.Path, opt) },
+		(*lineinfo.Table).MarshalBinary, lineinfo.UnmarshalTable)
+}
+
+// subprograms is lineinfo.Subprograms(sym.Path) through the cache; nil
+// when .debug_info cannot be read (the plan goes on without it).
+func (s *selection) subprograms(sym *symtab.File) []lineinfo.Subprogram {
+	subs, _ := cached(s.cache, "subprograms", "subprograms", "", sym,
+		func() ([]lineinfo.Subprogram, error) { return lineinfo.Subprograms(sym.Path) },
+		lineinfo.MarshalSubprograms, lineinfo.UnmarshalSubprograms)
+	return subs
+}
