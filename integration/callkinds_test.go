@@ -4,7 +4,10 @@ package integration
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -121,4 +124,91 @@ func TestCallGraphGo(t *testing.T) {
 	want[arcPair{"main.main", "main.sumAdds", pp.ArcDirect}] = 1
 	checkArcs(t, got, want, p, src, "site:iface", "main.total")
 	checkArcs(t, got, map[arcPair]uint64{}, p, src, "site:closure", "main.sumAdds")
+}
+
+// gprofCallerRE matches a caller's line above a function's primary line in
+// gprof's call graph: self and children (absent for a recursive call),
+// called/total (or called), the caller's name and index.
+var gprofCallerRE = regexp.MustCompile(`^\s+(?:[\d.]+\s+[\d.]+\s+)?(\d+)(?:/\d+)?\s+(\S+) \[\d+\]$`)
+
+// gprofPrimaryRE matches a function's primary line: [index], then its
+// name and index last.
+var gprofPrimaryRE = regexp.MustCompile(`^\[\d+\].*\s(\S+) \[\d+\]$`)
+
+// gprofArcs reads the arcs of gprof -b -q's call graph: for each function,
+// the calls of each caller listed above its primary line.
+func gprofArcs(t *testing.T, text string) map[[2]string]uint64 {
+	t.Helper()
+	out := map[[2]string]uint64{}
+	for _, entry := range strings.Split(text, "\n-----") {
+		var callers [][2]string // name, count
+		for _, l := range strings.Split(entry, "\n") {
+			if m := gprofPrimaryRE.FindStringSubmatch(l); m != nil {
+				for _, c := range callers {
+					n, _ := strconv.ParseUint(c[1], 10, 64)
+					out[[2]string{c[0], m[1]}] += n
+				}
+				break
+			}
+			if m := gprofCallerRE.FindStringSubmatch(l); m != nil {
+				callers = append(callers, [2]string{m[2], m[1]})
+			}
+		}
+	}
+	return out
+}
+
+// TestCallGraphGprof compares the arcs with gprof's call graph on a -pg
+// build of the same source (the callgraph target with its library linked
+// in, since gprof does not see shared libraries): every arc gprof counts
+// between the program's functions, patchprof counts as often from a
+// plain build; the call through a pointer, under the in-process engine,
+// among its callee's unknown callers instead.
+func TestCallGraphGprof(t *testing.T) {
+	needs(t)
+	mustHaveTool(t, "gprof", "the oracle (binutils)")
+	t.Parallel()
+	srcs := []string{filepath.Join(testdataDir, "callgraph", "main.c"), filepath.Join(testdataDir, "callgraph", "lib.c")}
+	pg := buildSources(t, srcs, "-g", "-O0", "-pg")
+	dir := t.TempDir()
+	cmd := exec.Command(pg)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", pg, err, out)
+	}
+	text, err := exec.Command("gprof", "-b", "-q", pg, filepath.Join(dir, "gmon.out")).CombinedOutput()
+	if err != nil {
+		t.Fatalf("gprof: %v\n%s", err, text)
+	}
+	theirs := gprofArcs(t, string(text))
+	got, _ := runArcs(t, buildSources(t, srcs, "-g", "-O0"), "callgraph\n")
+	ours := map[[2]string]uint64{}
+	for k, n := range got {
+		if programFuncs[k.caller] && programFuncs[k.callee] {
+			ours[[2]string{k.caller, k.callee}] += n
+		}
+	}
+	indirect := [2]string{"main", "viaptr"}
+	if theirs[indirect] != 7 || theirs[[2]string{"lib_twice", "lib_helper"}] != 8 || theirs[[2]string{"rec", "rec"}] != 9 {
+		t.Fatalf("gprof's arcs %v: want main -> viaptr 7, lib_twice -> lib_helper 8, rec -> rec 9 among them\n%s", theirs, text)
+	}
+	for k, n := range theirs {
+		if !programFuncs[k[0]] || !programFuncs[k[1]] {
+			continue
+		}
+		if k == indirect && !trapEngine() {
+			if u := got[arcPair{"", "viaptr", pp.ArcUnknown}]; u != n {
+				t.Errorf("main -> viaptr: gprof %d, patchprof's unknown callers of viaptr %d", n, u)
+			}
+			continue
+		}
+		if ours[k] != n {
+			t.Errorf("%s -> %s: %d calls, gprof %d", k[0], k[1], ours[k], n)
+		}
+	}
+	for k, n := range ours {
+		if _, ok := theirs[k]; !ok && n > 0 {
+			t.Errorf("%s -> %s: %d calls, gprof none", k[0], k[1], n)
+		}
+	}
 }
