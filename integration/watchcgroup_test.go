@@ -90,6 +90,8 @@ func startTargetIn(t *testing.T, exe, dir string) *commandTarget {
 	return c
 }
 
+var watchEndedRE = regexp.MustCompile(`^patchprof: watch: PID (\d+) ended; its counts kept`)
+
 // TestWatchCgroup watches a cgroup v2 subtree the test makes: short-lived
 // processes started into it and into a cgroup below it are each attached,
 // do their work and exit, one after another and two at once; a copy of the
@@ -138,8 +140,16 @@ func TestWatchCgroup(t *testing.T) {
 			counted += n
 			c.end(t)
 		}
+		left := map[string]bool{}
 		for _, c := range cs {
-			wl.waitFor(t, regexp.MustCompile(fmt.Sprintf(`^patchprof: watch: PID %d ended; its counts kept`, c.cmd.Process.Pid)))
+			left[strconv.Itoa(c.cmd.Process.Pid)] = true
+		}
+		for len(left) > 0 { // in either order
+			pid := wl.waitFor(t, watchEndedRE)[1]
+			if !left[pid] {
+				t.Fatalf("PID %s ended, not one of %v\n%s", pid, left, wl.all.String())
+			}
+			delete(left, pid)
 		}
 	}
 	for i, d := range []string{cg, batch, cg} {
