@@ -466,7 +466,11 @@ func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *jump.Trampoline) stri
 	}
 	var moves []move
 	for _, u := range mm.threads {
-		if u == t || u.state != stopped {
+		// t trapped at a site of this function, whose trap moves it,
+		// except in an eager attach (mm.pcs), where t is the thread that
+		// runs the injected calls, stopped wherever the attach found it:
+		// in a Go program, as likely as any inside the code patched.
+		if (u == t && mm.pcs == nil) || u.state != stopped {
 			continue
 		}
 		pc, err := mm.pcOf(u)
