@@ -91,6 +91,7 @@
 //	jumpsignals_linux_amd64.go: signals and trampolines: out of one before a handler, back after sigreturn
 //	eager_linux_amd64.go: an attach that patches every site at once, and runs the process without system-call stops
 //	gate_linux_amd64.go: gates: the dynamic linker's notification point served by a SIGSTOP, not an int3
+//	goruntime.go, goquiet_linux_amd64.go: a Go program attached without system-call stops: its asyncPreempt return's gate, the exact test of a thread inside a handler
 //	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)
 //	counters_linux_amd64.go, counters_unsafe_linux_amd64.go: the per-thread counter slabs in a memfd, and their GS bases
 //	live_linux_amd64.go: the counts read while the target runs (snapshots, --listen)

@@ -81,7 +81,7 @@ func (m *mon) jumpAll(t *thread) {
 func (m *mon) jumpRange(t *thread, mp *mapping, lo, hi int) {
 	tab, mm := mp.tab, t.mm
 	for k := lo; k < hi && !mm.noJump; k++ {
-		if tab.IsNotify(k) && (mp.jmp == nil || mp.jmp.state[k] == jumpUntried) {
+		if (tab.IsNotify(k) || tab.IsResume(k)) && (mp.jmp == nil || mp.jmp.state[k] == jumpUntried) {
 			if reason := m.gateSite(t, mp, k); reason != "" {
 				m.refuseJump(mp, k, reason)
 			}
@@ -144,8 +144,9 @@ func (mm *space) noTraps() bool {
 
 // mayQuiet reports whether mm could run without system-call stops once
 // its sites are patched: no module may set its GS base, none holds a
-// Resume site (Go's asyncPreempt return, which stays an int3), and no
-// thread may be inside a signal handler entered before the attach. Only
+// Resume site (Go's asyncPreempt return) that cannot take a gate, and no
+// thread may be inside a signal handler entered before the attach (a Go
+// program's exact test, goInHandler, else the restorer scan). Only
 // then is the attach eager: elsewhere the sites are patched as under a
 // launch, a function at its first hit.
 //
@@ -156,8 +157,15 @@ func (m *mon) mayQuiet(mm *space) bool {
 			return false
 		}
 		for i := 0; mp.tab != nil && i < mp.tab.Len(); i++ {
-			if mp.tab.IsResume(i) {
+			if mp.tab.IsResume(i) && goFor(mp) == nil {
 				return false
+			}
+		}
+	}
+	for _, mp := range mm.maps {
+		if g := goFor(mp); g != nil && mp.Image == m.rootImg {
+			if in, ok := m.goInHandler(mm, mp, g); ok {
+				return !in
 			}
 		}
 	}

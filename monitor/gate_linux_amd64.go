@@ -11,7 +11,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Gates: the dynamic linker's notification point without an int3.
+// Gates: the dynamic linker's notification point, and Go's asyncPreempt
+// return (goquiet_linux_amd64.go), without an int3.
 //
 // In a process that runs without system-call stops (eager_linux_amd64.go)
 // the notification site (_dl_debug_state) takes a gate (breakpoint/jump,
@@ -36,8 +37,15 @@ const siTkill = -6
 //
 // Preconditions: as for jumpSite.
 func (m *mon) gateSite(t *thread, mp *mapping, i int) string {
+	why, room := breakpoint.JumpNotify, mp.Image.NotifyRoom
+	if mp.tab.IsResume(i) {
+		why, room = breakpoint.JumpResume, 0
+		if g := goFor(mp); g != nil {
+			room = g.ResumeRoom
+		}
+	}
 	if mp.tab.Kind(i) != 0 {
-		return breakpoint.JumpNotify // it counts too: the int3 does both
+		return why // it counts too: the int3 does both
 	}
 	if reason := m.jumpRoom(t, mp); reason != "" {
 		return reason
@@ -45,9 +53,9 @@ func (m *mon) gateSite(t *thread, mp *mapping, i int) string {
 	addr := mp.tab.RuntimeAddr(i)
 	var code [jump.MaxHostLen + 40]byte
 	n := mp.originalCode(t.mm, addr, code[:])
-	js, ok := jump.PlanGate(code[:n], addr, mp.Image.NotifyRoom)
+	js, ok := jump.PlanGate(code[:n], addr, room)
 	if !ok {
-		return breakpoint.JumpNotify
+		return why
 	}
 	tr, err := jump.BuildTrampoline(code[:n], addr, mp.jmp.at(i), js, 0)
 	if err != nil {
@@ -74,7 +82,7 @@ func (m *mon) gateStop(t *thread) bool {
 	if err := unix.PtraceGetRegs(t.tid, &regs); err != nil {
 		return false
 	}
-	mp, _, tr := t.mm.trampolineAt(regs.Rip)
+	mp, i, tr := t.mm.trampolineAt(regs.Rip)
 	if tr == nil || !tr.IsGate() || regs.Rip != tr.GateStop() {
 		if t.gateOwed == 0 {
 			return false // the program's own
@@ -84,6 +92,11 @@ func (m *mon) gateStop(t *thread) bool {
 		return true
 	}
 	m.res.Traps++
+	if mp.tab.IsResume(i) {
+		m.resumeGate(t, tr, &regs) // goquiet_linux_amd64.go
+		m.resume(t, 0)
+		return true
+	}
 	if !m.passGate(t, tr, &regs) {
 		m.resume(t, 0)
 		return true

@@ -193,7 +193,7 @@ func (m *mon) plantRoot(pid int, tids []int, first []event) error {
 	if tab == nil {
 		tab = breakpoint.NewTable(nil, 0)
 	}
-	m.rootImg = m.addImage(&Image{Path: exe, Table: tab, MaySetGS: m.o.MaySetGS})
+	m.rootImg = m.addImage(&Image{Path: exe, Table: tab, MaySetGS: m.o.MaySetGS, Go: m.o.Go})
 	mem, err := openMem(pid)
 	if err != nil {
 		return err

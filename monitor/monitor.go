@@ -24,6 +24,9 @@ type Options struct {
 	// MaySetGS says that the executable may set its GS base with a system
 	// call (Image.MaySetGS).
 	MaySetGS bool
+	// Go describes the executable's Go runtime (Image.Go), nil if it has
+	// none.
+	Go *GoRuntime
 
 	// Attach, if not 0, is the PID of a running process to profile instead
 	// of starting Path. Every thread is seized; at the end every original
@@ -146,6 +149,10 @@ type Image struct {
 	// system call (arch_prctl): a process that maps it keeps the
 	// system-call stops, which see that call (eager_linux_amd64.go).
 	MaySetGS bool
+	// Go describes the module's Go runtime, nil if it has none: with it a
+	// process holding a Resume site may still run without system-call
+	// stops (goquiet_linux_amd64.go).
+	Go *GoRuntime
 
 	id int // index of the image in the monitor, for per-thread cursors
 }

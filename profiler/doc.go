@@ -44,6 +44,9 @@
 //	            and dynamically linked programs apart; the launcher's note
 //	goresume.go where asynchronously preempted goroutines resume
 //	            (runtime.asyncPreempt's ret), for the in-process engine
+//	goruntime.go the Go runtime's data an attach without system-call
+//	            stops reads: each thread's signal stack, the room of the
+//	            Resume site's gate
 //	sections.go functions clipped to the executable section of their entry
 //	blocks.go   the flow graphs' options (jump tables, callees, landing
 //	            pads); block, edge, branch and call counts in the profile;

@@ -256,6 +256,7 @@ func (p *Profiler) Run(ctx context.Context, h Hooks) (*profile.Profile, *monitor
 		Table:     p.root.plan.Table,
 		Entry:     p.root.sym.Entry,
 		MaySetGS:  maySetGS(p.root.sym.Path, p.root.sym),
+		Go:        p.goRuntime(),
 		Images:    p.sel.image,
 		Engine:    p.cfg.Engine,
 		Pin:       p.cfg.Pin,
