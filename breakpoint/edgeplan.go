@@ -18,6 +18,11 @@ type arcCounter struct {
 	taken             bool
 	length            uint8
 	table             uint64 // for a jump table's arc, its target's link-time address
+	// short: the block is shorter than a jmp rel32 (`test %eax, %eax;
+	// jne`, after a call): its site takes a short patch (planShort), a
+	// jmp rel8 to a landing in a host block, and its trampoline runs the
+	// whole block.
+	short bool
 }
 
 // maxArcs bounds the arcs counted per function: each is a whole block in a
@@ -51,20 +56,25 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 		if unknown == nil {
 			return arcs, dp
 		}
+		// An arc whose block takes a jmp rel32 first: a short site's
+		// needs a host block near it, which keepArcs may not find.
 		found := false
-		for _, v := range unknown {
-			if v >= len(g.Edges) {
-				continue
-			}
-			// A conditional jump's trampoline counts one arc; a jump
-			// table's, a few (maxTableArcs).
-			if ac, ok := p.arcSite(g, fg, fcode, f.Addr, v); ok && (used[ac.site] == 0 || ac.table != 0 && used[ac.site] < maxTableArcs) {
-				ac.graph = gi
-				arcs = append(arcs, ac)
-				used[ac.site]++
-				measured[v] = true
-				found = true
-				break
+		for pass := 0; pass < 2 && !found; pass++ {
+			for _, v := range unknown {
+				if v >= len(g.Edges) {
+					continue
+				}
+				// A conditional jump's trampoline counts one arc; a jump
+				// table's, a few (maxTableArcs).
+				ac, ok := p.arcSite(g, fg, fcode, f.Addr, v)
+				if ok && ac.short == (pass == 1) && (used[ac.site] == 0 || ac.table != 0 && used[ac.site] < maxTableArcs) {
+					ac.graph = gi
+					arcs = append(arcs, ac)
+					used[ac.site]++
+					measured[v] = true
+					found = true
+					break
+				}
 			}
 		}
 		if !found {
@@ -78,7 +88,10 @@ func (p *Plan) planArcs(sym *symtab.File, gi int, fg FuncGraph) ([]arcCounter, *
 // the block it leaves: a conditional jump's arc, from a block site (not
 // the function's entry) that can displace its whole block, with the flags
 // dead where the block starts and where the arc goes (the counter update
-// writes them).
+// writes them). A conditional jump's block of 2 to 4 bytes, too short for
+// a jmp rel32, is a short site's (arcCounter.short): at -O2 the test of a
+// call's result often makes a block of its own (`test %eax, %eax; jne`),
+// and two such blocks to the same two blocks leave an arc free.
 func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k int) (arcCounter, bool) {
 	t := p.Table
 	e := g.Edges[k]
@@ -93,7 +106,8 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	}
 	i, ok := t.Index(bl.Start)
 	n := bl.End - bl.Start
-	if !ok || t.Kind(i)&KindBlock == 0 || t.IsEntry(i) || t.IsNotify(i) || t.IsRep(i) || n < jump.JmpLen || n > jump.MaxHostLen {
+	short := n < jump.JmpLen
+	if !ok || t.Kind(i)&KindBlock == 0 || t.IsEntry(i) || t.IsNotify(i) || t.IsRep(i) || n < 2 || n > jump.MaxHostLen || short && !cond {
 		return arcCounter{}, false
 	}
 	if i+1 < len(t.addr) && t.addr[i+1] < bl.End {
@@ -133,7 +147,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if d.Form != relocate.FormCond || !jump.FlagsDead(fcode, faddr, bl.Start, 3) || !jump.FlagsDead(fcode, faddr, dest, 3) {
 		return arcCounter{}, false
 	}
-	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n)}, true
+	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n), short: short}, true
 }
 
 // ArcCounters returns how many arcs the in-process engine counts in the
@@ -169,19 +183,47 @@ func (t *Table) ArcsOf(i int) (ks []int, ecs []jump.EdgeCount) {
 func (t *Table) ArcServed(k int) { t.jump.arcServed[k] = true }
 
 // keepArcs commits the arcs planned per graph once every site's jump is
-// decided (reasons): an arc's site displaces its whole block. A graph one
-// of whose arc sites cannot take a jump is not derivable after all: its
-// block and line sites keep their breakpoints.
-func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
+// decided (reasons): an arc's site displaces its whole block; a short
+// one's takes a short patch (planShort) to a host block of its function.
+// A graph one of whose arc sites cannot take a jump is not derivable after
+// all: its block and line sites keep their breakpoints. It returns how
+// many short sites it planned.
+func (p *Plan) keepArcs(sym *symtab.File, arcsOf map[int][]arcCounter, reasons []string) (short int) {
 	t := p.Table
+	// An arc's site hosts no short site (hostOf), not even one of its
+	// own function's.
+	for _, arcs := range arcsOf {
+		for _, ac := range arcs {
+			t.jump.arcOf[ac.site] = nil
+		}
+	}
 	for _, gi := range slices.Sorted(maps.Keys(arcsOf)) {
 		arcs := arcsOf[gi]
 		ok := true
+		var shorts []int
 		for _, ac := range arcs {
-			ok = ok && reasons[ac.site] == ""
+			r := reasons[ac.site]
+			switch {
+			case !ac.short:
+				ok = ok && r == ""
+			case (r == jump.ReasonTransfer || r == jump.ReasonTarget) && p.planShortArc(sym, p.Graphs[gi].Graph, ac):
+				reasons[ac.site] = ""
+				shorts = append(shorts, ac.site)
+			default:
+				ok = false
+			}
 		}
 		fn := p.Graphs[gi].Func
 		if !ok {
+			for _, ac := range arcs {
+				delete(t.jump.arcOf, ac.site)
+			}
+			for _, i := range shorts {
+				h := t.jump.host[i]
+				t.jump.length[h] = t.jump.hostLen[h]
+				delete(t.jump.host, i)
+				delete(t.jump.hosting, h)
+			}
 			t.jump.derive[gi] = nil
 			for i := range t.addr {
 				if t.fn[i] == fn && t.Kind(i)&(KindLine|KindBlock) != 0 {
@@ -190,6 +232,7 @@ func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
 			}
 			continue
 		}
+		short += len(shorts)
 		measured := make([]bool, len(p.Graphs[gi].Graph.Edges))
 		for _, ac := range arcs {
 			measured[ac.edge] = true
@@ -201,6 +244,18 @@ func (p *Plan) keepArcs(arcsOf map[int][]arcCounter, reasons []string) {
 	}
 	t.cnt.ArcHits = make([]uint64, len(t.jump.arcs))
 	t.jump.arcServed = make([]bool, len(t.jump.arcs))
+	return short
+}
+
+// planShortArc plans the site of ac, a short arc's block (arcSite), as a
+// short site that displaces the whole block, its conditional jump
+// included, and reports whether a host took it.
+func (p *Plan) planShortArc(sym *symtab.File, g *cfg.Graph, ac arcCounter) bool {
+	k, ok := blockIndex(g, p.Table.addr[ac.site])
+	if !ok {
+		return false
+	}
+	return p.placeShort(sym, g, k, ac.site, int(ac.length), false)
 }
 
 // arcsIn puts the counted arcs of graph gi (arcHits, per arc) into edges

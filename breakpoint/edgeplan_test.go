@@ -1,10 +1,16 @@
 package breakpoint
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
 )
 
 // rotatedLoop is a loop entered by one test and closed by another, two
@@ -44,7 +50,7 @@ func rotatedTable(t *testing.T) (*Table, int) {
 	measured := make([]bool, len(g.Edges))
 	measured[back] = true
 	tab.jump.derive[0], _ = jump.NewFlow(g, measured).Solve(nil)
-	p.keepArcs(arcs, make([]string, tab.Len()))
+	p.keepArcs(nil, arcs, make([]string, tab.Len()))
 	return tab, back
 }
 
@@ -82,5 +88,114 @@ func TestDeriveFlowArcs(t *testing.T) {
 	tab.cnt.Hits[0] = 4 // only A ran: the arc's block never did, its count is 0
 	if bad, lost := tab.DeriveFlow(tab.cnt, nil); bad != 0 || lost != 0 {
 		t.Errorf("an arc whose block never ran: %d inconsistent, %d lost; want none", bad, lost)
+	}
+}
+
+// shortArcSource is the -O2 shape of TinyXML-2's XMLNode::ParseDeep and of
+// Jim Tcl's JimSearchList: the result of each of two calls is tested in a
+// block of its own, `test %eax, %eax; jne` (4 bytes), and both tests go
+// to the same two blocks, which leaves an arc free. gcc 12 -O2:
+//
+//	pick:  imul; cmp; ja 1f
+//	       call odd
+//	       test %eax, %eax; jne 2f
+//	3:     mov %edi, sink; lea (%rdi,%rdi), %eax; ret
+//	1:     call big
+//	       test %eax, %eax; je 3b
+//	2:     lea 1(%rdi), %eax; ret
+const shortArcSource = `static volatile int sink;
+__attribute__((noinline)) static int odd(int x) { sink = x; return x & 1; }
+__attribute__((noinline)) static int big(int x) { sink = x; return x > 50; }
+__attribute__((noinline)) static int pick(int i)
+{
+  int r;
+  if (i % 3 == 0)
+    r = odd(i);
+  else
+    r = big(i);
+  if (r)
+    return i + 1;
+  sink = i;
+  return 2 * i;
+}
+int main(void) { long s = 0; for (int i = 0; i < 100; i++) s += pick(i); return (int)(s & 1); }
+`
+
+// TestPlanShortArc: an arc of a block too short for a jmp rel32 is counted
+// by a short site's trampoline, which runs the whole block: pick's sites
+// take jumps, none keeps its breakpoint for its edges, and the arc's
+// trampoline counts it through the relocated conditional jump.
+func TestPlanShortArc(t *testing.T) {
+	mustHaveCC(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "pick.c")
+	if err := os.WriteFile(src, []byte(shortArcSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "pick")
+	if out, err := exec.Command("gcc", "-g", "-O2", "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	sym, err := symtab.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sym.Close()
+	lt, err := lineinfo.Read(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	po := PlanOptions{Lines: true, Funcs: true}
+	p := NewPlan(sym, lt, po)
+	p.PlanJumps(sym, po)
+	tab := p.Table
+	var fg FuncGraph
+	for _, g := range p.Graphs {
+		if sym.Funcs[g.Func].Name == "pick" {
+			fg = g
+		}
+	}
+	if fg.Graph == nil {
+		t.Fatal("no flow graph of pick")
+	}
+	if _, ok := jump.PlanDerive(fg.Graph, nil); ok {
+		t.Skip("gcc compiled pick with edges that follow from its blocks")
+	}
+	var arcSite []int
+	for i := 0; i < tab.Len(); i++ {
+		a := tab.Addr(i)
+		if a < fg.Graph.Addr || a >= fg.Graph.End {
+			continue
+		}
+		if r := tab.KeptReason(i); r != "" {
+			t.Errorf("pick's site at %#x keeps its breakpoint: %s", a, r)
+		}
+		if ks, _ := tab.ArcsOf(i); len(ks) > 0 {
+			arcSite = append(arcSite, i)
+		}
+	}
+	if len(arcSite) != 1 {
+		t.Fatalf("pick counts arcs at sites %v, want one", arcSite)
+	}
+	i := arcSite[0]
+	b, ok := jump.BlockAt(fg.Graph, tab.Addr(i))
+	host, short := tab.ShortSite(i)
+	if !ok || !short || b.End-b.Start >= jump.JmpLen || tab.JumpLen(i) != int(b.End-b.Start) {
+		t.Fatalf("arc site %#x: short %v, jump length %d; want a short site displacing its whole block (%d bytes)",
+			tab.Addr(i), short, tab.JumpLen(i), b.End-b.Start)
+	}
+	code, _ := sym.Code(tab.Addr(i), 16)
+	_, ecs := tab.ArcsOf(i)
+	ecs[0].Counter = 0x40
+	const at = 0x7f0000
+	tr, err := tab.BuildTrampoline(i, code, at, 8, ecs)
+	if err != nil {
+		t.Fatalf("the arc's trampoline: %v", err)
+	}
+	if err := tr.SetShort(tab.Addr(host) + jump.JmpLen); err != nil {
+		t.Fatalf("the arc's short patch to host %#x: %v", tab.Addr(host), err)
+	}
+	if !bytes.Contains(tr.Code, []byte{0x65, 0x48, 0x83, 0x04, 0x25, 0x40, 0, 0, 0, 0x01}) {
+		t.Errorf("the arc's trampoline has no update of its counter (addq $1, %%gs:0x40): % x", tr.Code)
 	}
 }

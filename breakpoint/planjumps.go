@@ -136,20 +136,20 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	for gi, fg := range p.Graphs {
 		derivable[fg.Func] = t.jump.derive[gi] != nil
 	}
+	t.jump.host = map[int]int{}
+	t.jump.hosting = map[int]int{}
+	t.jump.hostLen = map[int]uint8{}
 	failed := map[int32]bool{}
 	reasons := make([]string, len(t.addr))
 	for i := range t.addr {
 		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
 	}
-	p.keepArcs(arcsOf, reasons)
+	jp.Short += p.keepArcs(sym, arcsOf, reasons)
 	// Short sites first: a block they make count in the target need not
 	// be derived, and may let a neighbour be. Then the sites that cannot
 	// take a jump are derived where they can be, and then the patchable
 	// ones whose counts follow from the others' (derivehot.go), which may
 	// take a short site back.
-	t.jump.host = map[int]int{}
-	t.jump.hosting = map[int]int{}
-	t.jump.hostLen = map[int]uint8{}
 	for i, r := range reasons {
 		if (r == jump.ReasonTransfer || r == jump.ReasonTarget) && p.planShort(sym, opt, i, graphOf) {
 			reasons[i] = ""
@@ -463,8 +463,8 @@ func (p *Plan) planShort(sym *symtab.File, opt PlanOptions, i int, graphOf map[i
 		return false
 	}
 	addr := t.addr[i]
-	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
-	if k >= len(g.Blocks) || g.Blocks[k].Start != addr {
+	k, ok := blockIndex(g, addr)
+	if !ok {
 		return false
 	}
 	f := sym.Funcs[fn]
@@ -483,6 +483,21 @@ func (p *Plan) planShort(sym *symtab.File, opt PlanOptions, i int, graphOf map[i
 	if keep && !p.keepsFlags(sym, opt, f) {
 		return false
 	}
+	return p.placeShort(sym, g, k, i, js.Len, keep)
+}
+
+// blockIndex returns the index of the block of g that starts at addr.
+func blockIndex(g *cfg.Graph, addr uint64) (int, bool) {
+	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
+	return k, k < len(g.Blocks) && g.Blocks[k].Start == addr
+}
+
+// placeShort finds a host for site i, the start of block k of g, as a
+// short site that displaces length bytes (keep: with the update that
+// keeps the flags), and reports whether it did.
+func (p *Plan) placeShort(sym *symtab.File, g *cfg.Graph, k, i, length int, keep bool) bool {
+	t := p.Table
+	addr := t.addr[i]
 	// Hosts by distance from the site, the block right before it first.
 	var hosts []int
 	for b, hb := range g.Blocks {
@@ -505,7 +520,7 @@ func (p *Plan) planShort(sym *symtab.File, opt PlanOptions, i int, graphOf map[i
 		if h, n, ok := p.hostOf(sym, g, b); ok {
 			t.jump.hostLen[h] = t.jump.length[h]
 			t.jump.length[h] = uint8(n)
-			t.jump.length[i] = uint8(js.Len)
+			t.jump.length[i] = uint8(length)
 			t.jump.keep[i] = keep
 			t.jump.host[i] = h
 			t.jump.hosting[h] = i
