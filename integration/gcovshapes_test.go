@@ -77,6 +77,14 @@ var shapes = []shape{
 	{src: "xmlworld.cpp", markers: map[string]int64{
 		"BRACE_GOTO": 6, "FIRST_OPERAND": 10, "VA_END": 5, "TRAILING_DEFAULT": 12, "BOOL_NOT": 12,
 	}},
+	// step's 6 inputs: 3 jump to the trailer, one of them resumed there
+	// by the switch; 2 of small's 7 calls jump to shared, 2 start at
+	// case 2; 1 of 5 resumed machines jumps to direct, 2 start at case 5;
+	// case 6's 4 machines (got 0 to 3) add 2 until 6: 4 entries, 6 gotos.
+	{src: "gotocase.c", markers: map[string]int64{
+		"MACRO_LABEL": 3, "MACRO_CASE": 4, "DIRECT_LABEL": 1, "DIRECT_CASE": 3, "CHAIN_LABEL": 2, "CHAIN_CASE": 4,
+		"CASE_THEN_LABEL": 10,
+	}},
 	{src: "arcs.c", markers: map[string]int64{
 		"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150,
 		"CLASSIFY_SWITCH": 70, "SHARED_ZERO": 10, "SHARED_TWO": 10, "ONLY_1004": 5, "CLASSIFY_DEFAULT": 10,

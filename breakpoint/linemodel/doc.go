@@ -34,7 +34,8 @@
 //	labels.go     case and default labels read from the source,
 //	              preprocessor conditionals above them
 //	gotolabels.go goto labels and folded break or continue as blocks with
-//	              no code
+//	              no code; a goto label before a case label, and the
+//	              macros that write case labels
 //	jumps.go      break, continue, goto and return sharing a row; the jump
 //	              past an else
 //	loops.go      the latch of a loop with no condition

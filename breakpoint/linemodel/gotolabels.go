@@ -15,7 +15,11 @@ import (
 // top, the join of an if compiled to nothing), the user's label is a
 // block of GCC's with no statement but itself, and gcov counts every arc
 // into it on the label's line: the code above falling in and the gotos,
-// not a loop's back edges, which go to the loop's own label. -O0 emits no
+// not a loop's back edges, which go to the loop's own label, nor a
+// switch's arcs, which go to a case label after it: a label starts a
+// block unless the label before it is GCC's (stmt_starts_bb_p), so a case
+// label after the user's, written there or by a macro (a state machine's
+// GET_BITS), is a block of its own. -O0 emits no
 // code for it, and DW_TAG_label may even name the nop that holds a
 // goto's location (its goto_locus) on the way there. The model makes
 // such a label a block of its own on the arcs into its destination from
@@ -49,17 +53,18 @@ func addLabelBlocks(m *Model, g *cfg.Graph, mf *modelFunc, labels []lineinfo.Lab
 		}
 		name := labelName.FindStringSubmatch(strings.TrimSpace(src[lb.Line-1]))
 		b, ok := g.BlockAt(lb.Addr)
-		if name == nil || !ok || g.Blocks[b].Start != lb.Addr || !ownLabelBlock(src, lb.Line, func(l int) bool { return rowed[LineRef{File: lb.File, Line: l}] }) {
+		if name == nil || !ok || g.Blocks[b].Start != lb.Addr {
 			continue
 		}
 		d := labelDest(g, b, nops)
-		if d < 0 {
+		caseNext := m.caseAfter(lb.File, src, lb.Line)
+		if d < 0 || !caseNext && !ownLabelBlock(src, lb.Line, func(l int) bool { return rowed[LineRef{File: lb.File, Line: l}] }) {
 			continue
 		}
 		goes := regexp.MustCompile(`\bgoto\s+` + name[1] + `\s*;`)
 		var edges []int
 		for k, e := range g.Edges {
-			if e.To != d || e.From < 0 {
+			if e.To != d || e.From < 0 || caseNext && isDispatch(m, mf, g, e, source) {
 				continue
 			}
 			from := mf.blocks[e.From]
@@ -97,6 +102,48 @@ func labelDest(g *cfg.Graph, b int, nops nopAt) int {
 		return out[0].To
 	}
 	return b
+}
+
+// isDispatch reports whether arc e is a switch's: a jump table's entry
+// (not a computed goto's), or a compare on the switch's line.
+func isDispatch(m *Model, mf *modelFunc, g *cfg.Graph, e cfg.Edge, source func(string) ([]string, bool)) bool {
+	from := &g.Blocks[e.From]
+	if e.Kind == cfg.JumpTable {
+		for _, t := range g.Tables {
+			if t.Jump == from.Last {
+				return !t.Computed
+			}
+		}
+		return true
+	}
+	ls := mf.blocks[e.From]
+	if from.Term != cfg.TermCond || len(ls) == 0 {
+		return false
+	}
+	ref := m.keys[ls[len(ls)-1].line]
+	src, ok := source(ref.File)
+	return ok && ref.Line >= 1 && ref.Line <= len(src) && switchLine.MatchString(strings.TrimSpace(src[ref.Line-1]))
+}
+
+// caseAfter reports whether the first statement after the goto label at
+// line label of file (its lines src), over blank lines and comments, is
+// behind a case label: one written there, or one a macro it starts with
+// writes (caseMacros). A case label before the user's is merged into the
+// user's block instead: GCC keeps the user's label for it.
+func (m *Model) caseAfter(file string, src []string, label int) bool {
+	comment := false
+	for l := label + 1; l <= len(src) && l-label <= 16; l++ {
+		t := strings.TrimSpace(codeText(src[l-1], &comment))
+		switch {
+		case t == "":
+			continue
+		case isCaseLabel(t):
+			return true
+		}
+		name := callStmt.FindStringSubmatch(t)
+		return name != nil && m.caseMacros(file, src)[name[1]]
+	}
+	return false
 }
 
 // jumpsWith reports whether the source line of model key k matches re.
@@ -388,4 +435,56 @@ func openerAboveIn(code func(l int, comment *bool) string, j, reach int) (int, s
 		}
 	}
 	return 0, ""
+}
+
+// caseMacro matches a #define whose body (its lines joined) holds a case
+// label: group 1 is its name, group 2 its body.
+var caseMacro = lazyRE(`^\s*#\s*define\s+([A-Za-z_]\w*)(?:\([^)]*\))?\s(.*)$`)
+
+// caseWord matches a case label's keyword where a statement starts.
+var caseWord = lazyRE(`(^|[;{}:]\s*)case\b`)
+
+// caseMacros returns the function-like macros of file (its lines src)
+// whose expansion writes a case label, directly or through another such
+// macro (bzip2's GET_UCHAR is GET_BITS, which starts with a case), read
+// once per file.
+func (m *Model) caseMacros(file string, src []string) map[string]bool {
+	if ms, ok := m.caseMacs[file]; ok {
+		return ms
+	}
+	if m.caseMacs == nil {
+		m.caseMacs = make(map[string]map[string]bool)
+	}
+	bodies := map[string]string{}
+	for k := 0; k < len(src); k++ {
+		line := src[k]
+		if !strings.Contains(line, "define") {
+			continue
+		}
+		for strings.HasSuffix(strings.TrimRight(line, " \t"), "\\") && k+1 < len(src) {
+			k++
+			line = strings.TrimSuffix(strings.TrimRight(line, " \t"), "\\") + " " + src[k]
+		}
+		if sm := caseMacro.FindStringSubmatch(line); sm != nil {
+			bodies[sm[1]] = strings.TrimSpace(sm[2])
+		}
+	}
+	var ms map[string]bool
+	for changed := true; changed; {
+		changed = false
+		for name, body := range bodies {
+			if ms[name] {
+				continue
+			}
+			if caseWord.MatchString(body) || usesMacro(body, ms) {
+				if ms == nil {
+					ms = make(map[string]bool)
+				}
+				ms[name] = true
+				changed = true
+			}
+		}
+	}
+	m.caseMacs[file] = ms
+	return ms
 }

@@ -227,7 +227,9 @@ func enteredOnlyFromBelow(m *Model, mf *modelFunc, g *cfg.Graph, b int, file str
 // joinsBranch reports whether one of the arcs into a case at line label
 // comes from a branch of the code above it that is no part of a switch's
 // dispatch: a jump or a conditional's fall-through from a line above the
-// label with no switch and no other case label between them.
+// label with no switch and no other case label between them, nor a goto
+// label, whose block the branch joins instead (a case label after it
+// starts a block of its own).
 func joinsBranch(m *Model, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, file string, label int, src []string) bool {
 	for _, e := range preds {
 		if e.Kind == cfg.JumpTable {
@@ -244,7 +246,7 @@ func joinsBranch(m *Model, mf *modelFunc, g *cfg.Graph, preds []cfg.Edge, file s
 		dispatch := false
 		for l := ref.Line; l < label && !dispatch; l++ {
 			t := strings.TrimSpace(src[l-1])
-			dispatch = switchLine.MatchString(t) || isCaseLabel(t)
+			dispatch = switchLine.MatchString(t) || isCaseLabel(t) || l > ref.Line && userLabel.MatchString(t)
 		}
 		if !dispatch {
 			return true
@@ -333,7 +335,11 @@ func (m *Model) caseLabelAbove(first LineRef, start uint64, src []string, lt *li
 		if tx.isCaseLabel(l) {
 			label = l
 		} else if userLabel.MatchString(text) {
-			return 0 // GCC keeps the user's label for the block, not a case's
+			// A case label after the user's starts a block of its own
+			// (stmt_starts_bb_p: a label starts one unless the label
+			// before it is GCC's); with no case label between, GCC keeps
+			// the user's label for the block, not a case's above it.
+			return label
 		}
 	}
 	return label

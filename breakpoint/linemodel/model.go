@@ -117,6 +117,9 @@ type Model struct {
 	// compiled-out branch names (ppFile).
 	funcNames map[string]bool
 	exits     exitsMemo // the last function's exitsOf (finally.go)
+	// caseMacs are each file's macros that write a case label
+	// (caseMacros), read once.
+	caseMacs map[string]map[string]bool
 	// callName is Inputs.CallName.
 	callName func(uint64) string
 	// noReturn are the entries of the functions DWARF declares never to
