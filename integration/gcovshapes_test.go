@@ -73,9 +73,13 @@ var shapes = []shape{
 	// wellLocated runs 15 times, 10 with a first child; report gets a
 	// format for the 5 i of -2..4 not divisible by 3; convertUTF32's 12
 	// calls all end at the switch's end (8 through case 1's break, 4
-	// through the default); printEntity runs 12 times.
+	// through the default); convertFull's 12 calls (i * 300) reach the
+	// switch 7 times (i < 7), its default never; parseDeep's 11 calls
+	// with n > 0 all leave by the break after the destructor's object;
+	// printEntity runs 12 times.
 	{src: "xmlworld.cpp", markers: map[string]int64{
-		"BRACE_GOTO": 6, "FIRST_OPERAND": 10, "VA_END": 5, "TRAILING_DEFAULT": 12, "BOOL_NOT": 12,
+		"BRACE_GOTO": 6, "FIRST_OPERAND": 10, "VA_END": 5, "TRAILING_DEFAULT": 12, "CLOBBERED_DEFAULT": 7,
+		"BREAK_BEFORE_DTOR": 11, "BOOL_NOT": 12,
 	}},
 	// step's 6 inputs: 3 jump to the trailer, one of them resumed there
 	// by the switch; 2 of small's 7 calls jump to shared, 2 start at

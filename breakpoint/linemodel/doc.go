@@ -49,6 +49,8 @@
 //	locals.go     the locals whose scope ends with clobbers
 //	emptycases.go cases whose statements compile to nothing, counted as a
 //	              group; a label last in its switch with nothing after it
+//	switchend.go  a trailing label's block at a switch's end that is a
+//	              scope's end with clobbers
 //	lazyre.go     the model's regular expressions, compiled at first use
 //	index.go      each source file's lines read once (trimmed, code text,
 //	              case labels), the arcs into each block, the line keys

@@ -514,7 +514,7 @@ func addFinallies(m *Model, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemor
 			for b := range g.Blocks {
 				ls := mf.blocks[b]
 				if n := len(ls); n > 0 && ls[n-1].line == key && len(g.Succs(b)) == 1 && !taken[b] &&
-					(g.Blocks[b].Term == cfg.TermJump || g.Blocks[b].Term == cfg.TermFall) {
+					(g.Blocks[b].Term == cfg.TermJump || g.Blocks[b].Term == cfg.TermFall) && !m.destructs(g, g.Succs(b)[0].To) {
 					fin.froms = append(fin.froms, b)
 					taken[b] = true
 				}
@@ -533,6 +533,31 @@ func addFinallies(m *Model, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemor
 		}
 		mf.finallies = append(mf.finallies, fin)
 	}
+}
+
+// destructs reports whether block b calls a C++ destructor: a jump
+// into it from a scope's exit runs first through the cleanup of an
+// object declared before the jump (a try/finally of its own, nested in
+// the one of the scope's clobbers), whose lowering (a copy, or a switch
+// on finally_tmp that -O0 keeps as code) goes on to the clobbers' copy:
+// the jump's own arc is no arc of that copy.
+func (m *Model) destructs(g *cfg.Graph, b int) bool {
+	if b < 0 || g.Blocks[b].Term != cfg.TermCall {
+		return false
+	}
+	for _, c := range g.Calls {
+		if c.Block != b {
+			continue
+		}
+		name := c.Name
+		if name == "" && m.callName != nil && c.Target != 0 {
+			name = m.callName(c.Target)
+		}
+		if strings.Contains(name, "::~") || strings.HasSuffix(name, "D1Ev") || strings.HasSuffix(name, "D2Ev") {
+			return true
+		}
+	}
+	return false
 }
 
 // onlyEntry returns the block all of froms (blocks with one arc) go to

@@ -318,6 +318,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 		if sub != nil && lineinfo.IsC(sub.Lang) {
 			if sub.GCCO0 {
 				m.addEmptyCases(g, &mf, rs, fi, source)
+				m.addClobberedEnds(g, &mf, rs, mem, fi, source)
 			}
 			m.addMergedJumps(g, &mf, rs, code, f.Addr, m.noReturnCalls(g, code, f.Addr), fi, source)
 			m.addLatches(g, &mf, rs, fi, source)

@@ -147,6 +147,78 @@ static void convertUTF32(unsigned long input, int *length)
 	}
 }
 
+// The same switch as in XMLUtil::ConvertUTF32ToUTF8 itself, behind an
+// early return, in a scope with a local array: the switch's end holds the
+// array's clobbers, a block of GCC's the return does not enter (it runs
+// through a copy of its own), so the default counts the switch's arcs only.
+static void convertFull(unsigned long input, int *length)
+{
+	const unsigned long FIRST_BYTE_MARK[7] = { 0x00, 0x00, 0xC0, 0xE0, 0xF0, 0xF8, 0xFC };
+	char *output = utf8;
+	if (input < 0x80) {
+		*length = 1;
+	}
+	else if (input < 0x800) {
+		*length = 2;
+	}
+	else {
+		*length = 0;
+		return;
+	}
+	output += *length;
+	switch (*length) {
+		case 2:
+			--output;
+			*output = (char)((input | 0x80) & 0xBF);
+			input >>= 6;
+			//fall through
+		case 1:
+			--output;
+			*output = (char)(input | FIRST_BYTE_MARK[*length]);
+			break;
+		default: // CLOBBERED_DEFAULT
+			TIXMLASSERT(false);
+	}
+}
+
+// XMLNode::ParseDeep: a loop body whose local's address is taken (its
+// clobbers' copies) and an object with a destructor declared after a
+// first break. The breaks after it leave through the destructor's
+// cleanup, which -O0 lowers as a switch on a flag and which goes on to
+// the clobbers' copy for the loop's exit, located at the first break:
+// that break's line counts every break, each once.
+struct EndTag {
+	int v;
+	EndTag() : v(0) {}
+	~EndTag()
+	{
+		v = 1;
+	}
+};
+static void identify(int *node, int i)
+{
+	*node = (i * 7 + 3) % 5;
+}
+static int parseDeep(int n)
+{
+	int r = 0;
+	int i = 0;
+	while (i < n) {
+		int node = 0;
+		identify(&node, i++);
+		if (node == 0) {
+			break; // BREAK_BEFORE_DTOR
+		}
+		EndTag tag;
+		if (node == 3) {
+			r++;
+			break;
+		}
+		r += node;
+	}
+	return r;
+}
+
 // XMLPrinter::PrintString: an if on a bool's negation whose block is an
 // assert compiled out: g++ keeps `!printed` as a statement.
 static int printedCount;
@@ -189,6 +261,8 @@ int main()
 	for (int i = 0; i < 12; i++) {
 		int len = i % 6;
 		convertUTF32(i * 77, &len);
+		convertFull(i * 300, &len);
+		s += parseDeep(i);
 		printEntity(i);
 	}
 	printf("%d %d\n", s, printedCount);
