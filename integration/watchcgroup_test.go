@@ -97,7 +97,15 @@ var watchEndedRE = regexp.MustCompile(`^patchprof: watch: PID (\d+) ended; its c
 // do their work and exit, one after another and two at once; a copy of the
 // same program outside the cgroup is not watched. The aggregate counts
 // exactly the calls the processes made while attached, by their own count.
+// It runs woken by the kernel's process events where patchprof may join
+// them (CAP_NET_ADMIN), and polling (--no-events).
 func TestWatchCgroup(t *testing.T) {
+	for _, mode := range []string{"events", "--no-events"} {
+		t.Run(mode, func(t *testing.T) { testWatchCgroup(t, mode == "--no-events") })
+	}
+}
+
+func testWatchCgroup(t *testing.T, noEvents bool) {
 	mustHaveCC(t)
 	mustHavePtrace(t)
 	mustHaveCLI(t)
@@ -109,7 +117,11 @@ func TestWatchCgroup(t *testing.T) {
 	exe := buildC(t, "oncommand.c", "-g", "-O0", "-pthread")
 	outside := startCommandTarget(t, exe)
 	save := filepath.Join(t.TempDir(), "agg.json")
-	pp, wl, _ := startWatch(t, "--cgroup", cg, "--funcs", "--func", "^work$", "--save", save)
+	args := []string{"--cgroup", cg, "--funcs", "--func", "^work$", "--save", save}
+	if noEvents {
+		args = append(args, "--no-events")
+	}
+	pp, wl, _ := startWatch(t, args...)
 	wl.waitFor(t, regexp.MustCompile(`^patchprof: watch: watching --cgroup `))
 
 	counted := 0

@@ -28,6 +28,8 @@
 //	proc.go: Proc, Selector and the /proc readers' shared parts
 //	proc_linux.go, proc_other.go: scanning /proc (Linux only)
 //	cgroup.go: Cgroup, the processes of a cgroup v2 subtree
+//	events_linux.go: the kernel's process events connector, which wakes
+//	    the watch when a process forks, execs or exits (CAP_NET_ADMIN)
 //	aggregate.go: the sum of the processes' profiles, per build
 //	watcher.go: Watcher, the poll loop and the children
 //	child.go: one child patchprof, what its stderr says, refusals' reasons

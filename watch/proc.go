@@ -25,6 +25,13 @@ type Selector interface {
 	String() string
 }
 
+// A Matcher is a Selector that can also say whether one process is
+// wanted: a watch woken by the kernel's process events then checks only
+// the processes the events name, not every process of the host.
+type Matcher interface {
+	Match(pid int) (Proc, bool)
+}
+
 // ErrUnsupported is returned where /proc cannot be scanned: patchprof
 // watch runs on Linux only.
 var ErrUnsupported = errors.New("patchprof watch needs Linux's /proc")

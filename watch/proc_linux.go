@@ -60,6 +60,22 @@ func (e Exe) Select() ([]Proc, error) {
 	return out, nil
 }
 
+// Match reports whether process pid runs Path's file.
+func (e Exe) Match(pid int) (Proc, bool) {
+	var want, st syscall.Stat_t
+	if pid == os.Getpid() || syscall.Stat(e.Path, &want) != nil {
+		return Proc{}, false
+	}
+	if syscall.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+		return Proc{}, false
+	}
+	start, err := startTime(pid)
+	if err != nil {
+		return Proc{}, false
+	}
+	return Proc{PID: pid, Start: start}, true
+}
+
 // startTime returns process pid's start time (/proc/PID/stat field 22).
 func startTime(pid int) (uint64, error) {
 	start, _, err := procStat(pid)

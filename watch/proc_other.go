@@ -14,12 +14,22 @@ type Exe struct{ Path string }
 // String says what e selects.
 func (e Exe) String() string { return "--exe " + e.Path }
 
+// Match reports false: there is no /proc to read.
+func (e Exe) Match(pid int) (Proc, bool) { return Proc{}, false }
+
 // Select returns ErrUnsupported.
 func (e Exe) Select() ([]Proc, error) { return nil, ErrUnsupported }
 
 func startTime(pid int) (uint64, error) { return 0, ErrUnsupported }
 
 func procStat(pid int) (uint64, int, error) { return 0, 0, ErrUnsupported }
+
+// procEvents is the kernel's process events connector: Linux only.
+type procEvents struct{}
+
+func openProcEvents() (*procEvents, error)    { return nil, ErrUnsupported }
+func (*procEvents) Wait() ([]int, bool, bool) { return nil, false, false }
+func (*procEvents) Close() error              { return nil }
 
 func tracer(pid int) int { return 0 }
 

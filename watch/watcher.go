@@ -14,6 +14,11 @@ import (
 // attach itself), and its calls before that are not counted.
 const DefaultPoll = 100 * time.Millisecond
 
+// EventsFallback is how often a Watcher woken by the kernel's process
+// events looks anyway: a process moved into a watched cgroup, or an event
+// the kernel dropped, brings no event.
+const EventsFallback = 2 * time.Second
+
 // DefaultMaxProcs is how many processes a Watcher watches at once by
 // default.
 const DefaultMaxProcs = 64
@@ -35,6 +40,9 @@ type Options struct {
 	// DefaultMaxProcs).
 	Poll, Interval time.Duration
 	MaxProcs       int
+	// NoEvents keeps to polling where the kernel's process events
+	// connector could wake the watch instead.
+	NoEvents bool
 	// Save is given the aggregate at each Interval, on each snapshot
 	// request (Run's snap) and at the end.
 	Save func(builds []Build, final bool)
@@ -63,6 +71,13 @@ type Watcher struct {
 	wg       sync.WaitGroup
 	// snapMu makes one snapshot at a time: each asks every child.
 	snapMu sync.Mutex
+	// closeEvents leaves the process events connector, if joined; evPIDs
+	// are the processes its events named since the last look, evLost
+	// set when the kernel dropped some.
+	closeEvents func() error
+	evMu        sync.Mutex
+	evPIDs      []int
+	evLost      bool
 }
 
 // New returns a Watcher for opt; Run starts it.
@@ -96,7 +111,13 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 	if w.temp {
 		defer os.RemoveAll(w.dir)
 	}
-	poll := time.NewTicker(w.opt.Poll)
+	defer func() {
+		if w.closeEvents != nil {
+			w.closeEvents()
+		}
+	}()
+	wake, every := w.events()
+	poll := time.NewTicker(every)
 	defer poll.Stop()
 	var tick <-chan time.Time
 	if w.opt.Interval > 0 {
@@ -104,14 +125,38 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 		defer t.Stop()
 		tick = t.C
 	}
-	w.logf("watching %s: looking every %v, at most %d processes at once", w.opt.Select, w.opt.Poll, w.opt.MaxProcs)
+	var delay <-chan time.Time // a wake within Poll of the last look
+	var last time.Time
+	full := true
+	var pending []int
 	for {
-		if err := w.poll(); err != nil {
+		var err error
+		if full {
+			err = w.poll()
+			last, full, pending = time.Now(), false, nil
+		} else if len(pending) > 0 {
+			err = w.pollPIDs(pending)
+			pending = nil
+		}
+		if err != nil {
 			w.stopAll()
 			return err
 		}
 		select {
 		case <-poll.C:
+			full = true
+		case <-wake:
+			pids, all := w.takeEvents()
+			if _, ok := w.opt.Select.(Matcher); ok && !all {
+				pending = pids
+			} else if d := w.opt.Poll - time.Since(last); d <= 0 {
+				full = true
+			} else if delay == nil {
+				// At most one full look per Poll, however busy the host.
+				delay = time.After(d)
+			}
+		case <-delay:
+			delay, full = nil, true
 		case <-tick:
 			w.save(false)
 		case <-snap:
@@ -124,12 +169,78 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 	}
 }
 
+// events joins the kernel's process events connector, unless NoEvents:
+// the watch then looks when a process is made or execs on the host (at
+// the processes named, for a Matcher), and every EventsFallback, instead
+// of every Poll. It returns the wake-ups (nil when polling) and how often
+// to look at everything regardless.
+func (w *Watcher) events() (wake <-chan struct{}, every time.Duration) {
+	how := fmt.Sprintf("at most %d processes at once", w.opt.MaxProcs)
+	if w.opt.NoEvents {
+		w.logf("watching %s: looking every %v (--no-events), %s", w.opt.Select, w.opt.Poll, how)
+		return nil, w.opt.Poll
+	}
+	ev, err := openProcEvents()
+	if err != nil {
+		w.logf("watching %s: looking every %v (no process events: %v), %s", w.opt.Select, w.opt.Poll, err, how)
+		return nil, w.opt.Poll
+	}
+	ch := make(chan struct{}, 1)
+	w.closeEvents = ev.Close
+	go func() {
+		for {
+			pids, lost, ok := ev.Wait()
+			if !ok {
+				return
+			}
+			w.evMu.Lock()
+			w.evPIDs = append(w.evPIDs, pids...)
+			w.evLost = w.evLost || lost
+			w.evMu.Unlock()
+			select {
+			case ch <- struct{}{}:
+			default: // one pending wake-up is enough
+			}
+		}
+	}()
+	every = max(EventsFallback, w.opt.Poll)
+	w.logf("watching %s: looking at each process made or exec'ed (process events), and every %v, %s", w.opt.Select, every, how)
+	return ch, every
+}
+
+// takeEvents returns the PIDs the events named since the last call, and
+// whether events were lost (everything must be looked at).
+func (w *Watcher) takeEvents() (pids []int, lost bool) {
+	w.evMu.Lock()
+	defer w.evMu.Unlock()
+	pids, lost = w.evPIDs, w.evLost
+	w.evPIDs, w.evLost = nil, false
+	return pids, lost
+}
+
 // poll finds the new processes and attaches to each, up to MaxProcs.
 func (w *Watcher) poll() error {
 	procs, err := w.opt.Select.Select()
 	if err != nil {
 		return err
 	}
+	return w.attachAll(procs)
+}
+
+// pollPIDs attaches to those of pids the Selector, a Matcher, wants.
+func (w *Watcher) pollPIDs(pids []int) error {
+	m := w.opt.Select.(Matcher)
+	var procs []Proc
+	for _, pid := range pids {
+		if p, ok := m.Match(pid); ok {
+			procs = append(procs, p)
+		}
+	}
+	return w.attachAll(procs)
+}
+
+// attachAll attaches to each of procs not watched yet, up to MaxProcs.
+func (w *Watcher) attachAll(procs []Proc) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	active := len(w.kids)

@@ -21,7 +21,7 @@ type flagGroup struct {
 // report goes, and attaching. Every flag of every command is in one group
 // (TestEveryFlagGrouped).
 var flagGroups = []flagGroup{
-	{"What to watch", []string{"exe", "cgroup", "pid-file", "poll", "max-procs", "per-process"}},
+	{"What to watch", []string{"exe", "cgroup", "pid-file", "poll", "no-events", "max-procs", "per-process"}},
 	{"What to count", []string{"lines", "funcs", "blocks", "calls", "time", "sample-rate", "time-fallback"}},
 	{"What to plant in", []string{"func", "file", "lib", "std"}},
 	{"Engine", []string{"engine", "pin", "no-follow"}},

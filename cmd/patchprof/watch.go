@@ -22,6 +22,7 @@ type watchFlags struct {
 	top                                    int
 	poll, interval                         time.Duration
 	maxProcs                               int
+	noEvents                               bool
 	child                                  []string // the counting flags, passed to each -p
 }
 
@@ -36,6 +37,7 @@ func watchFlagSet(wf *watchFlags, pass *passFlags) *flag.FlagSet {
 	fs.StringVar(&wf.save, "save", "", "write the aggregate profile (every process of the build, past and present) as JSON to `FILE`, at the end, every --interval and on SIGUSR1")
 	fs.StringVar(&wf.perProcess, "per-process", "", "keep each process's own profile in `DIR`, as PID-START.json")
 	fs.DurationVar(&wf.poll, "poll", watch.DefaultPoll, "look for new processes every `D`: a new process is attached within about D of its start, and counted from then")
+	fs.BoolVar(&wf.noEvents, "no-events", false, "poll every --poll even where the kernel's process events (CAP_NET_ADMIN) could wake the watch at each fork and exec instead")
 	fs.DurationVar(&wf.interval, "interval", 0, "also write the aggregate of the moment every `D` while watching")
 	fs.IntVar(&wf.maxProcs, "max-procs", watch.DefaultMaxProcs, "watch at most `N` processes at once; more are said and found again once one ends")
 	fs.StringVar(&wf.listen, "listen", "", "serve the aggregate over HTTP on `ADDR` (:PORT is loopback; HOST:PORT; unix:PATH): /metrics for Prometheus, /debug/pprof/counts[?pid=N], /processes")
@@ -167,7 +169,7 @@ func watchMain(args []string, stderr io.Writer) int {
 	var saveErr error
 	w, err := watch.New(watch.Options{
 		Select: sel, Patchprof: self, Args: wf.child, Dir: wf.perProcess,
-		Poll: wf.poll, Interval: wf.interval, MaxProcs: wf.maxProcs, Log: stderr,
+		Poll: wf.poll, Interval: wf.interval, MaxProcs: wf.maxProcs, NoEvents: wf.noEvents, Log: stderr,
 		Save: func(builds []watch.Build, final bool) {
 			saveErr = saveBuilds(builds, wf.save, stderr)
 			if !final && saveErr != nil {
