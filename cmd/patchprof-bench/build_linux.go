@@ -97,8 +97,9 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 	if w.Suite != nil {
 		return t, buildSuite(dir, t, w)
 	}
-	if w.Handler != "" {
-		// A server runs only under patchprof, attached.
+	if w.Handler != "" || w.Idle > 0 {
+		// A server, or the watch's idle processes, runs only under
+		// patchprof, attached.
 		return t, buildPlain(root, t.Plain, w)
 	}
 	if w.Go {

@@ -22,7 +22,8 @@
 // bounds one run (a configuration that exceeds it is not run again),
 // -patchprof-flags adds flags to every patchprof run, -keep keeps the
 // temporary directory with its builds, reports and saved profiles,
-// -server-requests and -server-conns size the servers' load.
+// -server-requests and -server-conns size the servers' load,
+// -watch-window D the window of the watch workload.
 //
 // A hit is one event the profile counts: the sum of the `sites` counts of
 // the xol engine's saved profile (every counted function entry and block
@@ -74,6 +75,18 @@
 //
 //	go run ./cmd/patchprof-bench -n 3 -configs native,gcov,jump -workloads zlib,zlib-O2,jimtcl
 //
+// The watchidle workload measures patchprof watch, the daemon of issue
+// 30: each round starts 50 idle copies of integration/testdata/oncommand.c
+// (blocked reading stdin), watches them (--exe, then --cgroup in a cgroup
+// v2 directory the bench makes, where it can), waits until all are
+// attached, and measures over -watch-window D (20 s) the CPU the watch
+// and its children use (utime+stime, /proc/PID/stat) and their resident
+// memory; then each copy calls work() 100 times and the saved aggregate
+// must count exactly 5,000. The baseline is the same processes unwatched,
+// which use no CPU at all:
+//
+//	go run ./cmd/patchprof-bench -n 3 -workloads watchidle
+//
 // It is not a test: `go test ./cmd/patchprof-bench/` runs only the unit
 // tests of its pure parts (medians, the tables, the comparison of
 // profiles, the load generator against a test server, /proc/PID/maps).
@@ -103,4 +116,7 @@
 //	suites.go: Suite and the test suites, their traps and summary table
 //	suites_linux.go: a suite's source fetched, built and run
 //	check.go: countChecker, every engine's counts against the first profile
+//	watch_linux.go: the watch of idle processes: its rounds, the CPU and
+//	    memory of the watch and its children, the exact count after, its
+//	    table
 package main

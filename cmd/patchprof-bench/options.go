@@ -61,6 +61,9 @@ type Options struct {
 	// ServerRequests and ServerConns are the load on a server in each of
 	// its phases: that many requests over that many connections.
 	ServerRequests, ServerConns int
+	// WatchWindow is how long the watch of idle processes is measured
+	// each round.
+	WatchWindow time.Duration
 }
 
 // parseOptions reads the flags; known is the list of workload names.
@@ -75,6 +78,7 @@ func parseOptions(args []string, known []string, stderr io.Writer) (*Options, er
 	fs.StringVar(&skip, "skip", "", "comma-separated `LIST` of workload:config pairs not to run (say fib:classic)")
 	fs.DurationVar(&o.Timeout, "timeout", 120*time.Second, "bound on one run: a configuration that exceeds it is shown as >`D` and not run again")
 	fs.StringVar(&extra, "patchprof-flags", "", "space-separated `FLAGS` added to every patchprof run (say --pin=false)")
+	fs.DurationVar(&o.WatchWindow, "watch-window", 20*time.Second, "the watch of idle processes: its CPU is measured over `D` each round")
 	fs.IntVar(&o.ServerRequests, "server-requests", 20000, "the servers' load: `N` requests in each phase (before, attached, after)")
 	fs.IntVar(&o.ServerConns, "server-conns", 4, "the servers' load: over `N` keep-alive connections side by side")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory (builds, reports, saved profiles)")

@@ -15,7 +15,17 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 	var suiteRows []SuiteRow
 	var checks []string
 	status := 0
+	var watches []*workloadRun
 	for _, wr := range wrs {
+		if wr.w.Idle > 0 {
+			watches = append(watches, wr)
+			text, ok := b.watchVerdict(wr)
+			if !ok {
+				status = 1
+			}
+			checks = append(checks, text)
+			continue
+		}
 		if wr.w.Handler != "" {
 			text, ok := b.serverVerdict(wr)
 			if !ok {
@@ -79,11 +89,30 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, wr := range watches {
+		b.writeWatchTable(w, wr)
+	}
 	fmt.Fprint(w, strings.Join(checks, ""))
 	if status != 0 {
 		fmt.Fprintln(w, "\nBENCH FOUND WRONG COUNTS OR FAILED RUNS: see above")
 	}
 	return status
+}
+
+// watchVerdict says in one line what the watch's rounds checked; ok is
+// false when a round went wrong.
+func (b *bench) watchVerdict(wr *workloadRun) (text string, ok bool) {
+	var sb strings.Builder
+	for _, s := range wr.watches {
+		if s.Exact > 0 {
+			fmt.Fprintf(&sb, "%s: counts exact: watch %s, %d rounds: work counted 100 times in each of the %d processes after the window\n",
+				wr.w.Name, s.Selector, s.Exact, wr.w.Idle)
+		}
+	}
+	for _, p := range wr.checker.problems {
+		fmt.Fprintf(&sb, "%s: RUN FAILED OR MISBEHAVED: %s\n", wr.w.Name, strings.ReplaceAll(strings.TrimSpace(p), "\n", "\n    "))
+	}
+	return sb.String(), len(wr.checker.problems) == 0
 }
 
 // serverVerdict says in one line what a server's rounds checked; ok is

@@ -56,6 +56,9 @@ type workloadRun struct {
 	// servers are a server's engines (server_linux.go), which run in
 	// place of slots.
 	servers []*serverSlot
+	// watches are the watch workload's selectors (watch_linux.go),
+	// which run in place of slots.
+	watches []*watchSlot
 	// traps and reasons are what the first jump profile's notes say of
 	// the sites that trapped (suites.go), when hasTraps.
 	traps    uint64
@@ -93,6 +96,10 @@ func run(o *Options) int {
 		for _, wr := range wrs {
 			if wr.w.Handler != "" {
 				b.runServer(wr, rep)
+				continue
+			}
+			if wr.w.Idle > 0 {
+				b.runWatch(wr, rep)
 				continue
 			}
 			for _, s := range wr.slots {
@@ -152,6 +159,10 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 	}
 	if w.Handler != "" {
 		b.prepareServer(wr)
+		return wr, nil
+	}
+	if w.Idle > 0 {
+		b.prepareWatch(wr)
 		return wr, nil
 	}
 	for _, cfg := range b.opts.Configs {

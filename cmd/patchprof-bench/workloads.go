@@ -41,6 +41,11 @@ type Workload struct {
 	// suite, patchprof following its processes.
 	Suite *Suite
 	Opt   string
+	// Idle is set for the measure of patchprof watch (watch_linux.go):
+	// that many idle copies of the program (oncommand.c) are watched, and
+	// the watch's CPU and memory measured while they do nothing. Only
+	// patchprof runs.
+	Idle int
 }
 
 // sqliteModule is the Go module whose sqlite3-binding.c and .h are the
@@ -131,6 +136,10 @@ var workloads = append([]Workload{
 	{
 		Name: "goserver", Title: "Go net/http server, `--funcs -p`",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/goserver", Mode: []string{"--funcs"}, Handler: "main.handle",
+	},
+	{
+		Name: "watchidle", Title: "`patchprof watch --funcs` of 50 idle processes (integration/testdata/oncommand.c, blocked on stdin)",
+		Sources: []string{"integration/testdata/oncommand.c"}, CFlags: []string{"-pthread"}, Idle: 50,
 	},
 }, suiteWorkloads()...)
 
