@@ -6,7 +6,10 @@
 // (`go build -cover` for Go), callgrind, uftrace where installed (on a `-pg`
 // build), and patchprof under each engine (classic, xol, jump), and the
 // in-process engine with --time (jump+time: what sampling costs beside
-// counting). The configurations run round-robin, N times each, so that drift
+// counting) and with a warm analysis cache (jump+cache: a second run on
+// an unchanged program; its cache is filled by an untimed run first, and
+// every other patchprof configuration runs with an empty one, a first
+// run; no run reads or fills the user's ~/.cache). The configurations run round-robin, N times each, so that drift
 // of the machine spreads over all of them; the table gives each one's median
 // wall time, its ratios to the native and the floor medians and its cost
 // per hit over native.

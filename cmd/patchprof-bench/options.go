@@ -25,14 +25,18 @@ const (
 	// cfgJumpTime is the in-process engine with --time: what sampling
 	// costs beside counting.
 	cfgJumpTime = "jump+time"
+	// cfgJumpCache is the in-process engine with a warm analysis cache:
+	// a second run on an unchanged program. Every other patchprof
+	// configuration runs with an empty cache, a first run.
+	cfgJumpCache = "jump+cache"
 )
 
 // allConfigs lists every configuration in table order.
-var allConfigs = []string{cfgNative, cfgFloor, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpTime}
+var allConfigs = []string{cfgNative, cfgFloor, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpCache, cfgJumpTime}
 
 // isEngine reports whether a configuration is a patchprof engine.
 func isEngine(cfg string) bool {
-	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump || cfg == cfgJumpTime
+	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump || cfg == cfgJumpCache || cfg == cfgJumpTime
 }
 
 // isOurs reports whether a configuration runs the bench's own code

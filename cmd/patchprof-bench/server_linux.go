@@ -312,11 +312,12 @@ const attachedLine = "patchprof: attached to PID "
 // attach starts patchprof with engine on process pid (-p), its report and
 // saved profile in dir, and waits until it says it attached.
 func (b *bench) attach(wr *workloadRun, engine, dir string, pid int) (*attachedRun, error) {
-	args := append([]string{"--engine", engine}, wr.w.Mode...)
+	args := append(engineFlags(engine), wr.w.Mode...)
 	args = append(args, b.opts.PatchprofFlags...)
 	args = append(args, "-o", filepath.Join(dir, "report.txt"), "--save", filepath.Join(dir, "profile.json"), "-p", strconv.Itoa(pid))
 	a := &attachedRun{cmd: exec.Command(b.patchprof, args...), eof: make(chan struct{})}
 	a.cmd.Dir = dir
+	a.cmd.Env = append(os.Environ(), b.cacheEnv(wr, engine, dir))
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	pipe, err := a.cmd.StderrPipe()
 	if err != nil {

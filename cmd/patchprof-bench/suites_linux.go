@@ -91,12 +91,8 @@ func (b *bench) suiteCommand(wr *workloadRun, cfg, dir string) (name string, arg
 		return "valgrind", append([]string{"-q", "--tool=callgrind", "--trace-children=yes", "--callgrind-out-file=/dev/null"}, script...),
 			[]string{"S=" + t.Plain}
 	}
-	if cfg == cfgJumpTime {
-		args = append([]string{"--engine", cfgJump, "--time"}, w.Mode...)
-	} else {
-		args = append([]string{"--engine", cfg}, w.Mode...)
-	}
+	args = append(engineFlags(cfg), w.Mode...)
 	args = append(args, b.opts.PatchprofFlags...)
 	args = append(args, "-o", filepath.Join(dir, "report.txt"), "--save", filepath.Join(dir, "profile.json"), "--")
-	return b.patchprof, append(args, script...), []string{"S=" + t.Plain}
+	return b.patchprof, append(args, script...), []string{"S=" + t.Plain, b.cacheEnv(wr, cfg, dir)}
 }
