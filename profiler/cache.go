@@ -24,6 +24,16 @@ type cacheUse struct {
 
 	mu    sync.Mutex
 	notes []string
+	// stores are the entries being encoded and written, in the
+	// background of the planning that follows.
+	stores sync.WaitGroup
+}
+
+// wait waits for the entries being stored.
+func (u *cacheUse) wait() {
+	if u != nil {
+		u.stores.Wait()
+	}
 }
 
 // openCache opens the cache of cfg, nil without Config.Cache. A cache that
@@ -45,12 +55,14 @@ func (u *cacheUse) note(format string, args ...any) {
 	u.mu.Unlock()
 }
 
-// Notes returns the notes so far: one per analysis served or stored, and
-// the entries found corrupt.
+// Notes returns the notes so far, once the entries being stored are
+// written: one per analysis served or stored, and the entries found
+// corrupt.
 func (u *cacheUse) Notes() []string {
 	if u == nil {
 		return nil
 	}
+	u.wait()
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return append([]string(nil), u.notes...)
@@ -95,18 +107,24 @@ func cached[T any](u *cacheUse, what, kind, options string, sym *symtab.File, co
 	if err != nil {
 		return v, err
 	}
-	b, err = encode(v)
-	if errors.Is(err, lineinfo.ErrDeferred) {
-		return v, nil // a Go program's table holds units it reads later
-	}
-	if err == nil {
-		err = u.c.Put(k, b)
-	}
-	if err != nil {
-		u.note("analysis cache: %s of %s: miss, not stored: %v", what, sym.Path, err)
-	} else {
-		u.note("analysis cache: %s of %s: miss, stored", what, sym.Path)
-	}
+	// Encoding and writing take tens of milliseconds on a large program:
+	// on another CPU, beside the planning, which only reads v.
+	u.stores.Add(1)
+	go func() {
+		defer u.stores.Done()
+		b, err := encode(v)
+		if errors.Is(err, lineinfo.ErrDeferred) {
+			return // a Go program's table holds units it reads later
+		}
+		if err == nil {
+			err = u.c.Put(k, b)
+		}
+		if err != nil {
+			u.note("analysis cache: %s of %s: miss, not stored: %v", what, sym.Path, err)
+		} else {
+			u.note("analysis cache: %s of %s: miss, stored", what, sym.Path)
+		}
+	}()
 	return v, nil
 }
 

@@ -186,6 +186,7 @@ func (p *Profiler) Sites() int { return p.sel.planted(p.root.plan) }
 
 // Close releases the files Open and the run opened.
 func (p *Profiler) Close() error {
+	p.sel.cache.wait()
 	return errors.Join(p.root.sym.Close(), p.sel.close())
 }
 
