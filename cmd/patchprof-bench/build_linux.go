@@ -23,6 +23,11 @@ type Target struct {
 	// Pg is the -pg build that uftrace records, or "" when there is none
 	// (a Go program); PgNote then says why.
 	Pg, PgNote string
+	// CoverNote says why there is no Cover build, when there is none.
+	CoverNote string
+	// Args are the program's arguments: the workload's, and a file its
+	// build wrote (Workload.GoPkg).
+	Args []string
 }
 
 // moduleRoot returns the root of the patchprof repository around the
@@ -93,6 +98,17 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 	t := &Target{
 		Plain: filepath.Join(dir, w.Name),
 		Cover: filepath.Join(dir, w.Name+"-cover"),
+		Args:  w.Args,
+	}
+	if w.GoPkg != "" {
+		return t, buildGoPkg(dir, t, w)
+	}
+	if w.Generated > 0 {
+		src := filepath.Join(dir, w.Name+".c")
+		if err := os.WriteFile(src, genFuncs(w.Generated), 0o644); err != nil {
+			return nil, err
+		}
+		w.Sources = []string{src}
 	}
 	if w.Suite != nil {
 		return t, buildSuite(dir, t, w)
@@ -120,7 +136,7 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 	t.CoverEnv, t.CoverLabel = "GCOV_PREFIX", "gcov: gcc --coverage"
 	args := append([]string{"-g", "-O0"}, w.CFlags...)
 	for _, s := range w.Sources {
-		args = append(args, filepath.Join(root, s))
+		args = append(args, rooted(root, s))
 	}
 	if w.SQLite {
 		amalg, err := sqliteDir(dir)
@@ -155,7 +171,23 @@ func buildPlain(root, exe string, w Workload) error {
 	}
 	args := append([]string{"-g", "-O0"}, w.CFlags...)
 	for _, s := range w.Sources {
-		args = append(args, filepath.Join(root, s))
+		args = append(args, rooted(root, s))
 	}
 	return command(root, nil, "gcc", append(args, "-o", exe)...)
+}
+
+// buildGoPkg builds the Go package w.GoPkg (a command of the toolchain,
+// from its own sources, with DWARF as go build leaves it) as t.Plain,
+// and writes the empty package it compiles beside it. There is no cover
+// build of the toolchain.
+func buildGoPkg(dir string, t *Target, w Workload) error {
+	t.CoverNote = "n/a: no cover build of " + w.GoPkg
+	t.PgNote = "n/a: no -pg build of Go"
+	t.Cover = ""
+	src := filepath.Join(dir, "pkg.go")
+	if err := os.WriteFile(src, []byte("package main\n\nfunc main() {}\n"), 0o644); err != nil {
+		return err
+	}
+	t.Args = append(append([]string{}, w.Args...), src)
+	return command(dir, nil, "go", "build", "-o", t.Plain, w.GoPkg)
 }

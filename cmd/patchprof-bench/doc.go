@@ -99,6 +99,7 @@
 //	main.go: main: the flags, then run
 //	options.go: Options, the configurations and the flags' parsing
 //	workloads.go: Workload and the workloads, in table order
+//	generate.go: genFuncs, the C program of n functions of which 10 run
 //	build_linux.go: Target: building patchprof, the floor and each
 //	    workload's plain, coverage and -pg programs
 //	run_linux.go: run: the round-robin of configurations, one run's

@@ -177,6 +177,8 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 			s.Note = "skipped: uftrace not installed"
 		case cfg == cfgUftrace && t.Pg == "":
 			s.Note = t.PgNote
+		case cfg == cfgGcov && t.Cover == "":
+			s.Note = t.CoverNote
 		case cfg == cfgCallgrind && !b.valgrind:
 			s.Note = "skipped: valgrind not installed"
 		}
@@ -278,22 +280,22 @@ func (b *bench) commandLine(wr *workloadRun, cfg, dir string) (name string, args
 	}
 	switch cfg {
 	case cfgNative:
-		return t.Plain, w.Args, nil
+		return t.Plain, t.Args, nil
 	case cfgFloor:
-		return b.floor, append([]string{t.Plain}, w.Args...), nil
+		return b.floor, append([]string{t.Plain}, t.Args...), nil
 	case cfgGcov:
 		// GCOV_PREFIX (or GOCOVERDIR) puts the counters in dir, which
 		// runSlot empties before each run: no run merges into another's.
-		return t.Cover, w.Args, []string{t.CoverEnv + "=" + dir}
+		return t.Cover, t.Args, []string{t.CoverEnv + "=" + dir}
 	case cfgCallgrind:
-		return "valgrind", append([]string{"-q", "--tool=callgrind", "--callgrind-out-file=/dev/null", t.Plain}, w.Args...), nil
+		return "valgrind", append([]string{"-q", "--tool=callgrind", "--callgrind-out-file=/dev/null", t.Plain}, t.Args...), nil
 	case cfgUftrace:
-		return "uftrace", append([]string{"record", "-d", filepath.Join(dir, "uftrace.data"), t.Pg}, w.Args...), nil
+		return "uftrace", append([]string{"record", "-d", filepath.Join(dir, "uftrace.data"), t.Pg}, t.Args...), nil
 	}
 	args = append(engineFlags(cfg), w.Mode...)
 	args = append(args, b.opts.PatchprofFlags...)
 	args = append(args, "-o", filepath.Join(dir, "report.txt"), "--save", filepath.Join(dir, "profile.json"), "--", t.Plain)
-	return b.patchprof, append(args, w.Args...), []string{b.cacheEnv(wr, cfg, dir)}
+	return b.patchprof, append(args, t.Args...), []string{b.cacheEnv(wr, cfg, dir)}
 }
 
 // engineFlags are the flags that choose a patchprof configuration's

@@ -46,6 +46,15 @@ type Workload struct {
 	// the watch's CPU and memory measured while they do nothing. Only
 	// patchprof runs.
 	Idle int
+	// Generated is set for a C program that genFuncs writes at build
+	// time: that many functions, of which only the first genCalled run
+	// (issue 28: a start that costs what runs, not what is on disk).
+	Generated int
+	// GoPkg names a Go package built as the program instead of Dir (the
+	// Go compiler, cmd/compile: a big real program, with DWARF, that
+	// the bench builds from the toolchain's own sources). It has no
+	// cover build.
+	GoPkg string
 }
 
 // sqliteModule is the Go module whose sqlite3-binding.c and .h are the
@@ -127,6 +136,20 @@ var workloads = append([]Workload{
 		Name: "goroutines", Title: "Go, 8 goroutines, fib(20) each, `--lines --funcs`",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/goroutines", Args: []string{"20"},
 		Mode: []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "funcs10", Title: "a C program of 10 functions, each run, `--lines --funcs` (the baseline of funcs100k)",
+		Generated: 10, Mode: []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "funcs100k", Title: "a C program of 100,000 functions, 10 of them run, `--lines --funcs`",
+		Generated: 100000, Mode: []string{"--lines", "--funcs"},
+	},
+	{
+		Name: "gocompile", Title: "the Go compiler (cmd/compile, 30 MB with DWARF) compiling an empty package, `--funcs`",
+		Go: true, GoPkg: "cmd/compile", Mode: []string{"--funcs"},
+		// The package's file, written beside the build, is added.
+		Args: []string{"-p", "main", "-o", "/dev/null"},
 	},
 	{
 		Name: "cserver", Title: "C server (integration/testdata/cserver.c): accept/read/write, a thread a connection, `--funcs -p`",
