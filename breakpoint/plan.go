@@ -3,6 +3,7 @@ package breakpoint
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/patchprof/patchprof/breakpoint/linemodel"
 	"github.com/patchprof/patchprof/cfg"
@@ -134,6 +135,9 @@ type Plan struct {
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
 	model     *linemodel.Model  // lines derived from blocks (planlines.go)
 	targets   *symtab.Targets   // where the module's code may branch (PlanJumps)
+
+	graphOnce sync.Once
+	graphAt   []int32 // per function of Funcs, its index in Graphs or -1 (graphIndex)
 }
 
 // NewPlan chooses the sites for one executable. lt may be nil when only

@@ -125,28 +125,50 @@ type FlowSummary struct {
 // counted by blocks. Go's stack-check blocks, which run before the call
 // is counted, are left out.
 func (p *Plan) Flow(c *Counts, fi int) (FlowSummary, bool) {
-	for _, fg := range p.Graphs {
-		if int(fg.Func) != fi {
+	gi, ok := p.graphIndex(fi)
+	if !ok {
+		return FlowSummary{}, false
+	}
+	fg := p.Graphs[gi]
+	var s FlowSummary
+	for _, b := range fg.Graph.Blocks {
+		if b.Start < fg.Entry || b.Start >= fg.Tail {
 			continue
 		}
-		var s FlowSummary
-		for _, b := range fg.Graph.Blocks {
-			if b.Start < fg.Entry || b.Start >= fg.Tail {
-				continue
-			}
-			var n uint64
-			if i, ok := p.Table.Index(b.Start); ok {
-				n = c.Hits[i]
-			}
-			s.Blocks++
-			if n > 0 {
-				s.Executed++
-			}
-			if b.Term == cfg.TermReturn || b.Term == cfg.TermTailCall {
-				s.Returns += n
+		var n uint64
+		if i, ok := p.Table.Index(b.Start); ok {
+			n = c.Hits[i]
+		}
+		s.Blocks++
+		if n > 0 {
+			s.Executed++
+		}
+		if b.Term == cfg.TermReturn || b.Term == cfg.TermTailCall {
+			s.Returns += n
+		}
+	}
+	return s, true
+}
+
+// graphIndex returns the index in Graphs of function fi's flow graph,
+// through an index built at the first call (after NewPlan, which is
+// the last to change Graphs): a report asks once per function, and a
+// scan of Graphs each time made a program of 100,000 functions take
+// minutes.
+func (p *Plan) graphIndex(fi int) (int, bool) {
+	p.graphOnce.Do(func() {
+		p.graphAt = make([]int32, len(p.Funcs))
+		for i := range p.graphAt {
+			p.graphAt[i] = -1
+		}
+		for gi, fg := range p.Graphs {
+			if int(fg.Func) < len(p.graphAt) && p.graphAt[fg.Func] < 0 {
+				p.graphAt[fg.Func] = int32(gi)
 			}
 		}
-		return s, true
+	})
+	if fi < 0 || fi >= len(p.graphAt) || p.graphAt[fi] < 0 {
+		return 0, false
 	}
-	return FlowSummary{}, false
+	return int(p.graphAt[fi]), true
 }
