@@ -80,8 +80,10 @@
 //
 // The watchidle workload measures patchprof watch, the daemon of issue
 // 30: each round starts 50 idle copies of integration/testdata/oncommand.c
-// (blocked reading stdin), watches them (--exe, then --cgroup in a cgroup
-// v2 directory the bench makes, where it can), waits until all are
+// (blocked reading stdin), watches them (--exe polling /proc with
+// --no-events, --exe woken by the kernel's process events where it may
+// join them, then --cgroup in a cgroup v2 directory the bench makes,
+// where it can), waits until all are
 // attached, and measures over -watch-window D (20 s) the CPU the watch
 // and its children use (utime+stime, /proc/PID/stat) and their resident
 // memory; then each copy calls work() 100 times and the saved aggregate

@@ -106,7 +106,7 @@ func (b *bench) watchVerdict(wr *workloadRun) (text string, ok bool) {
 	for _, s := range wr.watches {
 		if s.Exact > 0 {
 			fmt.Fprintf(&sb, "%s: counts exact: watch %s, %d rounds: work counted 100 times in each of the %d processes after the window\n",
-				wr.w.Name, s.Selector, s.Exact, wr.w.Idle)
+				wr.w.Name, s.label(), s.Exact, wr.w.Idle)
 		}
 	}
 	for _, p := range wr.checker.problems {

@@ -24,6 +24,8 @@ const watchSettle = 2 * time.Second
 // round.
 type watchSlot struct {
 	Selector string // "--exe" or "--cgroup"
+	// NoEvents polls (--no-events) where process events could serve.
+	NoEvents bool
 	Note     string // why it does not run, if it does not
 	// WatchCPU and KidsCPU are the share of one core the watch and all its
 	// children used over each round's window, in percent; WatchRSS and
@@ -35,12 +37,13 @@ type watchSlot struct {
 	Exact int
 }
 
-// prepareWatch makes the watch workload's slots: --exe, and --cgroup
-// where a cgroup v2 directory can be made.
+// prepareWatch makes the watch workload's slots: --exe polling (the
+// baseline) and woken by process events, and --cgroup where a cgroup v2
+// directory can be made.
 func (b *bench) prepareWatch(wr *workloadRun) {
-	wr.watches = []*watchSlot{{Selector: "--exe"}, {Selector: "--cgroup"}}
+	wr.watches = []*watchSlot{{Selector: "--exe", NoEvents: true}, {Selector: "--exe"}, {Selector: "--cgroup"}}
 	if dir, err := b.watchCgroup(); err != nil {
-		wr.watches[1].Note = fmt.Sprintf("not measured: cannot make a cgroup v2 directory (%v)", err)
+		wr.watches[2].Note = fmt.Sprintf("not measured: cannot make a cgroup v2 directory (%v)", err)
 	} else {
 		os.Remove(dir)
 	}
@@ -75,7 +78,7 @@ func (b *bench) runWatch(wr *workloadRun, rep int) {
 			continue
 		}
 		if err := b.watchRound(wr, s, rep); err != nil {
-			wr.checker.problems = append(wr.checker.problems, fmt.Sprintf("watch %s, round %d: %v", s.Selector, rep, err))
+			wr.checker.problems = append(wr.checker.problems, fmt.Sprintf("watch %s, round %d: %v", s.label(), rep, err))
 		}
 	}
 }
@@ -114,8 +117,11 @@ func (b *bench) watchRound(wr *workloadRun, s *watchSlot, rep int) error {
 		}
 		targets = append(targets, t)
 	}
-	save := filepath.Join(b.tmp, fmt.Sprintf("watch-%s-%d.json", strings.TrimPrefix(s.Selector, "--"), rep))
+	save := filepath.Join(b.tmp, fmt.Sprintf("watch-%s-%v-%d.json", strings.TrimPrefix(s.Selector, "--"), s.NoEvents, rep))
 	args := append([]string{"watch"}, sel...)
+	if s.NoEvents {
+		args = append(args, "--no-events")
+	}
 	args = append(args, "--funcs", "--func", "^work$", "--save", save, "--max-procs", strconv.Itoa(n))
 	w := exec.Command(b.patchprof, args...)
 	stderr, err := w.StderrPipe()
@@ -296,6 +302,15 @@ func meanChildRSS(pid int) float64 {
 	return float64(sum) / float64(len(cs))
 }
 
+// label names the slot in the table: its selector, and how it finds
+// processes.
+func (s *watchSlot) label() string {
+	if s.NoEvents {
+		return s.Selector + " --no-events (polling /proc)"
+	}
+	return s.Selector + " (process events where permitted)"
+}
+
 // writeWatchTable writes the watch workload's table: per selector, the
 // medians over the rounds.
 func (b *bench) writeWatchTable(w io.Writer, wr *workloadRun) {
@@ -305,10 +320,10 @@ func (b *bench) writeWatchTable(w io.Writer, wr *workloadRun) {
 	fmt.Fprintf(w, "| --- | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, s := range wr.watches {
 		if s.Note != "" {
-			fmt.Fprintf(w, "| %s | %s | | | | |\n", s.Selector, s.Note)
+			fmt.Fprintf(w, "| %s | %s | | | | |\n", s.label(), s.Note)
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %.2f%% | %.2f%% | %.1f MiB | %.1f MiB | %d of %d |\n", s.Selector,
+		fmt.Fprintf(w, "| %s | %.2f%% | %.2f%% | %.1f MiB | %.1f MiB | %d of %d |\n", s.label(),
 			medianRate(s.WatchCPU), medianRate(s.KidsCPU), medianRate(s.WatchRSS)/1024, medianRate(s.KidRSS)/1024, s.Exact, len(s.WatchCPU))
 	}
 	fmt.Fprintln(w)
