@@ -197,6 +197,7 @@
 //	html.go: WriteHTML, one self-contained page
 //	pprof.go: WritePprof, pprof protobufs, one mapping per module
 //	pprofarcs.go: pprof's calls samples as caller and callee stacks (--calls)
+//	pprofstacks.go: pprof's cpu samples as the sampled call chains (--time)
 //	callgraph.go: the call graph section and each call site's calls
 //	    (--calls), UnknownCallers, IndirectCallee
 //	callgrind.go: WriteCallgrind, callgrind.out files

@@ -229,6 +229,9 @@ func (r *report) heatOf(rw row) string {
 // line the profile resolved it to: pprof's -top then sums the time per
 // function as the function table does, and -lines per line as the listing.
 func (b *pprofBuilder) addCPU() error {
+	if len(b.p.Stacks) > 0 {
+		return b.addCPUStacks()
+	}
 	samples, err := counted(b.p.Samples, func(s profile.Sample) (uint64, string) {
 		return s.TimeNS, "sampled address " + s.Address.String()
 	})

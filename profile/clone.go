@@ -23,6 +23,7 @@ func (p *Profile) Clone() *Profile {
 	c.Calls = slices.Clone(p.Calls)
 	c.Arcs = slices.Clone(p.Arcs)
 	c.Samples = slices.Clone(p.Samples)
+	c.Stacks = cloneStacks(p.Stacks)
 	c.Instances = cloneInstances(p.Instances)
 	c.Sources = slices.Clone(p.Sources)
 	c.Time = clonePtr(p.Time)

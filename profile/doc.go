@@ -23,6 +23,8 @@
 //	arcs.go: Arc, the call graph (--calls): its validation, order, merge
 //	    and each function's unknown callers (SetUnknownArcs)
 //	time.go: Time and Sample (the --time model) and their validation
+//	stacks.go: Stack and Frame, the sampled call chains (--time): their
+//	    validation, order and merge
 //	instances.go: Instance, the line counts of each of the functions that
 //	    share their source lines (a C++ template's instances), their
 //	    validation, order and merge

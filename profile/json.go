@@ -34,6 +34,7 @@ type wire struct {
 	Arcs       []Arc       `json:"arcs"`
 	Time       *Time       `json:"time"`
 	Samples    []Sample    `json:"samples"`
+	Stacks     []Stack     `json:"stacks"`
 	Instances  []Instance  `json:"instances"`
 	Sources    []Source    `json:"sources"`
 }
@@ -157,6 +158,8 @@ func (w *wireDecoder) field(d *json.Decoder, key string) error {
 		return decodeOptional(d, key, &w.Arcs)
 	case "samples":
 		return decodeOptional(d, key, &w.Samples)
+	case "stacks":
+		return decodeOptional(d, key, &w.Stacks)
 	case "instances":
 		return decodeOptional(d, key, &w.Instances)
 	case "sources":
@@ -300,6 +303,7 @@ func (w *wireDecoder) profile() (*Profile, error) {
 		Arcs:       w.Arcs,
 		Time:       w.Time,
 		Samples:    w.Samples,
+		Stacks:     w.Stacks,
 		Instances:  w.Instances,
 		Sources:    w.Sources,
 	}
@@ -351,6 +355,9 @@ func (p *Profile) normalize() {
 	}
 	if len(p.Samples) == 0 {
 		p.Samples = nil
+	}
+	if len(p.Stacks) == 0 {
+		p.Stacks = nil
 	}
 	if len(p.Instances) == 0 {
 		p.Instances = nil

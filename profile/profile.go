@@ -91,6 +91,9 @@ type Profile struct {
 	// Samples lists the sampled addresses of the profiled code, with their
 	// samples and time (--time).
 	Samples []Sample `json:"samples,omitempty"`
+	// Stacks lists the sampled call chains, with their samples and
+	// time (--time): the same samples as Samples, by chain.
+	Stacks []Stack `json:"stacks,omitempty"`
 	// Instances holds, for the functions that share their source lines
 	// with others (the instances of a C++ template), each one's own line
 	// counts; Lines holds their sums.
@@ -277,6 +280,7 @@ func (p *Profile) Sort() {
 	p.sortBlocks()
 	p.sortArcs()
 	p.sortSamples()
+	p.sortStacks()
 	p.sortInstances()
 	p.sortSources()
 }

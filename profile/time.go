@@ -108,4 +108,5 @@ func mergeTime(out, p *Profile, idx map[modAddr]int, sat *saturator) {
 		idx[k] = len(out.Samples)
 		out.Samples = append(out.Samples, s)
 	}
+	mergeStacks(out, p, sat)
 }

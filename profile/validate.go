@@ -30,7 +30,7 @@ func (p *Profile) Validate() error {
 		return err
 	}
 	for _, check := range []func(map[string]bool) error{
-		p.validateLines, p.validateFunctions, p.validateSites, p.validateDropped, p.validateTime, p.validateInstances,
+		p.validateLines, p.validateFunctions, p.validateSites, p.validateDropped, p.validateTime, p.validateStacks, p.validateInstances,
 		p.validateSources,
 	} {
 		if err := check(modules); err != nil {

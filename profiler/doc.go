@@ -59,6 +59,7 @@
 //	jumps.go    the notes on how the in-process engine served the run
 //	time.go     --time: the timeline of layouts and samples, resolved to
 //	            lines, functions and blocks
+//	stacks.go   --time: the sampled call chains, resolved to frames
 //	fallback.go --time-fallback: the ptrace interrupts in place of perf
 //	            events, and the notes on the refusal
 //	disasm.go   Disasm: the annotated disassembly (--disasm)

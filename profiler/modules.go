@@ -35,6 +35,9 @@ type module struct {
 	// counts are the counts of the last profile built, derived
 	// (addModule); nil before the first.
 	counts *breakpoint.Counts
+	// pushless caches, per function index, whether its code moves
+	// no stack pointer (topCaller); nil until asked.
+	pushless map[int]bool
 }
 
 // A selection says what to count in every module; its image method is the

@@ -25,6 +25,8 @@ type timeline struct {
 	mu      sync.Mutex
 	layouts map[int][]stamped // by PID, in time order
 	at      map[placeKey]uint64
+	chains  map[string]*chain // the sampled call chains, by chainKey
+	tabIDs  map[*breakpoint.Table]int
 	total   uint64 // every sample delivered
 	outside uint64 // samples outside every profiled module
 	lost    uint64
@@ -50,7 +52,7 @@ func newTimeline(rate int) *timeline {
 	if rate <= 0 {
 		rate = sampler.DefaultRate
 	}
-	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}}
+	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{}}
 }
 
 // layout is the monitor's Options.Layout: the process is stopped, so the
@@ -83,7 +85,9 @@ func (tl *timeline) deliver(batch []sampler.Sample) {
 			tl.outside++
 			continue
 		}
-		tl.at[placeKey{mp.Image.Table, pc - mp.Bias}]++
+		leaf := placeKey{mp.Image.Table, pc - mp.Bias}
+		tl.at[leaf]++
+		tl.addChain(l, leaf, s.Callers, s.Top)
 	}
 }
 
@@ -95,7 +99,7 @@ func (tl *timeline) start(pid int, attach bool) error {
 	if attach {
 		tids = tasksOf(pid)
 	}
-	s, err := sampler.Open(tids, sampler.Config{Rate: tl.rate, Deliver: tl.deliver})
+	s, err := sampler.Open(tids, sampler.Config{Rate: tl.rate, Deliver: tl.deliver, Callchain: true})
 	if err != nil {
 		return err
 	}
@@ -172,6 +176,7 @@ func (tl *timeline) addTime(p *profile.Profile, root *module, sel *selection) {
 		p.Samples = append(p.Samples, s)
 	}
 	p.Time.Outside, p.Time.OutsideNS = outside, outside*tl.period
+	tl.addStacks(p, mods, names)
 	p.Sort()
 }
 

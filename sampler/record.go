@@ -11,6 +11,16 @@ type Sample struct {
 	PID, TID uint32 // process (thread group) and thread
 	Time     uint64 // CLOCK_MONOTONIC, nanoseconds
 	IP       uint64 // the runtime address of the interrupted instruction
+	// Callers are the return addresses of the thread's user call chain
+	// at the sample, innermost first (Config.Callchain), as the kernel
+	// unwound them by frame pointers: a caller whose code keeps no frame
+	// pointer is skipped or ends the chain. nil without Callchain.
+	Callers []uint64
+	// Top is the word at the thread's user stack pointer at the sample
+	// (Config.Callchain), 0 when the kernel could not read it: the
+	// return address of a function that has pushed nothing, whose caller
+	// the frame-pointer chain skips.
+	Top uint64
 }
 
 // The record types read from the ring buffer (include/uapi/linux/perf_event.h,
@@ -26,8 +36,14 @@ const recordHeaderSize = 8
 
 // sampleSize is a PERF_RECORD_SAMPLE with sample_type IP|TID|TIME: the
 // header, then u64 ip; u32 pid, tid; u64 time, in that order
-// (perf_event_open(2), PERF_RECORD_SAMPLE).
+// (perf_event_open(2), PERF_RECORD_SAMPLE). With CALLCHAIN, u64 nr and
+// u64 ips[nr] follow.
 const sampleSize = recordHeaderSize + 8 + 8 + 8
+
+// contextMax is PERF_CONTEXT_MAX (-4095): a call chain's entries from it up
+// are markers of the context that follows (PERF_CONTEXT_USER), not
+// addresses.
+const contextMax = ^uint64(4095 - 1)
 
 // ErrBadRecord is wrapped by parse's errors: the ring buffer holds a record
 // this package cannot read.
@@ -53,12 +69,20 @@ func parse(b []byte, out []Sample, lost *uint64) ([]Sample, error) {
 			if size < sampleSize {
 				return out, fmt.Errorf("%w: sample of %d bytes, want %d", ErrBadRecord, size, sampleSize)
 			}
-			out = append(out, Sample{
+			smp := Sample{
 				IP:   binary.LittleEndian.Uint64(rec[8:]),
 				PID:  binary.LittleEndian.Uint32(rec[16:]),
 				TID:  binary.LittleEndian.Uint32(rec[20:]),
 				Time: binary.LittleEndian.Uint64(rec[24:]),
-			})
+			}
+			if size > sampleSize {
+				callers, top, err := parseChain(rec[sampleSize:], smp.IP)
+				if err != nil {
+					return out, err
+				}
+				smp.Callers, smp.Top = callers, top
+			}
+			out = append(out, smp)
 		case recordLost:
 			// u64 id; u64 lost
 			if size >= recordHeaderSize+16 {
@@ -68,4 +92,40 @@ func parse(b []byte, out []Sample, lost *uint64) ([]Sample, error) {
 		// Other records (throttling) carry nothing we use.
 	}
 	return out, nil
+}
+
+// parseChain reads a sample's call chain (u64 nr, u64 ips[nr]) and returns
+// its callers: the user addresses after the sampled ip itself, which the
+// chain lists first, with the context markers left out. The user stack's
+// dump follows when there is room (u64 size, char data[size], u64
+// dyn_size: PERF_SAMPLE_STACK_USER): its first word is top, when the
+// kernel dumped it.
+func parseChain(b []byte, ip uint64) (callers []uint64, top uint64, err error) {
+	if len(b) < 8 {
+		return nil, 0, fmt.Errorf("%w: call chain of %d bytes, want its length", ErrBadRecord, len(b))
+	}
+	nr := binary.LittleEndian.Uint64(b)
+	if nr > uint64(len(b)-8)/8 {
+		return nil, 0, fmt.Errorf("%w: call chain of %d entries in %d bytes", ErrBadRecord, nr, len(b)-8)
+	}
+	if rest := b[8+8*nr:]; len(rest) >= 8 {
+		size := binary.LittleEndian.Uint64(rest)
+		if size >= 8 && uint64(len(rest)) >= 16+size && binary.LittleEndian.Uint64(rest[8+size:]) >= 8 {
+			top = binary.LittleEndian.Uint64(rest[8:])
+		}
+	}
+	callers = make([]uint64, 0, nr)
+	first := true
+	for k := uint64(0); k < nr; k++ {
+		pc := binary.LittleEndian.Uint64(b[8+8*k:])
+		switch {
+		case pc >= contextMax:
+		case first && pc == ip:
+			first = false
+		default:
+			first = false
+			callers = append(callers, pc)
+		}
+	}
+	return callers, top, nil
 }

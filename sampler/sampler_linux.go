@@ -22,6 +22,11 @@ type Config struct {
 	// Deliver receives the samples, in batches, on the sampler's own
 	// goroutine; the slice is reused after it returns.
 	Deliver func([]Sample)
+	// Callchain asks for each sample's user call chain (Sample.Callers,
+	// Sample.Top): PERF_SAMPLE_CALLCHAIN, unwound by the kernel through
+	// frame pointers, kernel frames excluded, and the word at the stack
+	// pointer (PERF_SAMPLE_STACK_USER).
+	Callchain bool
 }
 
 // Stats are what a sampler counted beside the samples.
@@ -75,7 +80,7 @@ func Open(tids []int, c Config) (*Sampler, error) {
 	s.rings = make([]*ring, len(cpus))
 	for _, tid := range tids {
 		for k, cpu := range cpus {
-			fd, err := openEvent(tid, cpu, c.Rate)
+			fd, err := openEvent(tid, cpu, c.Rate, c.Callchain)
 			if err != nil {
 				s.closeAll()
 				return nil, err
@@ -106,7 +111,7 @@ func Open(tids []int, c Config) (*Sampler, error) {
 func Period(rate int) uint64 { return periodOf(rate) }
 
 // openEvent opens the sampling event of one task on one CPU.
-func openEvent(tid, cpu, rate int) (int, error) {
+func openEvent(tid, cpu, rate int, callchain bool) (int, error) {
 	attr := unix.PerfEventAttr{
 		Type: unix.PERF_TYPE_SOFTWARE,
 		// The task clock advances only while the task runs: a thread
@@ -119,6 +124,14 @@ func openEvent(tid, cpu, rate int) (int, error) {
 		// user instruction (perf_swevent_hrtimer, perf_exclude_event).
 		Bits:    unix.PerfBitInherit | unix.PerfBitExcludeKernel | unix.PerfBitExcludeHv | unix.PerfBitUseClockID,
 		Clockid: unix.CLOCK_MONOTONIC,
+	}
+	if callchain {
+		// The word at the stack pointer too: a function that pushed
+		// nothing keeps its return address there, not behind a frame
+		// pointer.
+		attr.Sample_type |= unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_STACK_USER
+		attr.Sample_stack_user = 8
+		attr.Bits |= unix.PerfBitExcludeCallchainKernel
 	}
 	attr.Size = uint32(unsafeSizeofAttr)
 	fd, err := unix.PerfEventOpen(&attr, tid, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)

@@ -9,8 +9,9 @@ type Sampler struct{}
 
 // Config says how to sample: see the Linux version.
 type Config struct {
-	Rate    int
-	Deliver func([]Sample)
+	Rate      int
+	Deliver   func([]Sample)
+	Callchain bool
 }
 
 // Stats are what a sampler counted beside the samples.
