@@ -51,7 +51,9 @@ type Sampler struct {
 }
 
 // drainEvery is how often the goroutine empties the ring buffers: at 1 kHz
-// on one CPU a sample is 32 bytes, so a ring holds seconds of samples.
+// on one CPU a sample is 32 bytes, so a ring holds seconds of samples;
+// with a call chain (Config.Callchain) at most about 1 KiB (the kernel's
+// 127 frames), so a ring still holds a quarter of a second, five drains.
 const drainEvery = 50 * time.Millisecond
 
 // ringPages is the size of each ring buffer's data area, in pages (a power
