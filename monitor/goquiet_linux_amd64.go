@@ -23,13 +23,16 @@ import (
 //     attach. The restorer scan (inHandler) finds stale frames in Go's
 //     stacks, reused from goroutine to goroutine, and kept every busy Go
 //     program lazy. A Go program's test is exact instead (goInHandler):
-//     every handler the runtime installs is SA_ONSTACK, so a thread is
-//     inside a handler if and only if its stack pointer is inside its
-//     signal stack, and the runtime records each thread's signal stack
-//     (m.gsignal.stack, set from the thread's sigaltstack in minit; a
-//     thread's signals stay blocked from its clone until then, and again
-//     from mexit's sigblock before unminit takes the stack away), the m
-//     found by its procid, the thread's ID.
+//     when every handler is SA_ONSTACK (the runtime's are, and under cgo
+//     it sets the flag on glibc's SIGCANCEL and SIGSETXID handlers), a
+//     thread is inside a handler if and only if its stack pointer is
+//     inside its signal stack, and the runtime records each thread's
+//     signal stack (m.gsignal.stack, set in minit; a thread's signals
+//     stay blocked from its clone until then, and again from mexit's
+//     sigblock before unminit takes the stack away), the m found by its
+//     procid, the thread's ID. Under cgo an extra M names no thread
+//     (goSignalStacks). Not seen: C code that gives a Go thread another
+//     signal stack during a cgo call (docs/design.md).
 
 // maxMs bounds the runtime's list of Ms the monitor walks.
 const maxMs = 1 << 16
@@ -46,15 +49,23 @@ func goFor(mp *mapping) *GoRuntime {
 // saOnStack is sigaction's SA_ONSTACK.
 const saOnStack = 0x08000000
 
-// goInHandler is inHandler's exact test for a pure Go program (mp, the
+// goInHandler is inHandler's exact test for a Go program (mp, the
 // executable, described by g): it reports whether a thread's stack pointer
 // is inside its own signal stack, and ok false when it cannot tell (a
-// handler without SA_ONSTACK, cgo, a thread no M names, the runtime's
-// data unreadable), for the restorer scan to decide.
+// handler without SA_ONSTACK, a thread no M names, the runtime's data
+// unreadable), for the restorer scan to decide.
 //
 // Preconditions: on the tracer thread; every thread of mm is stopped.
 func (m *mon) goInHandler(mm *space, mp *mapping, g *GoRuntime) (in, ok bool) {
 	if !g.Offsets || g.AllM == 0 || g.IsCgo == 0 {
+		return false, false
+	}
+	var b [1]byte
+	if n, _ := mm.mem.ReadMemory(g.IsCgo+mp.Bias, b[:]); n != 1 {
+		return false, false
+	}
+	cgo := b[0] != 0
+	if cgo && !g.IsExtraKnown {
 		return false, false
 	}
 	for _, t := range mm.threads {
@@ -68,11 +79,7 @@ func (m *mon) goInHandler(mm *space, mp *mapping, g *GoRuntime) (in, ok bool) {
 		}
 		break // one table per process
 	}
-	var b [1]byte
-	if n, _ := mm.mem.ReadMemory(g.IsCgo+mp.Bias, b[:]); n != 1 || b[0] != 0 {
-		return false, false
-	}
-	stacks, ok := goSignalStacks(mm, mp, g)
+	stacks, ok := goSignalStacks(mm, mp, g, cgo)
 	if !ok {
 		return false, false
 	}
@@ -93,8 +100,10 @@ func (m *mon) goInHandler(mm *space, mp *mapping, g *GoRuntime) (in, ok bool) {
 }
 
 // goSignalStacks reads the runtime's Ms: for each thread ID, the bounds of
-// its signal stack [lo, hi).
-func goSignalStacks(mm *space, mp *mapping, g *GoRuntime) (map[int][2]uint64, bool) {
+// its signal stack [lo, hi). In a program linked with cgo an extra M (lent
+// to a thread C made while it calls Go) is left out: its thread may give
+// back the signal stack the M set (dropm), and is then named by none.
+func goSignalStacks(mm *space, mp *mapping, g *GoRuntime, cgo bool) (map[int][2]uint64, bool) {
 	word := func(at uint64) (uint64, bool) {
 		var w [8]byte
 		n, _ := mm.mem.ReadMemory(at, w[:])
@@ -111,7 +120,15 @@ func goSignalStacks(mm *space, mp *mapping, g *GoRuntime) (map[int][2]uint64, bo
 		if !ok1 || !ok2 {
 			return nil, false
 		}
-		if gs != 0 && procid != 0 {
+		extra := false
+		if cgo {
+			var b [1]byte
+			if n, _ := mm.mem.ReadMemory(cur+g.MIsExtra, b[:]); n != 1 {
+				return nil, false
+			}
+			extra = b[0] != 0
+		}
+		if gs != 0 && procid != 0 && !extra {
 			lo, ok3 := word(gs + g.GStack + g.StackLo)
 			hi, ok4 := word(gs + g.GStack + g.StackHi)
 			if !ok3 || !ok4 {

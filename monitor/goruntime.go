@@ -23,4 +23,9 @@ type GoRuntime struct {
 	// GStack is the offset of a g's stack, StackLo and StackHi those of a
 	// stack's bounds.
 	GStack, StackLo, StackHi uint64
+	// MIsExtra is the offset of an m's isextra (an M lent to a thread C
+	// made, when it calls Go), valid when IsExtraKnown. A program linked
+	// with cgo needs it.
+	MIsExtra     uint64
+	IsExtraKnown bool
 }

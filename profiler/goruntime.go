@@ -77,13 +77,13 @@ func goResumeRoom(sym *symtab.File, ret uint64) uint64 {
 }
 
 // goOffsets fills g's field offsets from the debugging information d: the
-// m's procid, gsignal and alllink, and the g's stack bounds. It sets
-// g.Offsets when it found all six.
+// m's procid, gsignal, alllink and isextra, and the g's stack bounds. It
+// sets g.Offsets when it found all but isextra (g.IsExtraKnown).
 func goOffsets(d *dwarf.Data, g *monitor.GoRuntime) {
 	found := 0
 	defer func() { g.Offsets = found == 6 }()
 	want := map[string]map[string]*uint64{
-		goMType: {"procid": &g.MProcID, "gsignal": &g.MGSignal, "alllink": &g.MAllLink},
+		goMType: {"procid": &g.MProcID, "gsignal": &g.MGSignal, "alllink": &g.MAllLink, "isextra": &g.MIsExtra},
 		goGType: {"stack": &g.GStack},
 		goStack: {"lo": &g.StackLo, "hi": &g.StackHi},
 	}
@@ -117,7 +117,11 @@ func goOffsets(d *dwarf.Data, g *monitor.GoRuntime) {
 			off, ok := c.Val(dwarf.AttrDataMemberLoc).(int64)
 			if p := fields[fname]; p != nil && ok && c.Tag == dwarf.TagMember {
 				*p = uint64(off)
-				found++
+				if p == &g.MIsExtra {
+					g.IsExtraKnown = true
+				} else {
+					found++
+				}
 			}
 			if c.Children {
 				r.SkipChildren()
