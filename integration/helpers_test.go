@@ -57,7 +57,13 @@ func testMain(m *testing.M) int {
 	defer os.RemoveAll(workDir)
 	// Every run of the suite fills an analysis cache of its own, never
 	// the user's (~/.cache/patchprof): the tests see one another's
-	// entries, as two runs of a program do.
+	// entries, as two runs of a program do. Go's build cache stays
+	// where it was (it is under XDG_CACHE_HOME too): the go builds of
+	// patchprof and of the Go targets would otherwise start cold.
+	if err := keepGoCache(); err != nil {
+		fmt.Fprintln(os.Stderr, "integration:", err)
+		return 1
+	}
 	if err := os.Setenv("XDG_CACHE_HOME", filepath.Join(workDir, "cache")); err != nil {
 		fmt.Fprintln(os.Stderr, "integration:", err)
 		return 1
@@ -73,6 +79,19 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "integration: building patchprof failed:\n%v\n", buildErr)
 	}
 	return m.Run()
+}
+
+// keepGoCache sets GOCACHE, when unset, to the build cache go uses now,
+// so that a later change of XDG_CACHE_HOME does not move it.
+func keepGoCache() error {
+	if os.Getenv("GOCACHE") != "" {
+		return nil
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if err != nil {
+		return fmt.Errorf("go env GOCACHE: %w", err)
+	}
+	return os.Setenv("GOCACHE", strings.TrimSpace(string(out)))
 }
 
 // buildPatchprof builds ./cmd/patchprof from the module root into dir.
