@@ -54,7 +54,7 @@ type Cache struct {
 func DefaultDir() (string, error) {
 	base, err := os.UserCacheDir()
 	if err != nil {
-		return "", fmt.Errorf("no cache directory: %w", err)
+		return "", fmt.Errorf("analysis cache: no cache directory: %w", err)
 	}
 	return filepath.Join(base, "patchprof"), nil
 }

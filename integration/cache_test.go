@@ -116,6 +116,11 @@ func TestAnalysisCache(t *testing.T) {
 	if notes := cacheNotes(warm); !hasNote(notes, "line table of "+exe+": hit") || !hasNote(notes, "subprograms of "+exe+": hit") {
 		t.Errorf("warm run: cache notes %q, want both hits", notes)
 	}
+	// Without -v, the listing does not say what the cache served.
+	res := run(t, runOpts{args: []string{"--lines", "--funcs", exe}, env: []string{"XDG_CACHE_HOME=" + home}})
+	if res.code != 0 || strings.Contains(res.stderr, "note: analysis cache") {
+		t.Errorf("a warm run without -v: exit %d, the listing shows the cache's notes:\n%s", res.code, res.stderr)
+	}
 	off := cacheRun(t, exe, home, 1000, "--no-cache")
 	if notes := cacheNotes(off); len(notes) != 0 {
 		t.Errorf("--no-cache: cache notes %q, want none", notes)

@@ -105,9 +105,9 @@ type Options struct {
 	// Top, when positive, replaces the listing with the Top hottest lines
 	// and cuts the function table to the Top most called functions.
 	Top int
-	// EngineNotes shows the notes of how the in-process engine served the
-	// run (profile.IsEngineNote) in the listing; they are left out by
-	// default, as engine detail.
+	// EngineNotes shows the notes of how the in-process engine and the
+	// analysis cache served the run (profile.IsDetailNote) in the
+	// listing; they are left out by default, as run detail.
 	EngineNotes bool
 	// Sort is what the hottest lines (Top) and the function table are
 	// sorted by; Heat what the colours measure (the listing's and the

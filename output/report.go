@@ -596,7 +596,7 @@ func (r *report) functions(list []profile.Function) {
 
 func (r *report) notes() {
 	notes := slices.DeleteFunc(slices.Clone(r.p.Notes), func(n string) bool {
-		return n == PinnedNote || !r.opt.EngineNotes && profile.IsEngineNote(n) // said in the header; engine detail
+		return n == PinnedNote || !r.opt.EngineNotes && profile.IsDetailNote(n) // said in the header; run detail
 	})
 	if len(notes) == 0 && len(r.extra) == 0 {
 		return

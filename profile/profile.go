@@ -345,3 +345,16 @@ const EngineNotePrefix = "in-process engine: "
 // IsEngineNote reports whether note n is one of the engine's
 // (EngineNotePrefix).
 func IsEngineNote(n string) bool { return strings.HasPrefix(n, EngineNotePrefix) }
+
+// CacheNotePrefix begins the notes that say what the analysis cache
+// served or stored for the run (package anacache). Like the engine's, they
+// are saved with the profile and the listing shows them only when asked
+// (-v); a corrupt entry's note does not begin so, and is always shown.
+const CacheNotePrefix = "analysis cache: "
+
+// IsDetailNote reports whether note n is detail the listing shows only
+// when asked: the engine's (EngineNotePrefix) or the analysis cache's
+// (CacheNotePrefix).
+func IsDetailNote(n string) bool {
+	return IsEngineNote(n) || strings.HasPrefix(n, CacheNotePrefix)
+}

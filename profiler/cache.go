@@ -7,6 +7,7 @@ import (
 
 	"github.com/patchprof/patchprof/anacache"
 	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
 )
 
@@ -36,8 +37,9 @@ func (u *cacheUse) wait() {
 	}
 }
 
-// openCache opens the cache of cfg, nil without Config.Cache. A cache that
-// cannot be opened is said in a note and the run goes on without it.
+// openCache opens the cache of cfg, none without Config.Cache. A cache
+// that cannot be opened is said in a note (anacache's errors begin with
+// profile.CacheNotePrefix) and the run goes on without it.
 func openCache(cfg Config) *cacheUse {
 	if !cfg.Cache {
 		return &cacheUse{}
@@ -98,10 +100,10 @@ func cached[T any](u *cacheUse, what, kind, options string, sym *symtab.File, co
 	if hit {
 		v, err := decode(b)
 		if err == nil {
-			u.note("analysis cache: %s of %s: hit", what, sym.Path)
+			u.note(profile.CacheNotePrefix+"%s of %s: hit", what, sym.Path)
 			return v, nil
 		}
-		u.note("analysis cache: %s of %s: the entry does not decode (%v): recomputed", what, sym.Path, err)
+		u.note(profile.CacheNotePrefix+"%s of %s: the entry does not decode (%v): recomputed", what, sym.Path, err)
 	}
 	v, err := compute()
 	if err != nil {
@@ -120,9 +122,9 @@ func cached[T any](u *cacheUse, what, kind, options string, sym *symtab.File, co
 			err = u.c.Put(k, b)
 		}
 		if err != nil {
-			u.note("analysis cache: %s of %s: miss, not stored: %v", what, sym.Path, err)
+			u.note(profile.CacheNotePrefix+"%s of %s: miss, not stored: %v", what, sym.Path, err)
 		} else {
-			u.note("analysis cache: %s of %s: miss, stored", what, sym.Path)
+			u.note(profile.CacheNotePrefix+"%s of %s: miss, stored", what, sym.Path)
 		}
 	}()
 	return v, nil
