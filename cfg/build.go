@@ -41,7 +41,8 @@ type Options struct {
 	// returns "". When nil, calls are unnamed.
 	CalleeName func(addr uint64) string
 
-	// NoReturn reports whether a call to target (named name, possibly "")
+	// NoReturn reports whether a call to target (named name, possibly "";
+	// target 0 when unknown: a call through a GOT slot Image names)
 	// never returns. When nil, DefaultNoReturn(name) is used.
 	NoReturn func(target uint64, name string) bool
 
@@ -334,6 +335,15 @@ func (b *builder) call(off, n int, inst *x86asm.Inst) uint8 {
 		} else {
 			c.NoReturn = DefaultNoReturn(c.Name)
 		}
+	} else if name := b.gotCallee(next, inst); name != "" {
+		// -fno-plt: `call *exit@GOTPCREL(%rip)` is as much a call of
+		// exit as a call of its PLT stub; the target stays unknown.
+		c.Name = name
+		if b.o.NoReturn != nil {
+			c.NoReturn = b.o.NoReturn(0, name)
+		} else {
+			c.NoReturn = DefaultNoReturn(name)
+		}
 	}
 	if !c.NoReturn && b.onlyPaddingFrom(off+n) {
 		// Nothing but padding (or the end) follows: the callee
@@ -345,6 +355,27 @@ func (b *builder) call(off, n int, inst *x86asm.Inst) uint8 {
 	}
 	b.calls = append(b.calls, c)
 	return k
+}
+
+// A gotImage is an Image that names the symbol a GOT slot is bound to
+// (ELFImage).
+type gotImage interface {
+	GOTName(slot uint64) string
+}
+
+// gotCallee names the function an indirect call through a RIP-relative
+// GOT slot reaches (inst ends at next), or "" for any other call or
+// when the Image cannot name the slot.
+func (b *builder) gotCallee(next uint64, inst *x86asm.Inst) string {
+	m, ok := inst.Args[0].(x86asm.Mem)
+	if !ok || m.Base != x86asm.RIP || m.Index != 0 || m.Segment != 0 {
+		return ""
+	}
+	gi, ok := b.o.Image.(gotImage)
+	if !ok {
+		return ""
+	}
+	return gi.GOTName(next + uint64(m.Disp))
 }
 
 // branchTo records a direct jump or branch at off to target.

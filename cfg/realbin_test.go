@@ -333,4 +333,20 @@ func TestELFImageGOT(t *testing.T) {
 	if !slices.Contains(names, "exit") {
 		t.Errorf("GOT slots of check's calls are named %q, want exit among them", names)
 	}
+	// The graph names those calls too, and ends exit's block as a call
+	// that does not return (abort, last, is a jump through its slot).
+	g, _ := b.build(t, "check")
+	noret := map[string]bool{}
+	for _, c := range g.Calls {
+		if c.Name == "" {
+			continue
+		}
+		i, ok := g.BlockAt(c.Addr)
+		noret[c.Name] = c.NoReturn && ok && g.Blocks[i].Term == TermNoReturn
+	}
+	for _, name := range []string{"exit"} {
+		if !noret[name] {
+			t.Errorf("check's call of %s through the GOT is not a call that does not return (%v)\n%v", name, noret, g)
+		}
+	}
 }
