@@ -477,6 +477,11 @@ var gcovTextDiffs = map[string]map[int]string{
 	"scopes.c": {25: "a conditional expression's first test (`err == 0 ? 7 :`): gcov lists the arc to the second " +
 		"arm (its false arc, its fallthrough) first, patchprof the arc to the first arm; the branch order of a " +
 		"conditional operator is not modelled"},
+	"gotocase.c": {
+		33: jumpTableSwitch,
+		59: "`if (s->got < 6) goto again;` jumps back: listed as a loop's bottom test, gcov lists its goto arc first",
+		75: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it",
+	},
 	"arcs.c": {31: "a switch in two clusters: gcov lists one arc per case, patchprof the compares that choose a cluster " +
 		"and the bounds checks before its two jump tables; one of those compares never runs one way, so the line also has '*'"},
 }
