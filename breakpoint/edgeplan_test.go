@@ -2,15 +2,10 @@ package breakpoint
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/cfg"
-	"github.com/patchprof/patchprof/lineinfo"
-	"github.com/patchprof/patchprof/symtab"
 )
 
 // rotatedLoop is a loop entered by one test and closed by another, two
@@ -126,25 +121,7 @@ int main(void) { long s = 0; for (int i = 0; i < 100; i++) s += pick(i); return 
 // take jumps, none keeps its breakpoint for its edges, and the arc's
 // trampoline counts it through the relocated conditional jump.
 func TestPlanShortArc(t *testing.T) {
-	mustHaveCC(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "pick.c")
-	if err := os.WriteFile(src, []byte(shortArcSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "pick")
-	if out, err := exec.Command("gcc", "-g", "-O2", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	sym, err := symtab.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sym.Close()
-	lt, err := lineinfo.Read(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sym, lt := buildSource(t, "pick.c", shortArcSource, "-O2")
 	po := PlanOptions{Lines: true, Funcs: true}
 	p := NewPlan(sym, lt, po)
 	p.PlanJumps(sym, po)

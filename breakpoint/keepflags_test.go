@@ -1,14 +1,9 @@
 package breakpoint
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
-	"github.com/patchprof/patchprof/lineinfo"
-	"github.com/patchprof/patchprof/symtab"
 )
 
 // keepSource has a function whose entry runs on to a variable rotate,
@@ -23,25 +18,7 @@ int main(int argc, char **argv) { return (int)rot(argc, 3) & 1; }
 // function with Go's stack check may use the stack below SP, the same
 // site keeps its breakpoint.
 func TestPlanKeepFlags(t *testing.T) {
-	mustHaveCC(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "rot.c")
-	if err := os.WriteFile(src, []byte(keepSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "rot")
-	if out, err := exec.Command("gcc", "-g", "-O0", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	sym, err := symtab.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sym.Close()
-	lt, err := lineinfo.Read(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sym, lt := buildSource(t, "rot.c", keepSource, "-O0")
 	addrOf := map[string]uint64{}
 	for _, f := range sym.Funcs {
 		addrOf[f.Name] = f.Addr

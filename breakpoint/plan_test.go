@@ -22,6 +22,33 @@ func mustHaveCC(t testing.TB) {
 	}
 }
 
+// buildSource compiles source (a C file named name) with gcc -g and opt
+// in a temporary directory and opens the executable's symbols and line
+// table, closed when the test ends.
+func buildSource(t *testing.T, name, source, opt string) (*symtab.File, *lineinfo.Table) {
+	t.Helper()
+	mustHaveCC(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, name)
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := strings.TrimSuffix(src, ".c")
+	if out, err := exec.Command("gcc", "-g", opt, "-o", exe, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	sym, err := symtab.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sym.Close() })
+	lt, err := lineinfo.Read(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sym, lt
+}
+
 // planSources are the files of the plan-test target, in testdata.
 var planSources = []string{"plan.c", "other.c"}
 

@@ -3,14 +3,10 @@ package breakpoint
 import (
 	"bytes"
 	"encoding/hex"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
-	"github.com/patchprof/patchprof/lineinfo"
 	"github.com/patchprof/patchprof/symtab"
 )
 
@@ -27,25 +23,7 @@ int main(int argc, char **argv) { return (int)fib(argc + 20) & 1; }
 // TestPlanTails: with lines counted, fib's base case is derived, and the
 // entry's trampoline runs it; the epilogue's block, counted, is no tail.
 func TestPlanTails(t *testing.T) {
-	mustHaveCC(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "fib.c")
-	if err := os.WriteFile(src, []byte(fibSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	exe := filepath.Join(dir, "fib")
-	if out, err := exec.Command("gcc", "-g", "-O0", "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	sym, err := symtab.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sym.Close()
-	lt, err := lineinfo.Read(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sym, lt := buildSource(t, "fib.c", fibSource, "-O0")
 	po := PlanOptions{Lines: true, Funcs: true}
 	p := NewPlan(sym, lt, po)
 	p.PlanJumps(sym, po)
