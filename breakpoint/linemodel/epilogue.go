@@ -213,16 +213,7 @@ func (m *Model) returnMacros(file string, src []string) map[string]bool {
 		m.retMacros = make(map[string]map[string]bool)
 	}
 	var ms map[string]bool
-	for k := 0; k < len(src); k++ {
-		line := src[k]
-		if !strings.Contains(line, "define") {
-			continue
-		}
-		// A body continued over lines with backslashes.
-		for strings.HasSuffix(strings.TrimRight(line, " \t"), "\\") && k+1 < len(src) {
-			k++
-			line = strings.TrimSuffix(strings.TrimRight(line, " \t"), "\\") + " " + src[k]
-		}
+	for _, line := range defineLines(src) {
 		if sm := returnMacro.FindStringSubmatch(line); sm != nil {
 			if ms == nil {
 				ms = make(map[string]bool)
@@ -232,6 +223,25 @@ func (m *Model) returnMacros(file string, src []string) map[string]bool {
 	}
 	m.retMacros[file] = ms
 	return ms
+}
+
+// defineLines returns the lines of src that may hold a #define (those
+// naming "define"), each with the lines a trailing backslash continues
+// it over joined to it.
+func defineLines(src []string) []string {
+	var out []string
+	for k := 0; k < len(src); k++ {
+		line := src[k]
+		if !strings.Contains(line, "define") {
+			continue
+		}
+		for strings.HasSuffix(strings.TrimRight(line, " \t"), "\\") && k+1 < len(src) {
+			k++
+			line = strings.TrimSuffix(strings.TrimRight(line, " \t"), "\\") + " " + src[k]
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // usesMacro reports whether the code text names one of macros.

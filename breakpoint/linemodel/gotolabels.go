@@ -456,15 +456,7 @@ func (m *Model) caseMacros(file string, src []string) map[string]bool {
 		m.caseMacs = make(map[string]map[string]bool)
 	}
 	bodies := map[string]string{}
-	for k := 0; k < len(src); k++ {
-		line := src[k]
-		if !strings.Contains(line, "define") {
-			continue
-		}
-		for strings.HasSuffix(strings.TrimRight(line, " \t"), "\\") && k+1 < len(src) {
-			k++
-			line = strings.TrimSuffix(strings.TrimRight(line, " \t"), "\\") + " " + src[k]
-		}
+	for _, line := range defineLines(src) {
 		if sm := caseMacro.FindStringSubmatch(line); sm != nil {
 			bodies[sm[1]] = strings.TrimSpace(sm[2])
 		}
