@@ -86,4 +86,6 @@
 //	edgeplan.go   which arcs are counted in the target, so that a function's
 //	              edges follow from its block counts
 //	derivehot.go  leaving patchable blocks unplanted too, costliest first
+//	padding.go    a function shorter than a jmp patched over the padding
+//	              after it, IsPadding
 package breakpoint

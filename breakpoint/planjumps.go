@@ -31,6 +31,7 @@ type JumpPlan struct {
 	Sites   int            // sites that take a jump
 	Derived int            // block sites never planted: their counts follow from the others'
 	Short   int            // of Sites, those that take a jmp rel8 to a landing in the block before
+	Padded  int            // of Sites, functions shorter than a jmp whose patch covers the padding after them
 	Reasons map[string]int // sites that keep a breakpoint, by reason
 }
 
@@ -43,6 +44,7 @@ type jumpInfo struct {
 	hosting map[int]int        // host -> its short site
 	hostLen map[int]uint8      // a host's jump length before it took a short site
 	tail    map[int]uint8      // site -> bytes of the block after it its trampoline runs too (planTails)
+	pad     map[int][]byte     // site -> the file's padding bytes its patch covers after its function (padding.go)
 	least   []uint8            // per site displaced whole: the shortest patch, should the whole block not run out of line
 	keep    []bool             // per site: the flags are live there, its trampoline keeps them (KeepFlags)
 	// arcs are the arcs counted in the target (edgeplan.go), arcOf their
@@ -143,6 +145,10 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	reasons := make([]string, len(t.addr))
 	for i := range t.addr {
 		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
+		if reasons[i] == jump.ReasonTransfer && p.planPadding(sym, opt, i, graphOf) {
+			reasons[i] = ""
+			jp.Padded++
+		}
 	}
 	jp.Short += p.keepArcs(sym, arcsOf, reasons)
 	// Short sites first: a block they make count in the target need not

@@ -1,9 +1,11 @@
 package breakpoint
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
+	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -84,6 +86,14 @@ func (t *Table) BuildTrampoline(i int, code []byte, at uint64, counter uint32, e
 	js := jump.Site{Len: n, Tail: int(t.jump.tail[i]), Edges: edges, KeepFlags: t.KeepFlags(i)}
 	if len(code) < js.Len+js.Tail {
 		js.Tail = 0
+	}
+	if pad := t.jump.pad[i]; pad != nil {
+		// The padding after a function the patch covers must be the
+		// file's: bytes the program wrote there may be code it runs.
+		js.Dead = len(pad)
+		if len(code) < n || !bytes.Equal(code[n-len(pad):n], pad) {
+			return nil, &relocate.Error{Addr: addr + uint64(n-len(pad)), Bytes: bytes.Clone(code[min(n-len(pad), len(code)):min(n, len(code))]), Reason: ReasonPaddingChanged}
+		}
 	}
 	tr, err := jump.BuildTrampoline(code, addr, at, js, counter)
 	if err == nil || len(edges) > 0 {

@@ -1,0 +1,84 @@
+//go:build linux
+
+package integration
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// tinyCalls are the calls of tinyvirt.cpp's virtual functions in tinyvirt
+// 30000 (10,000 rounds over each of its three nodes), by construction: a
+// Node and a Text answer ToElement with Node's, an Element with its own;
+// by symbol (the profile keeps C++ names mangled).
+var tinyCalls = map[string]int64{
+	"_ZN4Node9ToElementEv":    20000,
+	"_ZN7Element9ToElementEv": 10000,
+	"_ZN4Node6ToTextEv":       20000,
+	"_ZN4Text6ToTextEv":       10000,
+}
+
+// TestPaddingTinyO2: at -O2 a virtual function of 3 or 4 bytes (xor
+// %eax,%eax; ret, mov %rdi,%rax; ret: TinyXML-2's ToElement and ToText,
+// 811,455 traps of its xmltest) has no room for a jmp rel32. Its patch
+// covers the alignment padding after it, which nothing reaches: the run
+// traps at first hits only, however many calls, and the counts are the
+// program's, under every engine.
+func TestPaddingTinyO2(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "tinyvirt.cpp", "-g", "-O2")
+	for _, what := range [][]string{{"--funcs"}, {"--lines", "--funcs"}} {
+		var profs []*profile
+		for _, e := range []string{"jump", "xol", "classic"} {
+			args := append(append([]string{"-v", "--engine=" + e}, what...), exe, "30000")
+			res, p := runProfile(t, runOpts{args: args})
+			wantExitCode(t, res, p, 0)
+			if res.stdout != "elements 10000 texts 10000\n" {
+				t.Errorf("%s: stdout %q, want the native \"elements 10000 texts 10000\\n\"", res.cmdline, res.stdout)
+			}
+			for name, n := range tinyCalls {
+				wantFunc(t, p, name, n)
+			}
+			if e == "jump" {
+				wantJumped(t, p)
+				// 60,000 calls of the four: a trap each if they kept
+				// their breakpoints.
+				wantFewTraps(t, res, p, 10)
+				for _, n := range p.Notes {
+					if strings.Contains(n, "a control transfer before the last displaced instruction") {
+						t.Errorf("%s: %q", res.cmdline, n)
+					}
+				}
+			}
+			profs = append(profs, p)
+		}
+		sameEngineCounts(t, profs[0], profs[1], nil)
+		sameEngineCounts(t, profs[0], profs[2], nil)
+	}
+}
+
+// TestPaddingDetach attaches to tinyvirt while it calls its tiny functions
+// and detaches: their patches covered padding after them, and every byte
+// of the code is the file's again, the padding's too (checkText); the
+// program runs on to its end.
+func TestPaddingDetach(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	exe := buildC(t, "tinyvirt.cpp", "-g", "-O2")
+	cmd, pid, in, sc := startTarget(t, exe)
+	res, p := runProfile(t, runOpts{args: []string{"-v", "--engine=jump", "--funcs", "-p", strconv.Itoa(pid), "--duration", "1s"}})
+	if res.code != 0 || !p.Exit.Detached {
+		t.Fatalf("patchprof exit %d, saved exit %+v; want 0 and detached\n%s", res.code, p.Exit, res)
+	}
+	for name := range tinyCalls {
+		if n, ok := funcCount(p, name); !ok || n == 0 {
+			t.Errorf("%s counted %d (%v) in a second of calls", name, n, ok)
+		}
+	}
+	wantJumped(t, p)
+	wantFewTraps(t, res, p, 10)
+	checkText(t, pid, exe)
+	checkRunsOn(t, cmd, pid, in, sc)
+}
