@@ -42,8 +42,8 @@ const maxPadding = 64
 func (p *Plan) planPadding(sym *symtab.File, opt PlanOptions, i int, graphOf map[int32]*cfg.Graph) bool {
 	t := p.Table
 	fn := t.fn[i]
-	if fn < 0 || int(fn) >= len(sym.Funcs) {
-		return false
+	if fn < 0 || int(fn) >= len(sym.Funcs) || p.targets == nil {
+		return false // without the module's targets, nothing is known unreached
 	}
 	f := sym.Funcs[fn]
 	addr := t.addr[i]

@@ -109,3 +109,58 @@ func TestIsPadding(t *testing.T) {
 		}
 	}
 }
+
+// paddingCases are tiny functions in assembly, each followed by what the
+// padding check must tell apart: ok1 and after1 (a lone ret) by nops,
+// data1 by bytes that are not padding, label1 by a symbol in its padding,
+// target1 by an address another function jumps to, short1 by fewer
+// bytes than the jump needs before the next function.
+const paddingCases = `__asm__(
+	".text\n"
+	".p2align 4\n"
+	".globl ok1\n.type ok1,@function\nok1:\n xor %eax,%eax\n ret\n.size ok1,.-ok1\n"
+	".p2align 4\n"
+	".globl data1\n.type data1,@function\ndata1:\n xor %eax,%eax\n ret\n.size data1,.-data1\n"
+	".byte 1,2,3,4,5,6\n"
+	".p2align 4\n"
+	".globl label1\n.type label1,@function\nlabel1:\n xor %eax,%eax\n ret\n.size label1,.-label1\n"
+	"label1_pad:\n nop\n nop\n nop\n nop\n nop\n nop\n"
+	".p2align 4\n"
+	".globl target1\n.type target1,@function\ntarget1:\n xor %eax,%eax\n ret\n.size target1,.-target1\n"
+	" nop\n nop\n.Ltarget1_pad:\n nop\n nop\n nop\n nop\n"
+	".p2align 4\n"
+	".globl short1\n.type short1,@function\nshort1:\n xor %eax,%eax\n ret\n.size short1,.-short1\n"
+	" nop\n"
+	".globl after1\n.type after1,@function\nafter1:\n ret\n.size after1,.-after1\n"
+	".p2align 4\n"
+	".globl jumper\n.type jumper,@function\njumper:\n test %edi,%edi\n je .Ltarget1_pad\n xor %eax,%eax\n ret\n.size jumper,.-jumper\n"
+);
+int main(void) { return 0; }
+`
+
+// TestPlanPaddingRefused: only padding nothing reaches is covered.
+func TestPlanPaddingRefused(t *testing.T) {
+	sym, lt := buildSource(t, "cases.c", paddingCases, "-O2")
+	po := PlanOptions{Funcs: true}
+	p := NewPlan(sym, lt, po)
+	p.PlanJumps(sym, po)
+	tab := p.Table
+	for name, covered := range map[string]bool{"ok1": true, "after1": true, "data1": false, "label1": false, "target1": false, "short1": false} {
+		var addr uint64
+		for _, f := range sym.Funcs {
+			if f.Name == name {
+				addr = f.Addr
+			}
+		}
+		i, ok := tab.Index(addr)
+		if addr == 0 || !ok {
+			t.Fatalf("no site at %s", name)
+		}
+		if got := tab.PaddingBytes(i) != nil; got != covered {
+			t.Errorf("%s: patch covers its padding %v, want %v (kept: %q)", name, got, covered, tab.KeptReason(i))
+		}
+		if !covered && tab.KeptReason(i) != jump.ReasonTransfer {
+			t.Errorf("%s keeps its breakpoint for %q, want %q", name, tab.KeptReason(i), jump.ReasonTransfer)
+		}
+	}
+}
