@@ -339,6 +339,13 @@ func (t *Table) Index(addr uint64) (int, bool) {
 	return 0, false
 }
 
+// From returns the index of the first site at or after link-time address
+// addr, Len() if there is none: the sites in a range of code, in order,
+// without looking up each of its bytes.
+func (t *Table) From(addr uint64) int {
+	return sort.Search(len(t.addr), func(k int) bool { return t.addr[k] >= addr })
+}
+
 // BytesPerSite estimates the table's memory per site (the parallel slices and
 // the line lists), for the memory benchmark and the README claim.
 func (t *Table) BytesPerSite() float64 {

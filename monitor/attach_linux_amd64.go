@@ -294,6 +294,7 @@ func (m *mon) finishCreate(t *thread) error {
 // Options.Table, made before the run) while it still runs: the attach's
 // scanMaps then finds each image made, and the process is stopped only to
 // plant. A file mapped between this read and the attach is analysed then.
+// The executable's trampolines are built then too (buildAhead).
 //
 // Preconditions: on the tracer thread, before the attach.
 func (m *mon) prePlan(pid int) {
@@ -307,4 +308,5 @@ func (m *mon) prePlan(pid int) {
 			m.image(r.path, false)
 		}
 	}
+	m.buildAhead(pid, regions, exe)
 }

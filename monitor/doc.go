@@ -90,6 +90,7 @@
 //	jump_linux_amd64.go: the in-process engine: trampolines, patching a function at its first hit, exits, unpatching
 //	jumpsignals_linux_amd64.go: signals and trampolines: out of one before a handler, back after sigreturn
 //	eager_linux_amd64.go: an attach that patches every site at once, and runs the process without system-call stops
+//	prebuild_linux_amd64.go: the trampolines of an eager attach built ahead, before the stop and on every CPU
 //	gate_linux_amd64.go: gates: the dynamic linker's notification point served by a SIGSTOP, not an int3
 //	goruntime.go, goquiet_linux_amd64.go: a Go program attached without system-call stops: its asyncPreempt return's gate, the exact test of a thread inside a handler
 //	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)
@@ -106,7 +107,7 @@
 //
 //	ptrace_unsafe_linux_amd64.go: raw ptrace requests x/sys/unix lacks
 //	mem_linux.go: /proc/PID/mem as a breakpoint.Memory (and a relocate.Memory, for the slots)
-//	stage_linux.go: /proc/PID/mem writes held and made page by page while every thread is stopped
+//	stage_linux.go: /proc/PID/mem writes held and made page by page while every thread is stopped, a module's code and region read whole
 //	proc_linux.go: /proc/PID/status fields and signal masks
 //	pin_linux.go, getcpu_unsafe_linux.go: pinning the tracer and the target to one CPU
 //

@@ -53,6 +53,9 @@ func (m *mon) jumpAll(t *thread) {
 	mm.pcs = map[int]uint64{}
 	defer func() {
 		mm.pcs = nil
+		for _, mp := range mm.maps {
+			mp.pre = nil
+		}
 		if err := mm.mem.endStage(); err != nil {
 			m.lose(fmt.Errorf("patch process %d: %w", mm.tgid, err))
 		}
@@ -65,6 +68,13 @@ func (m *mon) jumpAll(t *thread) {
 			continue
 		}
 		tab := mp.tab
+		if m.anyWanted(mp) && m.jumpRoom(t, mp) == "" {
+			// The module's code and its region are read whole, and the
+			// trampolines built on every CPU (prebuild_linux_amd64.go).
+			mm.mem.prefetch(mp.Lo, mp.Hi)
+			mp.jmp.stage(mm.mem)
+			m.prebuild(mm, mp)
+		}
 		for i := 0; i < tab.Len() && !mm.noJump; {
 			lo, hi := i, i+1
 			if tab.Func(i) >= 0 {
@@ -74,6 +84,17 @@ func (m *mon) jumpAll(t *thread) {
 			i = hi
 		}
 	}
+}
+
+// anyWanted reports whether a site of mp is planned for a jump patch and
+// has not been tried.
+func (m *mon) anyWanted(mp *mapping) bool {
+	for k := 0; k < mp.tab.Len(); k++ {
+		if m.jumpWanted(mp, k) {
+			return true
+		}
+	}
+	return false
 }
 
 // jumpRange patches sites [lo, hi) of mp, one function's (or one site

@@ -405,11 +405,11 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 	if n < jump.JmpLen {
 		return nil, nil, breakpoint.JumpNoCode
 	}
-	arcs, ecs := mp.tab.ArcsOf(i)
-	for n, k := range arcs {
-		ecs[n].Counter = uint32(j.ctrOff + 8*uint64(mp.tab.Len()+k))
+	arcs, ecs := mp.arcCounters(i)
+	tr, err := mp.prebuilt(i, code[:n], ecs)
+	if tr == nil && err == nil {
+		tr, err = mp.tab.BuildTrampoline(i, code[:n], j.at(i), j.counterOf(i), ecs)
 	}
-	tr, err := mp.tab.BuildTrampoline(i, code[:n], j.at(i), uint32(j.ctrOff+8*uint64(i)), ecs)
 	if err != nil {
 		return nil, nil, breakpoint.JumpRelocation
 	}
@@ -439,12 +439,18 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 // read as the byte it replaced, and returns how many bytes it read.
 func (mp *mapping) originalCode(mm *space, addr uint64, buf []byte) int {
 	n, _ := mm.mem.ReadMemory(addr, buf)
-	for k := 0; k < n; k++ {
-		if s, ok := mp.tab.Lookup(addr + uint64(k)); ok && mp.tab.Armed(s) {
-			buf[k] = mp.tab.OriginalByte(s)
+	n = max(n, 0)
+	tab := mp.tab
+	for s := tab.From(addr - tab.Bias()); s < tab.Len(); s++ {
+		a := tab.RuntimeAddr(s)
+		if a >= addr+uint64(n) {
+			break
+		}
+		if tab.Armed(s) {
+			buf[a-addr] = tab.OriginalByte(s)
 		}
 	}
-	return max(n, 0)
+	return n
 }
 
 // writeJump moves the threads stopped inside the bytes tr covers, writes

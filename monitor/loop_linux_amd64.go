@@ -25,9 +25,12 @@ type event struct {
 
 // A mon is the state of one run of the monitor; it lives on the tracer thread.
 type mon struct {
-	o        Options
-	xolOn    bool // the out-of-line engine serves the sites it can relocate
-	jumpOn   bool // sites planned for it take a jump patch (EngineJump)
+	o      Options
+	xolOn  bool // the out-of-line engine serves the sites it can relocate
+	jumpOn bool // sites planned for it take a jump patch (EngineJump)
+	// ahead are the executable's trampolines built before an attach
+	// (prebuild_linux_amd64.go), until jumpAll takes them.
+	ahead    *aheadJumps
 	live     liveCounts
 	rootImg  *Image
 	images   map[string]*Image // by path; nil: asked, not profiled

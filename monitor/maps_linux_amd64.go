@@ -23,6 +23,9 @@ type mapping struct {
 	// serves the module in this process.
 	xolFailed bool
 	jmp       *jumpArea // trampolines of the in-process engine, nil if none
+	// pre holds the trampolines an eager attach built ahead, by site,
+	// until buildJump takes them (prebuild_linux_amd64.go).
+	pre []*prebuiltJump
 	// text is what the program did to this code (mremap, munmap,
 	// mprotect: textchange_linux_amd64.go), nil if nothing.
 	text *textChange
@@ -132,6 +135,23 @@ func parseMaps(b []byte) []region {
 		out = append(out, r)
 	}
 	return out
+}
+
+// allRanges returns every mapping of process pid, file or not, as [lo,
+// hi) pairs.
+func allRanges(pid int) ([][2]uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
+	if err != nil {
+		return nil, fmt.Errorf("read mappings: %w", err)
+	}
+	var out [][2]uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		f, _, _ := strings.Cut(line, " ")
+		if lo, hi, ok := mapRange(f); ok {
+			out = append(out, [2]uint64{lo, hi})
+		}
+	}
+	return out, nil
 }
 
 // mapRange reads the "start-end" field of a /proc/PID/maps line.

@@ -126,25 +126,7 @@ func (m *mon) mapScratch(mm *space, via *thread, mp *mapping, at uint64) error {
 //
 // Preconditions: on the tracer thread; no thread of via's space runs.
 func (m *mon) mapNear(via *thread, mp *mapping, at, size uint64) (uint64, error) {
-	const step = 1 << 21
-	var hints []uint64
-	// Below the code first (free below a PIE or a library), then well above
-	// it, past where a brk heap after the data would grow.
-	for k := uint64(1); k <= 8; k++ {
-		if mp.Lo > size+k*step+1<<16 {
-			hints = append(hints, (mp.Lo-size-k*step)&^(breakpoint.PageSize-1))
-		}
-	}
-	for k := uint64(0); k < 8; k++ {
-		hints = append(hints, ((mp.Hi+1<<30+k*16*step)+breakpoint.PageSize-1)&^(breakpoint.PageSize-1))
-	}
-	for _, h := range hints {
-		if h+size < h || h+size-mp.Lo > reach && mp.Hi-h > reach {
-			continue
-		}
-		if max(h+size, mp.Hi)-min(h, mp.Lo) > reach {
-			continue
-		}
+	for _, h := range nearHints(mp.Lo, mp.Hi, size) {
 		r, err := m.syscallIn(via, at, sysMmap, h, size, unix.PROT_READ|unix.PROT_EXEC,
 			unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|mapFixedNoreplace, ^uint64(0), 0)
 		if err != nil {
@@ -163,6 +145,53 @@ func (m *mon) mapNear(via *thread, mp *mapping, at, size uint64) (uint64, error)
 		return r, nil
 	}
 	return 0, errors.New("no free address range within 2 GiB of the code")
+}
+
+// nearHints returns where mapNear tries to map size bytes for the code
+// in [lo, hi), in order: each within rel32 reach of all of it.
+func nearHints(lo, hi, size uint64) []uint64 {
+	const step = 1 << 21
+	var hints []uint64
+	// Below the code first (free below a PIE or a library), then well above
+	// it, past where a brk heap after the data would grow.
+	for k := uint64(1); k <= 8; k++ {
+		if lo > size+k*step+1<<16 {
+			hints = append(hints, (lo-size-k*step)&^(breakpoint.PageSize-1))
+		}
+	}
+	for k := uint64(0); k < 8; k++ {
+		hints = append(hints, ((hi+1<<30+k*16*step)+breakpoint.PageSize-1)&^(breakpoint.PageSize-1))
+	}
+	kept := hints[:0]
+	for _, h := range hints {
+		if h+size < h || h+size-lo > reach && hi-h > reach {
+			continue
+		}
+		if max(h+size, hi)-min(h, lo) > reach {
+			continue
+		}
+		kept = append(kept, h)
+	}
+	return kept
+}
+
+// freeNear returns the first of nearHints that overlaps none of used
+// ([lo, hi) pairs): where mapNear will map, if nothing is mapped there
+// first.
+func freeNear(lo, hi, size uint64, used [][2]uint64) (uint64, bool) {
+	for _, h := range nearHints(lo, hi, size) {
+		free := true
+		for _, u := range used {
+			if h < u[1] && u[0] < h+size {
+				free = false
+				break
+			}
+		}
+		if free {
+			return h, true
+		}
+	}
+	return 0, false
 }
 
 // freeXOL unmaps every scratch region of mm, through a stopped thread of mm.

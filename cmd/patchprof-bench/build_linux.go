@@ -113,10 +113,10 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 	if w.Suite != nil {
 		return t, buildSuite(dir, t, w)
 	}
-	if w.Handler != "" || w.Idle > 0 {
-		// A server, or the watch's idle processes, runs only under
-		// patchprof, attached.
-		return t, buildPlain(root, t.Plain, w)
+	if w.Handler != "" || w.Idle > 0 || w.Pause {
+		// A server, the watch's idle processes, or the program an attach
+		// stops, runs only under patchprof, attached.
+		return t, buildPlain(root, dir, t.Plain, w)
 	}
 	if w.Go {
 		t.CoverEnv, t.CoverLabel = "GOCOVERDIR", "gcov: go build -cover -covermode=atomic"
@@ -165,13 +165,20 @@ func buildTarget(root, dir string, w Workload, pg bool) (*Target, error) {
 
 // buildPlain builds a workload's plain program (gcc -g -O0, or go build) as
 // exe.
-func buildPlain(root, exe string, w Workload) error {
+func buildPlain(root, dir, exe string, w Workload) error {
 	if w.Go {
 		return command(filepath.Join(root, w.Dir), nil, "go", "build", "-o", exe, ".")
 	}
 	args := append([]string{"-g", "-O0"}, w.CFlags...)
 	for _, s := range w.Sources {
 		args = append(args, rooted(root, s))
+	}
+	if w.SQLite {
+		amalg, err := sqliteDir(dir)
+		if err != nil {
+			return err
+		}
+		args = append(args, "-I", amalg, filepath.Join(amalg, "sqlite3-binding.c"))
 	}
 	return command(root, nil, "gcc", append(args, "-o", exe)...)
 }

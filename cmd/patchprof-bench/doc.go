@@ -92,6 +92,15 @@
 //
 //	go run ./cmd/patchprof-bench -n 3 -workloads watchidle
 //
+// The sqliteattach workload measures how long an attach stops a process
+// (issue 28: at most 10 ms per 10,000 sites planted): SQLite's driver
+// made to loop runs on its own, patchprof attaches with -p under the
+// in-process engine, one iteration runs attached, patchprof detaches and
+// the program must run on; the stop is the engine note of the saved
+// profile, from the first thread seized to the last let go:
+//
+//	go run ./cmd/patchprof-bench -n 5 -workloads sqliteattach
+//
 // It is not a test: `go test ./cmd/patchprof-bench/` runs only the unit
 // tests of its pure parts (medians, the tables, the comparison of
 // profiles, the load generator against a test server, /proc/PID/maps).
@@ -125,4 +134,6 @@
 //	watch_linux.go: the watch of idle processes: its rounds, the CPU and
 //	    memory of the watch and its children, the exact count after, its
 //	    table
+//	pause_linux.go: how long an attach stops a looping program: its
+//	    rounds, the stop read from the saved profile, its table
 package main

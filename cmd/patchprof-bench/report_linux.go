@@ -16,7 +16,17 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 	var checks []string
 	status := 0
 	var watches []*workloadRun
+	var pauses []*workloadRun
 	for _, wr := range wrs {
+		if wr.w.Pause {
+			pauses = append(pauses, wr)
+			text, ok := b.pauseVerdict(wr)
+			if !ok {
+				status = 1
+			}
+			checks = append(checks, text)
+			continue
+		}
 		if wr.w.Idle > 0 {
 			watches = append(watches, wr)
 			text, ok := b.watchVerdict(wr)
@@ -91,6 +101,9 @@ func (b *bench) report(w io.Writer, wrs []*workloadRun) int {
 	}
 	for _, wr := range watches {
 		b.writeWatchTable(w, wr)
+	}
+	for _, wr := range pauses {
+		b.writePauseTable(w, wr)
 	}
 	fmt.Fprint(w, strings.Join(checks, ""))
 	if status != 0 {

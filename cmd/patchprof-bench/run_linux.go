@@ -59,6 +59,9 @@ type workloadRun struct {
 	// watches are the watch workload's selectors (watch_linux.go),
 	// which run in place of slots.
 	watches []*watchSlot
+	// pause is the attach-pause workload's measure (pause_linux.go),
+	// which runs in place of slots.
+	pause *pauseSlot
 	// traps and reasons are what the first jump profile's notes say of
 	// the sites that trapped (suites.go), when hasTraps.
 	traps    uint64
@@ -100,6 +103,10 @@ func run(o *Options) int {
 			}
 			if wr.w.Idle > 0 {
 				b.runWatch(wr, rep)
+				continue
+			}
+			if wr.w.Pause {
+				b.runPause(wr, rep)
 				continue
 			}
 			for _, s := range wr.slots {
@@ -163,6 +170,9 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 	}
 	if w.Idle > 0 {
 		b.prepareWatch(wr)
+		return wr, nil
+	}
+	if w.Pause {
 		return wr, nil
 	}
 	for _, cfg := range b.opts.Configs {

@@ -46,6 +46,11 @@ type Workload struct {
 	// the watch's CPU and memory measured while they do nothing. Only
 	// patchprof runs.
 	Idle int
+	// Pause is set for the measure of how long an attach stops a process
+	// (pause_linux.go): the program runs forever, patchprof attaches
+	// with -p under the in-process engine, and the stop it reports is
+	// measured. Only patchprof runs.
+	Pause bool
 	// Generated is set for a C program that genFuncs writes at build
 	// time: that many functions, of which only the first genCalled run
 	// (issue 28: a start that costs what runs, not what is on disk).
@@ -159,6 +164,12 @@ var workloads = append([]Workload{
 	{
 		Name: "goserver", Title: "Go net/http server, `--funcs -p`",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/goserver", Mode: []string{"--funcs"}, Handler: "main.handle",
+	},
+	{
+		Name: "sqliteattach", Title: "SQLite's driver made to loop (cmd/patchprof-bench/testdata/sqliteloop.c), `--lines --funcs -p`: how long the attach stops it",
+		Sources: []string{"cmd/patchprof-bench/testdata/sqliteloop.c"}, SQLite: true,
+		CFlags: []string{"-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION"},
+		Mode:   []string{"--lines", "--funcs"}, Pause: true,
 	},
 	{
 		Name: "watchidle", Title: "`patchprof watch --funcs` of 50 idle processes (integration/testdata/oncommand.c, blocked on stdin)",

@@ -1,0 +1,237 @@
+//go:build linux && amd64
+
+package monitor
+
+import (
+	"bytes"
+	"runtime"
+	"slices"
+	"sync"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
+)
+
+// Trampolines built ahead, side by side.
+//
+// An eager attach (eager_linux_amd64.go) patches every site of a module
+// while the process is stopped, and building the trampolines, each site's
+// instructions decoded and relocated, is most of that stop. A trampoline
+// depends only on the site, its original bytes, where it goes in the
+// region and its counters' offsets: all known once the module's region is
+// mapped. So before the sites are patched one by one, the trampolines of
+// the sites that take a jump on their own (not a short site, whose
+// landing depends on its host's trampoline) are built on every CPU at
+// once, and buildJump takes one only when what it would build it from is
+// the same, byte for byte; otherwise it builds its own as before.
+
+// A prebuiltJump is a trampoline built ahead from code and edges, or the
+// error building it met.
+type prebuiltJump struct {
+	code    []byte
+	edges   []jump.EdgeCount
+	at      uint64 // where in the region
+	counter uint32 // the site's counter's offset in a slab
+	tr      *jump.Trampoline
+	err     error
+}
+
+// counterOf returns the offset in a thread's slab of site i's counter.
+func (j *jumpArea) counterOf(i int) uint32 { return uint32(j.ctrOff + 8*uint64(i)) }
+
+// arcCounters returns the arcs site i's trampoline counts (Table.ArcsOf)
+// with their counters' offsets in a thread's slab.
+//
+// Preconditions: mp.jmp has its counters (jumpRoom).
+func (mp *mapping) arcCounters(i int) ([]int, []jump.EdgeCount) {
+	arcs, ecs := mp.tab.ArcsOf(i)
+	for n, k := range arcs {
+		ecs[n].Counter = uint32(mp.jmp.ctrOff + 8*uint64(mp.tab.Len()+k))
+	}
+	return arcs, ecs
+}
+
+// prebuilt returns, and forgets, the trampoline built ahead for site i
+// from code and edges at its place in mp's region (or the error that
+// met), both nil when none was.
+func (mp *mapping) prebuilt(i int, code []byte, edges []jump.EdgeCount) (*jump.Trampoline, error) {
+	if i >= len(mp.pre) || mp.pre[i] == nil {
+		return nil, nil
+	}
+	p := mp.pre[i]
+	mp.pre[i] = nil
+	if !p.same(code, edges, mp.jmp.at(i), mp.jmp.counterOf(i)) {
+		return nil, nil
+	}
+	return p.tr, p.err
+}
+
+// same reports whether p was built from these inputs.
+func (p *prebuiltJump) same(code []byte, edges []jump.EdgeCount, at uint64, counter uint32) bool {
+	return p.at == at && p.counter == counter && bytes.Equal(p.code, code) && slices.Equal(p.edges, edges)
+}
+
+// buildAll builds the trampolines of tab's sites in pre (indexed like
+// jobs) on every CPU, each from its own copy of its edges.
+func buildAll(tab *breakpoint.Table, jobs []int, pre []prebuiltJump) {
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), len(jobs))
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := w; n < len(jobs); n += workers {
+				k, p := jobs[n], &pre[n]
+				p.tr, p.err = tab.BuildTrampoline(k, p.code, p.at, p.counter, slices.Clone(p.edges))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// stage puts j's region in mem's stage: its header read, and the rest
+// known to be zero while no site has been tried (nothing was written
+// there since jumpRoom mapped it), else read.
+func (j *jumpArea) stage(mem *procMem) {
+	head := (j.base + jumpHeader + pageSize - 1) &^ (pageSize - 1)
+	mem.prefetch(j.base, head)
+	for _, st := range j.state {
+		if st != jumpUntried {
+			mem.prefetch(head, j.base+j.size)
+			return
+		}
+	}
+	mem.zero(head, j.base+j.size)
+}
+
+// prebuild builds ahead the trampolines of mp's sites that jumpAll will
+// patch on their own, on every CPU, and keeps them in mp.pre until
+// buildJump takes them or jumpAll ends.
+//
+// Preconditions: on the tracer thread; every thread of mm is stopped; mp
+// has its region and counters (jumpRoom).
+func (m *mon) prebuild(mm *space, mp *mapping) {
+	tab, j := mp.tab, mp.jmp
+	if m.ahead != nil && m.ahead.lo == mp.Lo && m.ahead.base == j.base && mp.Image == m.rootImg {
+		// Built before the attach stopped the process (buildAhead).
+		mp.pre = m.ahead.pre
+	}
+	m.ahead = nil
+	if len(mp.pre) != tab.Len() {
+		mp.pre = make([]*prebuiltJump, tab.Len())
+	}
+	var jobs []int
+	pre := make([]prebuiltJump, 0, tab.Len())
+	var code [jump.MaxHostLen + 40]byte
+	for k := 0; k < tab.Len(); k++ {
+		if !aheadWanted(tab, k) || !m.jumpWanted(mp, k) {
+			continue
+		}
+		n := mp.originalCode(mm, tab.RuntimeAddr(k), code[:])
+		if n < jump.JmpLen {
+			continue
+		}
+		_, ecs := mp.arcCounters(k)
+		if p := mp.pre[k]; p != nil && p.same(code[:n], ecs, j.at(k), j.counterOf(k)) {
+			continue
+		}
+		jobs = append(jobs, k)
+		pre = append(pre, prebuiltJump{code: bytes.Clone(code[:n]), edges: ecs, at: j.at(k), counter: j.counterOf(k)})
+	}
+	buildAll(tab, jobs, pre)
+	for n, k := range jobs {
+		mp.pre[k] = &pre[n]
+	}
+}
+
+// aheadWanted reports whether site k of tab takes a jump patch of its
+// own, whose trampoline can be built ahead: not a gate (Notify, Resume)
+// and not a short site, whose landing is in its host's trampoline.
+func aheadWanted(tab *breakpoint.Table, k int) bool {
+	if tab.JumpLen(k) == 0 || tab.Derived(k) || tab.IsNotify(k) || tab.IsResume(k) {
+		return false
+	}
+	_, short := tab.ShortSite(k)
+	return !short
+}
+
+// aheadJumps are the root image's trampolines built before an attach
+// stopped the process, for the region base its first mapping would get.
+type aheadJumps struct {
+	lo, base uint64
+	pre      []*prebuiltJump
+}
+
+// buildAhead builds the executable's trampolines while pid still runs,
+// for an eager attach (jumpAll): from its code as mapped, at the region
+// mapScratch will map for it if the process maps nothing meanwhile, with
+// the counters of the first mapping of the counter memory. jumpAll takes
+// each one whose inputs turn out the same (prebuilt).
+//
+// Preconditions: on the tracer thread, before the attach.
+func (m *mon) buildAhead(pid int, regions []region, exe string) {
+	tab := m.o.Table
+	if !m.jumpOn || tab == nil || tab.Len() == 0 {
+		return
+	}
+	var lo, hi, off uint64
+	found := false
+	for _, r := range regions {
+		if r.path != exe {
+			continue
+		}
+		if !found {
+			lo, hi, off, found = r.lo, r.hi, r.off, true
+		} else if r.lo-r.off == lo-off {
+			hi = max(hi, r.hi)
+		}
+	}
+	if !found {
+		return
+	}
+	bias, err := loadBias(pid, m.o.Entry)
+	if err != nil {
+		return
+	}
+	all, err := allRanges(pid)
+	if err != nil {
+		return
+	}
+	size := jumpSize(tab.Len()) + xolSize(tab.Len())
+	base, ok := freeNear(lo, hi, size, all)
+	if !ok {
+		return
+	}
+	mem, err := openMem(pid)
+	if err != nil {
+		return
+	}
+	defer mem.Close()
+	text := make([]byte, hi-lo)
+	if n, err := mem.ReadMemory(lo, text); err != nil || n != len(text) {
+		return
+	}
+	rt := tab.At(bias)
+	j := &jumpArea{base: base}
+	var jobs []int
+	var pre []prebuiltJump
+	for k := 0; k < rt.Len(); k++ {
+		a := rt.RuntimeAddr(k)
+		if !aheadWanted(rt, k) || a < lo || a+jump.JmpLen > hi {
+			continue
+		}
+		code := text[a-lo : min(a-lo+jump.MaxHostLen+40, hi-lo)]
+		arcs, ecs := rt.ArcsOf(k)
+		for n, x := range arcs {
+			ecs[n].Counter = uint32(8 * uint64(rt.Len()+x))
+		}
+		jobs = append(jobs, k)
+		pre = append(pre, prebuiltJump{code: code, edges: ecs, at: j.at(k), counter: j.counterOf(k)})
+	}
+	buildAll(rt, jobs, pre)
+	ah := &aheadJumps{lo: lo, base: base, pre: make([]*prebuiltJump, rt.Len())}
+	for n, k := range jobs {
+		ah.pre[k] = &pre[n]
+	}
+	m.ahead = ah
+}
