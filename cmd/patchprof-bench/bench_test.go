@@ -63,25 +63,25 @@ func TestFormat(t *testing.T) {
 func TestTable(t *testing.T) {
 	s := time.Second
 	ms := []Measure{
-		{Config: cfgNative, Label: "native", Times: []time.Duration{s / 10, s / 5, s / 10}},
+		{Config: cfgNative, Label: "native", Times: []time.Duration{s / 10, s / 5, s / 10}, RSS: []int64{1024, 3072, 2048}},
 		{Config: cfgFloor, Label: "floor", Times: []time.Duration{s / 8}},
 		{Config: cfgGcov, Label: "gcov", Times: []time.Duration{s / 5}},
 		{Config: cfgUftrace, Label: "uftrace", Note: "skipped: uftrace not installed"},
 		{Config: cfgClassic, Label: "classic", TimedOut: true},
-		{Config: cfgXOL, Label: "xol", Times: []time.Duration{11 * s, 10 * s, 12 * s}},
+		{Config: cfgXOL, Label: "xol", Times: []time.Duration{11 * s, 10 * s, 12 * s}, RSS: []int64{40960, 51200}},
 	}
 	var b strings.Builder
 	if err := writeTable(&b, rows("fib", ms, 1000000, 2*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	want := `| workload | configuration | median | vs native | vs floor | ns/hit over native |
-| --- | --- | ---: | ---: | ---: | ---: |
-| fib | native | 0.100 s | 1.00x | 0.80x | - |
-|  | floor | 0.125 s | 1.25x | 1.00x | - |
-|  | gcov | 0.200 s | 2.00x | 1.60x | 100 |
-|  | uftrace | skipped: uftrace not installed |  |  |  |
-|  | classic | >120 s | >1,200x | >960x | - |
-|  | xol | 11.0 s | 110x | 88.0x | 10,900 |
+	want := `| workload | configuration | median | vs native | vs floor | ns/hit over native | peak RSS |
+| --- | --- | ---: | ---: | ---: | ---: | ---: |
+| fib | native | 0.100 s | 1.00x | 0.80x | - | 2.0 MiB |
+|  | floor | 0.125 s | 1.25x | 1.00x | - | - |
+|  | gcov | 0.200 s | 2.00x | 1.60x | 100 | - |
+|  | uftrace | skipped: uftrace not installed |  |  |  |  |
+|  | classic | >120 s | >1,200x | >960x | - | - |
+|  | xol | 11.0 s | 110x | 88.0x | 10,900 | 45.0 MiB |
 `
 	if got := b.String(); got != want {
 		t.Errorf("table:\n%s\nwant:\n%s", got, want)

@@ -34,7 +34,11 @@
 // derives some block counts instead of counting them, so its own sites are
 // not the measure; every configuration of a workload is divided by the same
 // number. "ns/hit" is (median - native median) / hits; the floor has none,
-// as it counts nothing.
+// as it counts nothing. "peak RSS" is the median of the runs' wait4
+// ru_maxrss: for patchprof the larger of patchprof and its target. Go
+// starts each command from a vfork of the bench, whose own memory the
+// kernel counts in that peak, so a peak not above the bench's own (its
+// VmHWM, some 40 MiB) is shown as "-": it says nothing of the command.
 //
 // The command also checks what it measures: every patchprof and floor run
 // must exit 0 and print what the workload's first run printed (the native

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -266,6 +267,9 @@ func (b *bench) runSlot(wr *workloadRun, s *slot, rep int) {
 		wr.checker.problem(fmt.Sprintf("%s printed %q, the first run %q", s.Config, shorten(string(res.stdout), 200), shorten(string(*first), 200)))
 	}
 	s.Times = append(s.Times, res.wall)
+	if res.maxRSS > 0 {
+		s.RSS = append(s.RSS, res.maxRSS)
+	}
 	if isEngine(s.Config) && !wr.w.Start {
 		p, err := profile.Load(filepath.Join(dir, "profile.json"))
 		if err != nil {
@@ -333,6 +337,7 @@ func (b *bench) cacheEnv(wr *workloadRun, cfg, dir string) string {
 // A result is what one timed run gave.
 type result struct {
 	wall           time.Duration
+	maxRSS         int64 // KiB: wait4's ru_maxrss, 0 if unknown
 	stdout, stderr []byte
 	timedOut       bool
 	err            error
@@ -366,8 +371,32 @@ func timed(timeout time.Duration, dir string, env []string, name string, args []
 	start := time.Now()
 	err := cmd.Run()
 	r := result{wall: time.Since(start), stdout: stdout.Bytes(), stderr: stderr.Bytes(), err: err}
+	if ps := cmd.ProcessState; ps != nil {
+		// Go starts a command from a vfork of the bench, whose memory the
+		// kernel counts in the command's peak (exec keeps the larger):
+		// a peak not above the bench's own says nothing of the command.
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > selfPeakKiB() {
+			r.maxRSS = ru.Maxrss
+		}
+	}
 	r.timedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
 	return r
+}
+
+// selfPeakKiB returns the bench's own peak resident memory (VmHWM), in
+// KiB; 0 when it cannot be read.
+func selfPeakKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // firstLine is the first line of a command's error output that says most:

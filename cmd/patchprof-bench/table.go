@@ -15,6 +15,11 @@ type Measure struct {
 	Config, Label string
 	// Times are the wall times of the runs that completed.
 	Times []time.Duration
+	// RSS are those runs' peak resident memory in KiB: the largest of the
+	// command and the processes it waited for (wait4's ru_maxrss), so
+	// for patchprof the larger of patchprof and its target; only the
+	// runs whose peak was above the bench's own (timed).
+	RSS []int64
 	// TimedOut is set when a run exceeded the timeout.
 	TimedOut bool
 	// Note says why the configuration did not run or failed; empty when
@@ -39,7 +44,7 @@ func median(times []time.Duration) time.Duration {
 
 // A Row is one line of the table, formatted.
 type Row struct {
-	Workload, Config, Median, Ratio, VsFloor, PerHit string
+	Workload, Config, Median, Ratio, VsFloor, PerHit, RSS string
 }
 
 // rows formats one workload's measures. The native measure, if any, is the
@@ -64,14 +69,14 @@ func rows(workload string, ms []Measure, hits uint64, timeout time.Duration) []R
 	}
 	var out []Row
 	for i, m := range ms {
-		r := Row{Config: m.Label, Median: "-", Ratio: "-", VsFloor: "-", PerHit: "-"}
+		r := Row{Config: m.Label, Median: "-", Ratio: "-", VsFloor: "-", PerHit: "-", RSS: "-"}
 		if i == 0 {
 			r.Workload = workload
 		}
 		switch {
 		case m.Note != "":
 			r.Median = m.Note
-			r.Ratio, r.VsFloor, r.PerHit = "", "", ""
+			r.Ratio, r.VsFloor, r.PerHit, r.RSS = "", "", "", ""
 		case m.TimedOut:
 			r.Median = ">" + formatSeconds(timeout)
 			if native > 0 {
@@ -83,6 +88,9 @@ func rows(workload string, ms []Measure, hits uint64, timeout time.Duration) []R
 		default:
 			med := median(m.Times)
 			r.Median = formatSeconds(med)
+			if len(m.RSS) > 0 {
+				r.RSS = formatMiB(medianKiB(m.RSS))
+			}
 			if native > 0 {
 				r.Ratio = formatRatio(float64(med) / float64(native))
 			}
@@ -98,6 +106,23 @@ func rows(workload string, ms []Measure, hits uint64, timeout time.Duration) []R
 		out = append(out, r)
 	}
 	return out
+}
+
+// medianKiB returns the median of sizes (the mean of the middle two for
+// an even count).
+func medianKiB(sizes []int64) int64 {
+	s := slices.Clone(sizes)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// formatMiB prints a size in KiB as MiB with one decimal.
+func formatMiB(kib int64) string {
+	return fmt.Sprintf("%.1f MiB", float64(kib)/1024)
 }
 
 // formatSeconds prints a duration in seconds with three significant
@@ -150,10 +175,10 @@ func thousands(n int64) string {
 // writeTable prints the rows as a Markdown table, ready for README.md.
 func writeTable(w io.Writer, rs []Row) error {
 	var b strings.Builder
-	b.WriteString("| workload | configuration | median | vs native | vs floor | ns/hit over native |\n")
-	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: |\n")
+	b.WriteString("| workload | configuration | median | vs native | vs floor | ns/hit over native | peak RSS |\n")
+	b.WriteString("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, r := range rs {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", r.Workload, r.Config, r.Median, r.Ratio, r.VsFloor, r.PerHit)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.Workload, r.Config, r.Median, r.Ratio, r.VsFloor, r.PerHit, r.RSS)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
