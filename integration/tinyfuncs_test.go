@@ -19,6 +19,25 @@ var tinyCalls = map[string]int64{
 	"_ZN4Text6ToTextEv":       10000,
 }
 
+// tinyLines are the counts of the lines of those functions, one line
+// each, as gcov gives them (TestPaddingTinyGcov).
+var tinyLines = map[string]int64{"NODE_ELEMENT": 20000, "ELEMENT": 10000, "NODE_TEXT": 20000, "TEXT": 10000}
+
+// TestPaddingTinyGcov holds tinyLines to gcov's counts of the -O2 build.
+// A one-line function whose whole code is the epilogue's (mov %rdi,%rax;
+// ret) once lost its line: its only row was taken for the closing
+// brace's epilogue (linemodel's markEpilogue).
+func TestPaddingTinyGcov(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	got := gcovCounts(t, gcovRun{src: "tinyvirt.cpp", flags: []string{"-O2"}, args: []string{"30000"}})
+	for m, n := range tinyLines {
+		if l := markerLine(t, "tinyvirt.cpp", m); got[l] != n {
+			t.Errorf("gcov: tinyvirt.cpp:%d (%s) %d, want %d", l, m, got[l], n)
+		}
+	}
+}
+
 // TestPaddingTinyO2: at -O2 a virtual function of 3 or 4 bytes (xor
 // %eax,%eax; ret, mov %rdi,%rax; ret: TinyXML-2's ToElement and ToText,
 // 811,455 traps of its xmltest) has no room for a jmp rel32. Its patch
@@ -40,6 +59,11 @@ func TestPaddingTinyO2(t *testing.T) {
 			}
 			for name, n := range tinyCalls {
 				wantFunc(t, p, name, n)
+			}
+			if len(what) > 1 {
+				for m, n := range tinyLines {
+					wantLine(t, p, "tinyvirt.cpp", markerLine(t, "tinyvirt.cpp", m), n)
+				}
 			}
 			if e == "jump" {
 				wantJumped(t, p)

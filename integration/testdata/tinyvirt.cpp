@@ -20,17 +20,17 @@ struct Element;
 struct Text;
 
 struct Node {
-	__attribute__((noipa)) virtual Element *ToElement() { return nullptr; }
-	__attribute__((noipa)) virtual Text *ToText() { return nullptr; }
+	__attribute__((noipa)) virtual Element *ToElement() { return nullptr; } /* NODE_ELEMENT */
+	__attribute__((noipa)) virtual Text *ToText() { return nullptr; } /* NODE_TEXT */
 	virtual ~Node() {}
 };
 
 struct Element : Node {
-	__attribute__((noipa)) Element *ToElement() override { return this; }
+	__attribute__((noipa)) Element *ToElement() override { return this; } /* ELEMENT */
 };
 
 struct Text : Node {
-	__attribute__((noipa)) Text *ToText() override { return this; }
+	__attribute__((noipa)) Text *ToText() override { return this; } /* TEXT */
 };
 
 static Node *nodes[3];
