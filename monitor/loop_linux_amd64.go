@@ -225,6 +225,7 @@ func (m *mon) plantRoot(pid int, tids []int, first []event) error {
 			}
 		}
 	}
+	m.ahead = nil // built for an eager attach: not kept past it
 	for _, mp := range mm.maps {
 		if mp.Image == m.rootImg {
 			m.res.Bias = mp.Bias
