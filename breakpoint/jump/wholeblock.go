@@ -23,13 +23,16 @@ import (
 // MaxHostLen bounds the code a trampoline runs whole: a block displaced
 // whole, with its tail, and a host block, whose bytes after its own jmp are
 // a short site's landing (package breakpoint's Table.ShortSite). It must
-// fit in TrampolineSize.
-const MaxHostLen = 120
+// fit in TrampolineSize with what a trampoline adds (the counter update,
+// flags kept, an arc's count, the branch grown to rel32, the jmp back:
+// about 60 bytes); a build that does not fit is refused
+// (ErrTrampolineTooLong) and the site falls back to a shorter patch.
+const MaxHostLen = 176
 
 // maxWholeInsts bounds the instructions of a block displaced whole: a
 // thread that a signal finds in the middle of them is single-stepped out
 // of the trampoline (monitor's leaveScratch, at most 64 steps).
-const maxWholeInsts = 32
+const maxWholeInsts = 48
 
 // WholeBlock returns how many bytes from addr, the start of a block of g,
 // a jump patch displaces to run the block whole in its trampoline, and
