@@ -16,23 +16,71 @@ import (
 // unit's cgroup, /system.slice/NAME.service, whatever they exec, so a
 // service's workers are found without naming their binary. Reading a few
 // small files is what makes a short poll cheap: the cost grows with the
-// cgroup's processes, not with the host's (Exe stats every process).
+// cgroup's new processes, not with the host's (Exe stats every process),
+// since a member's start time is kept from the look that found it.
 type Cgroup struct {
 	// Dir is the cgroup's directory in the cgroup v2 file system
 	// (CgroupDir resolves a cgroup path to it); Name is what the user
 	// gave, for messages.
 	Dir, Name string
+	// known holds the members of the last look, by PID: a member still
+	// listed is not read again.
+	known map[int]member
+}
+
+// A member is what a Cgroup keeps of one process it listed: its start
+// time, and whether it is one of the watch's own children.
+type member struct {
+	start uint64
+	ours  bool
 }
 
 // String says what c selects.
-func (c Cgroup) String() string { return "--cgroup " + c.Name }
+func (c *Cgroup) String() string { return "--cgroup " + c.Name }
 
 // Select reads the cgroup.procs file of c's cgroup and of every cgroup
 // below it. A cgroup removed meanwhile (a unit stopped, a child cgroup of
 // a finished job) holds nothing; the watch itself and its own children
 // (the patchprof attached to each process, should the watch run in the
 // subtree it watches) are never selected.
-func (c Cgroup) Select() ([]Proc, error) {
+//
+// Only a PID not listed at the last look is read (/proc/PID/stat); a PID
+// listed at both keeps its start time. That is wrong only if the PID was
+// reused in between with both processes in the subtree: the host must
+// have made pid_max processes between two looks, which are at most
+// --poll apart while processes are made (each fork wakes a watch woken
+// by process events; a polling one looks every --poll anyway).
+func (c *Cgroup) Select() ([]Proc, error) {
+	pids, err := c.list()
+	if err != nil {
+		return nil, err
+	}
+	self := selfPID
+	next := make(map[int]member, len(pids))
+	var out []Proc
+	for _, pid := range pids {
+		if pid == self {
+			continue
+		}
+		m, ok := c.known[pid]
+		if !ok {
+			start, ppid, err := procStat(pid)
+			if err != nil {
+				continue // gone meanwhile
+			}
+			m = member{start: start, ours: ppid == self}
+		}
+		next[pid] = m
+		if !m.ours {
+			out = append(out, Proc{PID: pid, Start: m.start})
+		}
+	}
+	c.known = next
+	return out, nil
+}
+
+// list returns the PIDs in the cgroup.procs files of c's subtree.
+func (c *Cgroup) list() ([]int, error) {
 	var pids []int
 	err := filepath.WalkDir(c.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -44,7 +92,7 @@ func (c Cgroup) Select() ([]Proc, error) {
 		if !d.IsDir() {
 			return nil
 		}
-		b, err := os.ReadFile(filepath.Join(path, "cgroup.procs"))
+		b, err := readFile(filepath.Join(path, "cgroup.procs"))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -61,19 +109,7 @@ func (c Cgroup) Select() ([]Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--cgroup %s: %w", c.Name, err)
 	}
-	self := os.Getpid()
-	var out []Proc
-	for _, pid := range pids {
-		if pid == self {
-			continue
-		}
-		start, ppid, err := procStat(pid)
-		if err != nil || ppid == self {
-			continue // gone meanwhile, or one of the watch's children
-		}
-		out = append(out, Proc{PID: pid, Start: start})
-	}
-	return out, nil
+	return pids, nil
 }
 
 // parseProcs reads a cgroup.procs file: one PID a line.

@@ -56,7 +56,8 @@ func TestCgroupSelect(t *testing.T) {
 	os.MkdirAll(sub, 0o755)
 	os.WriteFile(filepath.Join(root, "cgroup.procs"), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o644)
 	os.WriteFile(filepath.Join(sub, "cgroup.procs"), []byte(strconv.Itoa(os.Getppid())+"\n"), 0o644)
-	got, err := Cgroup{Dir: root, Name: "/t"}.Select()
+	c := &Cgroup{Dir: root, Name: "/t"}
+	got, err := c.Select()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +69,45 @@ func TestCgroupSelect(t *testing.T) {
 		t.Errorf("Select = %v, want the parent %d only (not the watch itself)", pids, os.Getppid())
 	}
 	os.WriteFile(filepath.Join(sub, "cgroup.procs"), []byte("12 x\n"), 0o644)
-	if _, err := (Cgroup{Dir: root, Name: "/t"}).Select(); err == nil {
+	if _, err := (&Cgroup{Dir: root, Name: "/t"}).Select(); err == nil {
 		t.Error("a cgroup.procs holding a word: no error")
 	}
-	if got, err := (Cgroup{Dir: filepath.Join(root, "gone"), Name: "/gone"}).Select(); err != nil || len(got) != 0 {
+	if got, err := (&Cgroup{Dir: filepath.Join(root, "gone"), Name: "/gone"}).Select(); err != nil || len(got) != 0 {
 		t.Errorf("a removed cgroup: %v, %v; want nothing, no error", got, err)
+	}
+}
+
+// TestCgroupKeepsStarts reads a member's /proc/PID/stat only when it is
+// new: a PID listed at two looks keeps the start time of the first, one
+// that left the listing is read again when listed again.
+func TestCgroupKeepsStarts(t *testing.T) {
+	parent := os.Getppid()
+	real, err := startTime(parent)
+	if err != nil {
+		t.Skipf("no /proc here (%v): the PIDs are checked there", err)
+	}
+	root := t.TempDir()
+	procs := filepath.Join(root, "cgroup.procs")
+	os.WriteFile(procs, []byte(strconv.Itoa(parent)+"\n"), 0o644)
+	// A start no process has: seen again only if kept, not read.
+	c := &Cgroup{Dir: root, Name: "/t", known: map[int]member{parent: {start: real + 1}}}
+	look := func() []Proc {
+		t.Helper()
+		got, err := c.Select()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := look(); !slices.Equal(got, []Proc{{PID: parent, Start: real + 1}}) {
+		t.Errorf("a member listed again: %v, want its kept start %d", got, real+1)
+	}
+	os.WriteFile(procs, nil, 0o644)
+	if got := look(); len(got) != 0 {
+		t.Errorf("an empty cgroup: %v, want nothing", got)
+	}
+	os.WriteFile(procs, []byte(strconv.Itoa(parent)+"\n"), 0o644)
+	if got := look(); !slices.Equal(got, []Proc{{PID: parent, Start: real}}) {
+		t.Errorf("a member listed after a look without it: %v, want its start read, %d", got, real)
 	}
 }

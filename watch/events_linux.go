@@ -23,16 +23,68 @@ const (
 	cnMsgLen          = 20 // struct cn_msg: id (idx, val), seq, ack, len (u16), flags (u16)
 )
 
+// The offsets in a message of the process events connector (after the
+// netlink and connector headers) of struct proc_event's what, and of a
+// fork's child_pid and child_tgid.
+const (
+	evWhatOff     = nlmsgHdrLen + cnMsgLen
+	evChildPIDOff = evWhatOff + 24
+	evChildTIDOff = evWhatOff + 28
+)
+
+// eventFilter is a classic BPF socket filter that keeps the forks of
+// processes (a fork whose child_pid is its child_tgid: not a thread's)
+// and, if execs, the execs, and drops the rest in the kernel: the
+// creation and exit of every thread of the host, which would otherwise
+// each wake the watch to be thrown away (a Go or Java program makes
+// threads by the hundred). A load of a word is in network byte order
+// (big-endian), so a constant compared with the kernel's little-endian
+// what is byte-swapped; two loaded words compare equal either way.
+func eventFilter(execs bool) []unix.SockFilter {
+	const (
+		ldw    = unix.BPF_LD | unix.BPF_W | unix.BPF_ABS
+		jeqK   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K
+		jeqX   = unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_X
+		tax    = unix.BPF_MISC | unix.BPF_TAX
+		ret    = unix.BPF_RET | unix.BPF_K
+		keep   = 0xffff // bytes of the message kept: all of it
+		forkBE = procEventFork << 24
+		execBE = procEventExec << 24
+	)
+	execJump := uint8(0) // to the fork test: the exec test never jumps
+	if execs {
+		execJump = 5 // to keep
+	}
+	return []unix.SockFilter{
+		{Code: ldw, K: evWhatOff},
+		{Code: jeqK, Jt: execJump, K: execBE},
+		{Code: jeqK, Jf: 5, K: forkBE}, // else to drop
+		{Code: ldw, K: evChildTIDOff},
+		{Code: tax},
+		{Code: ldw, K: evChildPIDOff},
+		{Code: jeqX, Jf: 1},  // a thread's: to drop
+		{Code: ret, K: keep}, // keep
+		{Code: ret, K: 0},    // drop
+	}
+}
+
 // procEvents is a socket of the process events connector, read through
 // the runtime's poller so that Close ends a Wait.
 type procEvents struct{ f *os.File }
 
-// openProcEvents joins the process events connector; the error says why
-// it cannot (no CAP_NET_ADMIN, a kernel without CONFIG_PROC_EVENTS).
-func openProcEvents() (*procEvents, error) {
+// openProcEvents joins the process events connector, receiving the forks
+// of processes and, if execs, the execs; the error says why it cannot (no
+// CAP_NET_ADMIN, a kernel without CONFIG_PROC_EVENTS).
+func openProcEvents(execs bool) (*procEvents, error) {
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_CONNECTOR)
 	if err != nil {
 		return nil, fmt.Errorf("netlink connector socket: %w", err)
+	}
+	prog := eventFilter(execs)
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if err := unix.SetsockoptSockFprog(fd, unix.SOL_SOCKET, unix.SO_ATTACH_FILTER, &fprog); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("filter the process events: %w", err)
 	}
 	if err := unix.Bind(fd, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: cnIdxProc}); err != nil {
 		unix.Close(fd)
@@ -60,10 +112,11 @@ func openProcEvents() (*procEvents, error) {
 }
 
 // Wait blocks until processes are made (a fork that is not a thread's)
-// or exec on the host, and returns their PIDs; ok is false once the
-// socket is closed. lost is set on a receive buffer overrun (ENOBUFS:
-// events dropped on a busy host): the caller must look at everything.
-func (e *procEvents) Wait() (pids []int, lost, ok bool) {
+// or exec on the host, and returns them in the kernel's order; ok is
+// false once the socket is closed. lost is set on a receive buffer
+// overrun (ENOBUFS: events dropped on a busy host): the caller must look
+// at everything.
+func (e *procEvents) Wait() (evs []procEvent, lost, ok bool) {
 	buf := make([]byte, 8192)
 	for {
 		n, err := e.f.Read(buf)
@@ -73,8 +126,8 @@ func (e *procEvents) Wait() (pids []int, lost, ok bool) {
 		case err != nil:
 			return nil, false, false
 		}
-		if pids = newProcs(buf[:n]); len(pids) > 0 {
-			return pids, false, true
+		if evs = newProcs(buf[:n]); len(evs) > 0 {
+			return evs, false, true
 		}
 	}
 }
@@ -84,9 +137,9 @@ func (e *procEvents) Wait() (pids []int, lost, ok bool) {
 // parent_tgid, child_pid, child_tgid (a thread's has child_pid !=
 // child_tgid), for an exec process_pid, process_tgid; after the netlink
 // and connector headers and the event's cpu and timestamp.
-func newProcs(b []byte) []int {
+func newProcs(b []byte) []procEvent {
 	le := binary.LittleEndian
-	var pids []int
+	var evs []procEvent
 	for len(b) >= nlmsgHdrLen {
 		l := int(le.Uint32(b))
 		if l < nlmsgHdrLen || l > len(b) {
@@ -98,10 +151,10 @@ func newProcs(b []byte) []int {
 			switch le.Uint32(ev) {
 			case procEventFork:
 				if pid, tgid := le.Uint32(ev[24:]), le.Uint32(ev[28:]); pid == tgid {
-					pids = append(pids, int(tgid))
+					evs = append(evs, procEvent{PID: int(tgid), Parent: int(le.Uint32(ev[20:])), Fork: true})
 				}
 			case procEventExec:
-				pids = append(pids, int(le.Uint32(ev[20:])))
+				evs = append(evs, procEvent{PID: int(le.Uint32(ev[20:]))})
 			}
 		}
 		if l = (l + 3) &^ 3; l >= len(b) {
@@ -109,7 +162,7 @@ func newProcs(b []byte) []int {
 		}
 		b = b[l:]
 	}
-	return pids
+	return evs
 }
 
 // Close leaves the connector, ending a Wait.

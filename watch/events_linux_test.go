@@ -2,8 +2,10 @@ package watch
 
 import (
 	"encoding/binary"
+	"os/exec"
 	"slices"
 	"testing"
+	"time"
 )
 
 // procEventMsg is one netlink message of the process events connector:
@@ -27,16 +29,56 @@ func procEventMsg(what uint32, data ...uint32) []byte {
 // left alone.
 func TestNewProcs(t *testing.T) {
 	var b []byte
-	b = append(b, procEventMsg(procEventFork, 1, 1, 4242, 4242)...)    // a process
+	b = append(b, procEventMsg(procEventFork, 1, 1, 4242, 4242)...)    // a process, by init
 	b = append(b, procEventMsg(procEventFork, 10, 10, 4243, 10)...)    // a thread
 	b = append(b, procEventMsg(procEventExec, 77, 77, 0, 0)...)        // an exec
 	b = append(b, procEventMsg(0x80000000, 4242, 4242, 0, 0, 1, 1)...) // an exit
-	if got := newProcs(b); !slices.Equal(got, []int{4242, 77}) {
-		t.Errorf("newProcs = %v, want [4242 77]", got)
+	want := []procEvent{{PID: 4242, Parent: 1, Fork: true}, {PID: 77}}
+	if got := newProcs(b); !slices.Equal(got, want) {
+		t.Errorf("newProcs = %v, want %v", got, want)
 	}
 	for _, bad := range [][]byte{nil, {1, 2, 3}, procEventMsg(procEventExec)[:30], {0xff, 0xff, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}} {
 		if got := newProcs(bad); len(got) != 0 {
 			t.Errorf("newProcs(%x) = %v, want none", bad, got)
 		}
+	}
+}
+
+// TestEventFilter joins the connector (where permitted) and starts a
+// process: the kernel keeps only processes' forks, and execs if asked,
+// so every message read names one; the thread's fork and the exits the
+// program makes are dropped before they wake the reader.
+func TestEventFilter(t *testing.T) {
+	for _, execs := range []bool{false, true} {
+		ev, err := openProcEvents(execs)
+		if err != nil {
+			t.Skipf("no process events here (%v): needs CAP_NET_ADMIN", err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", "true")
+		if err := cmd.Run(); err != nil {
+			ev.Close()
+			t.Fatal(err)
+		}
+		pid := cmd.Process.Pid
+		var forked, execed bool
+		buf := make([]byte, 8192)
+		ev.f.SetReadDeadline(time.Now().Add(10 * time.Second))
+		for !forked || execs && !execed {
+			n, err := ev.f.Read(buf)
+			if err != nil {
+				t.Fatalf("execs %v: the fork of PID %d (and its exec) not read: %v", execs, pid, err)
+			}
+			evs := newProcs(buf[:n])
+			if len(evs) != 1 {
+				t.Fatalf("execs %v: a message the filter kept names %v, want one process", execs, evs)
+			}
+			e := evs[0]
+			if !e.Fork && !execs {
+				t.Errorf("execs false: the exec of PID %d kept", e.PID)
+			}
+			forked = forked || e.Fork && e.PID == pid
+			execed = execed || !e.Fork && e.PID == pid
+		}
+		ev.Close()
 	}
 }

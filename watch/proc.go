@@ -32,6 +32,17 @@ type Matcher interface {
 	Match(pid int) (Proc, bool)
 }
 
+// selfPID is the watch's own PID, never selected (os.Getpid is a system
+// call each time, and a look asks for it at each process).
+var selfPID = os.Getpid()
+
+// A procEvent is one process the kernel's process events name: made by a
+// fork of Parent (Fork set), or exec'ed.
+type procEvent struct {
+	PID, Parent int
+	Fork        bool
+}
+
 // ErrUnsupported is returned where /proc cannot be scanned: patchprof
 // watch runs on Linux only.
 var ErrUnsupported = errors.New("patchprof watch needs Linux's /proc")

@@ -38,7 +38,7 @@ func (e Exe) Select() ([]Proc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read /proc: %w", err)
 	}
-	self := os.Getpid()
+	self := selfPID
 	var out []Proc
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
@@ -63,7 +63,7 @@ func (e Exe) Select() ([]Proc, error) {
 // Match reports whether process pid runs Path's file.
 func (e Exe) Match(pid int) (Proc, bool) {
 	var want, st syscall.Stat_t
-	if pid == os.Getpid() || syscall.Stat(e.Path, &want) != nil {
+	if pid == selfPID || syscall.Stat(e.Path, &want) != nil {
 		return Proc{}, false
 	}
 	if syscall.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
@@ -85,7 +85,7 @@ func startTime(pid int) (uint64, error) {
 // procStat returns process pid's start time and parent's PID
 // (/proc/PID/stat fields 22 and 4).
 func procStat(pid int) (start uint64, ppid int, err error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	b, err := readFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
 		return 0, 0, err
 	}
@@ -94,11 +94,41 @@ func procStat(pid int) (start uint64, ppid int, err error) {
 
 // tracer returns the PID of process pid's tracer (0: none).
 func tracer(pid int) int {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	b, err := readFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {
 		return 0
 	}
 	return tracerPID(string(b))
+}
+
+// readFile returns the contents of a small file of /proc or of the cgroup
+// file system with three system calls (open, read to the end, close):
+// os.ReadFile also asks fcntl and epoll whether the file can be polled,
+// and stats it, which quadruples a look's calls (the watch reads such
+// files by the hundred).
+func readFile(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	b := make([]byte, 0, 1024)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if n == 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // childAttrs makes a child patchprof get SIGTERM when the watcher dies

@@ -27,11 +27,14 @@ func procStat(pid int) (uint64, int, error) { return 0, 0, ErrUnsupported }
 // procEvents is the kernel's process events connector: Linux only.
 type procEvents struct{}
 
-func openProcEvents() (*procEvents, error)    { return nil, ErrUnsupported }
-func (*procEvents) Wait() ([]int, bool, bool) { return nil, false, false }
-func (*procEvents) Close() error              { return nil }
+func openProcEvents(bool) (*procEvents, error)      { return nil, ErrUnsupported }
+func (*procEvents) Wait() ([]procEvent, bool, bool) { return nil, false, false }
+func (*procEvents) Close() error                    { return nil }
 
 func tracer(pid int) int { return 0 }
+
+// readFile is os.ReadFile: there is no /proc to read cheaply.
+func readFile(path string) ([]byte, error) { return os.ReadFile(path) }
 
 func childAttrs() *syscall.SysProcAttr { return nil }
 

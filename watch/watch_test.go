@@ -1,8 +1,10 @@
 package watch
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +93,59 @@ func TestAggregate(t *testing.T) {
 	}
 	if want := "PID 12: counted from its attach at 2026-11-27T18:00:00.000Z to the detach at 2026-11-27T18:00:02.000Z"; !strings.Contains(strings.Join(b.Notes, "\n"), want) {
 		t.Errorf("notes lack %q:\n%s", want, b.Notes)
+	}
+}
+
+// askedMatcher wants no process and records which it was asked about.
+type askedMatcher struct{ asked []int }
+
+func (m *askedMatcher) Select() ([]Proc, error) { return nil, nil }
+func (m *askedMatcher) String() string          { return "--asked" }
+func (m *askedMatcher) Match(pid int) (Proc, bool) {
+	m.asked = append(m.asked, pid)
+	return Proc{}, false
+}
+
+// TestPollEventsPassesOverForks looks at the processes exec'ed and the
+// forks of the candidates only: the forks of the others run what their
+// parents run. A candidate's fork stays one whatever Match says of it
+// now (it may have exec'ed or exited since), and so does an exec'ed one.
+func TestPollEventsPassesOverForks(t *testing.T) {
+	m := &askedMatcher{}
+	w, err := New(Options{Select: m, Dir: t.TempDir()})
+	if errors.Is(err, ErrUnsupported) {
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.matches = map[int]bool{10: true} // wanted at the last full look
+	evs := []procEvent{
+		{PID: 11, Parent: 10, Fork: true}, // a candidate's fork: asked
+		{PID: 21, Parent: 20, Fork: true}, // another's fork: not asked
+		{PID: 12, Parent: 11, Fork: true}, // the fork's fork: asked
+		{PID: 21},                         // an exec: asked
+		{PID: 22, Parent: 21, Fork: true}, // the exec'ed one's fork: asked
+		{PID: 31, Parent: 30, Fork: true}, // another's: not asked
+	}
+	if err := w.pollEvents(evs); err != nil {
+		t.Fatal(err)
+	}
+	if want := []int{11, 12, 21, 22}; !slices.Equal(m.asked, want) {
+		t.Errorf("asked about %v, want %v", m.asked, want)
+	}
+}
+
+// TestReadFile reads a file longer than its first buffer whole, and says
+// a missing one is missing.
+func TestReadFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "procs")
+	want := strings.Repeat("4242\n", 1000)
+	os.WriteFile(path, []byte(want), 0o644)
+	if got, err := readFile(path); err != nil || string(got) != want {
+		t.Errorf("readFile = %d bytes, %v; want %d bytes", len(got), err, len(want))
+	}
+	if _, err := readFile(path + ".none"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v, want ErrNotExist", err)
 	}
 }

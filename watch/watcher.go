@@ -71,13 +71,18 @@ type Watcher struct {
 	wg       sync.WaitGroup
 	// snapMu makes one snapshot at a time: each asks every child.
 	snapMu sync.Mutex
-	// closeEvents leaves the process events connector, if joined; evPIDs
+	// closeEvents leaves the process events connector, if joined; evs
 	// are the processes its events named since the last look, evLost
 	// set when the kernel dropped some.
 	closeEvents func() error
 	evMu        sync.Mutex
-	evPIDs      []int
+	evs         []procEvent
 	evLost      bool
+	// matches are the candidates of a Matcher by PID (Run's goroutine
+	// only): the processes it wanted at the last full look, and those the
+	// events named since (pollEvents). A fork of any other runs an
+	// executable not wanted, and is not looked at.
+	matches map[int]bool
 }
 
 // New returns a Watcher for opt; Run starts it.
@@ -128,14 +133,14 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 	var delay <-chan time.Time // a wake within Poll of the last look
 	var last time.Time
 	full := true
-	var pending []int
+	var pending []procEvent
 	for {
 		var err error
 		if full {
 			err = w.poll()
 			last, full, pending = time.Now(), false, nil
 		} else if len(pending) > 0 {
-			err = w.pollPIDs(pending)
+			err = w.pollEvents(pending)
 			pending = nil
 		}
 		if err != nil {
@@ -146,9 +151,9 @@ func (w *Watcher) Run(ctx context.Context, snap <-chan struct{}) error {
 		case <-poll.C:
 			full = true
 		case <-wake:
-			pids, all := w.takeEvents()
+			evs, all := w.takeEvents()
 			if _, ok := w.opt.Select.(Matcher); ok && !all {
-				pending = pids
+				pending = append(pending, evs...)
 			} else if d := w.opt.Poll - time.Since(last); d <= 0 {
 				full = true
 			} else if delay == nil {
@@ -180,7 +185,10 @@ func (w *Watcher) events() (wake <-chan struct{}, every time.Duration) {
 		w.logf("watching %s: looking every %v (--no-events), %s", w.opt.Select, w.opt.Poll, how)
 		return nil, w.opt.Poll
 	}
-	ev, err := openProcEvents()
+	// A cgroup's processes are made by forks (or moved in, which no event
+	// says); an exec leaves a process in its cgroup.
+	_, cgroup := w.opt.Select.(*Cgroup)
+	ev, err := openProcEvents(!cgroup)
 	if err != nil {
 		w.logf("watching %s: looking every %v (no process events: %v), %s", w.opt.Select, w.opt.Poll, err, how)
 		return nil, w.opt.Poll
@@ -189,12 +197,12 @@ func (w *Watcher) events() (wake <-chan struct{}, every time.Duration) {
 	w.closeEvents = ev.Close
 	go func() {
 		for {
-			pids, lost, ok := ev.Wait()
+			evs, lost, ok := ev.Wait()
 			if !ok {
 				return
 			}
 			w.evMu.Lock()
-			w.evPIDs = append(w.evPIDs, pids...)
+			w.evs = append(w.evs, evs...)
 			w.evLost = w.evLost || lost
 			w.evMu.Unlock()
 			select {
@@ -208,14 +216,15 @@ func (w *Watcher) events() (wake <-chan struct{}, every time.Duration) {
 	return ch, every
 }
 
-// takeEvents returns the PIDs the events named since the last call, and
-// whether events were lost (everything must be looked at).
-func (w *Watcher) takeEvents() (pids []int, lost bool) {
+// takeEvents returns the processes the events named since the last
+// call, in order, and whether events were lost (everything must be
+// looked at).
+func (w *Watcher) takeEvents() (evs []procEvent, lost bool) {
 	w.evMu.Lock()
 	defer w.evMu.Unlock()
-	pids, lost = w.evPIDs, w.evLost
-	w.evPIDs, w.evLost = nil, false
-	return pids, lost
+	evs, lost = w.evs, w.evLost
+	w.evs, w.evLost = nil, false
+	return evs, lost
 }
 
 // poll finds the new processes and attaches to each, up to MaxProcs.
@@ -224,15 +233,42 @@ func (w *Watcher) poll() error {
 	if err != nil {
 		return err
 	}
+	w.matches = make(map[int]bool, len(procs))
+	for _, p := range procs {
+		w.matches[p.PID] = true
+	}
 	return w.attachAll(procs)
 }
 
-// pollPIDs attaches to those of pids the Selector, a Matcher, wants.
-func (w *Watcher) pollPIDs(pids []int) error {
+// pollEvents attaches to those of the processes evs name that the
+// Selector, a Matcher, wants, taking the events in the kernel's order.
+// A fork runs its parent's executable until it execs, so the fork of a
+// process that is no candidate is passed over without a look (on a host,
+// most forks are of long-running processes: shells, servers, make). The
+// candidates (matches) are the processes wanted at the last full look,
+// every process exec'ed since, and every fork of a candidate since,
+// whatever Match says of it now: Match sees a process as it is when the
+// event is read, and by then it may have exec'ed again or exited, while
+// its forks, made before, still run what it ran (a daemon's double
+// fork). The fork of a candidate that is wanted is attached to unless its
+// parent's patchprof follows it already (attachAll).
+//
+// Why no wanted process is passed over: a process that ran the wanted
+// file when it forked ran it since the last full look saw it (and is a
+// candidate), or since an exec after that look began (a candidate: the
+// event is taken after the look), or since its own fork from a process
+// that ran the file then, a candidate by the same argument, the events
+// coming in order. One whose file is renamed to Path while it runs is
+// found by the next full look, as before.
+func (w *Watcher) pollEvents(evs []procEvent) error {
 	m := w.opt.Select.(Matcher)
 	var procs []Proc
-	for _, pid := range pids {
-		if p, ok := m.Match(pid); ok {
+	for _, ev := range evs {
+		if ev.Fork && !w.matches[ev.Parent] {
+			continue
+		}
+		w.matches[ev.PID] = true
+		if p, ok := m.Match(ev.PID); ok {
 			procs = append(procs, p)
 		}
 	}

@@ -120,7 +120,7 @@ func parseWatchFlags(args []string) (*watchFlags, watch.Selector, error) {
 		if err != nil {
 			return nil, nil, failed("watch: %v", err)
 		}
-		sel = watch.Cgroup{Dir: dir, Name: wf.cgroup}
+		sel = &watch.Cgroup{Dir: dir, Name: wf.cgroup}
 	default:
 		abs, err := filepath.Abs(wf.pidFile)
 		if err != nil {
