@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -160,6 +161,7 @@ func watchMain(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, failed("watch: cannot find patchprof's own executable to attach with: %v", err))
 	}
+	oneProc()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	rs := watchSignals(newRunSignals(stderr, " before watching"))
@@ -193,6 +195,18 @@ func watchMain(args []string, stderr io.Writer) int {
 		return fail(stderr, saveErr)
 	}
 	return 0
+}
+
+// oneProc runs the watch's goroutines on one thread at a time (one P),
+// unless GOMAXPROCS is set: the watch's work is short reads, one wake-up
+// at a time, and with a second P each wake-up also woke a second thread
+// to look for work and sleep again, about doubling the watch's context
+// switches and CPU while its processes are idle (docs/performance.md).
+// The children, each its own process, keep the default.
+func oneProc() {
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
+	}
 }
 
 // serveWatch starts the endpoints of --listen, if given; the returned
