@@ -258,8 +258,12 @@ func TestWatchExe(t *testing.T) {
 	if !strings.Contains(procs, fmt.Sprintf(`"pid": %d,`, gone.cmd.Process.Pid)) || strings.Count(procs, `"watched": true`) != 3 {
 		t.Errorf("/processes does not list the 4 copies, 3 watched:\n%s", procs)
 	}
-	if code, _ := getURL(t, fmt.Sprintf("%s/debug/pprof/counts?pid=%d", base, late.cmd.Process.Pid)); code != 200 {
-		t.Errorf("/debug/pprof/counts?pid=%d: status %d", late.cmd.Process.Pid, code)
+	// One process's counts, read by go tool pprof: the late copy's 4,000
+	// calls, none of the others'.
+	one := exec.Command("go", "tool", "pprof", "-sample_index=calls", "-top", fmt.Sprintf("%s/debug/pprof/counts?pid=%d", base, late.cmd.Process.Pid))
+	one.Env = append(os.Environ(), "PPROF_TMPDIR="+t.TempDir())
+	if out, err := one.CombinedOutput(); err != nil || !regexp.MustCompile(`(?m)^\s+4000\s+100%\s+100%\s+4000\s+100%\s+work$`).Match(out) {
+		t.Errorf("go tool pprof -top of /debug/pprof/counts?pid=%d has no row of 4000 calls of work (%v):\n%s", late.cmd.Process.Pid, err, out)
 	}
 
 	pp.Process.Signal(syscall.SIGTERM)
