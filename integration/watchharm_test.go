@@ -103,3 +103,61 @@ func TestWatchTargetKilled(t *testing.T) {
 	second.ask(t, 1)
 	second.end(t)
 }
+
+// TestWatchReplacedBinary: a deploy replaces the watched file (a new
+// build renamed over the path) while a process of the old one runs. The
+// watch goes on counting the old process, attaches to a process of the
+// new file, and keeps the two builds apart by build ID: the aggregate of
+// the build found last at the path, the earlier beside it as
+// FILE.BUILDID, each exact.
+func TestWatchReplacedBinary(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	const id1, id2 = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	v1 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id1)
+	v2 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id2)
+	path := filepath.Join(t.TempDir(), "served")
+	deploy := func(from string) {
+		b, err := os.ReadFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path+".new", b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".new", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deploy(v1)
+	old := startCommandTarget(t, path)
+	save := filepath.Join(t.TempDir(), "agg.json")
+	pp, wl, _ := startWatch(t, "--exe", path, "--funcs", "--func", "^work$", "--save", save)
+	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != old.cmd.Process.Pid {
+		t.Fatalf("attached to PID %d, want %d\n%s", pid, old.cmd.Process.Pid, wl.all.String())
+	}
+	old.ask(t, 100)
+	deploy(v2)
+	cur := startCommandTarget(t, path)
+	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != cur.cmd.Process.Pid {
+		t.Fatalf("attached to PID %d, want the new build's %d\n%s", pid, cur.cmd.Process.Pid, wl.all.String())
+	}
+	cur.ask(t, 200)
+	old.ask(t, 30)
+	if n := stopWatch(t, pp, wl, save); n != 200 {
+		t.Errorf("the new build's work counted %d, want exactly 200\n%s", n, wl.all.String())
+	}
+	p, err := readProfile(save + "." + id1[:16])
+	if err != nil {
+		t.Fatalf("the earlier build's aggregate: %v\n%s", err, wl.all.String())
+	}
+	if n, ok := funcCount(p, "work"); !ok || n != 130 {
+		t.Errorf("the earlier build's work counted %d (%v), want exactly 130\n%s", n, ok, wl.all.String())
+	}
+	for _, c := range []*commandTarget{old, cur} {
+		waitUntraced(t, c.cmd.Process.Pid)
+		c.ask(t, 1)
+		c.end(t)
+	}
+}
