@@ -4,6 +4,7 @@ package integration
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -160,4 +161,52 @@ func TestWatchReplacedBinary(t *testing.T) {
 		c.ask(t, 1)
 		c.end(t)
 	}
+}
+
+// TestWatchExecAway: a watched process that execs into another program
+// is followed, as a launch follows an exec: the aggregate of the watched
+// program's build keeps the calls made before the exec in its own code,
+// exact, and the other program's calls apart, as a module of its own;
+// the process runs on, untraced after the watch.
+func TestWatchExecAway(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	a := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x3333333333333333333333333333333333333333"))
+	b := watchedCopy(t, buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x4444444444444444444444444444444444444444"))
+	c := startCommandTarget(t, a)
+	save := filepath.Join(t.TempDir(), "agg.json")
+	pp, wl, _ := startWatch(t, "--exe", a, "--funcs", "--func", "^work$", "--save", save)
+	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != c.cmd.Process.Pid {
+		t.Fatalf("attached to PID %d, want %d\n%s", pid, c.cmd.Process.Pid, wl.all.String())
+	}
+	c.ask(t, 50)
+	fmt.Fprintf(c.in, "exec %s\n", b)
+	if !c.sc.Scan() || c.sc.Text() != "ready" {
+		t.Fatalf("the other program did not start after the exec: %q\n%s", c.sc.Text(), wl.all.String())
+	}
+	c.total = 0 // the other program's own count
+	c.ask(t, 20)
+	pp.Process.Signal(syscall.SIGTERM)
+	for range wl.lines {
+	}
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof watch: %v\n%s", err, wl.all.String())
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, wl.all.String())
+	}
+	got := map[string]int64{}
+	for _, f := range p.Functions {
+		if f.Name == "work" {
+			got[f.Module] += f.Count
+		}
+	}
+	if want := map[string]int64{"": 50, b: 20}; !maps.Equal(got, want) {
+		t.Errorf("work counted %v by module (\"\": the watched program), want %v\n%s", got, want, wl.all.String())
+	}
+	waitUntraced(t, c.cmd.Process.Pid)
+	c.ask(t, 1)
+	c.end(t)
 }
