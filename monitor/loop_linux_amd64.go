@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -191,6 +192,11 @@ func (m *mon) plantRoot(pid int, tids []int, first []event) error {
 	exe, err := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	if err != nil {
 		return fmt.Errorf("find the executable of %d: %w", pid, err)
+	}
+	if m.o.Attach != 0 && m.o.Path != "" && strings.TrimSuffix(exe, " (deleted)") != strings.TrimSuffix(m.o.Path, " (deleted)") {
+		// It exec'd between the read of its executable and the attach:
+		// the table is another program's.
+		return &ExecedError{PID: pid, Planned: m.o.Path, Now: exe}
 	}
 	tab := m.o.Table
 	if tab == nil {

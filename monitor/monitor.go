@@ -280,6 +280,20 @@ func (e *StartError) Error() string {
 // Unwrap returns execve's error.
 func (e *StartError) Unwrap() error { return e.Err }
 
+// An ExecedError reports a process that exec'd another program while
+// patchprof attached to it: what was analysed (Planned, read from
+// /proc/PID/exe before the attach) is not what it runs once stopped
+// (Now). Nothing was planted; the process was let go.
+type ExecedError struct {
+	PID          int
+	Planned, Now string
+}
+
+// Error implements error.
+func (e *ExecedError) Error() string {
+	return fmt.Sprintf("process %d exec'd %s while patchprof attached (it ran %s): attach again", e.PID, e.Now, e.Planned)
+}
+
 // ErrNoProcess, ErrZombie, ErrAlreadyTraced and ErrOwnProcess describe
 // processes that cannot be attached to (CheckAttach).
 var (

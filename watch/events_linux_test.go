@@ -2,6 +2,7 @@ package watch
 
 import (
 	"encoding/binary"
+	"os"
 	"os/exec"
 	"slices"
 	"testing"
@@ -80,5 +81,30 @@ func TestEventFilter(t *testing.T) {
 			execed = execed || !e.Fork && e.PID == pid
 		}
 		ev.Close()
+	}
+}
+
+// TestExecedSince: a record whose patchprof ended without attaching is
+// watched anew only when its process runs another file than when found.
+func TestExecedSince(t *testing.T) {
+	self := exeOf(os.Getpid())
+	if self == "" {
+		t.Fatal("exeOf of this process is empty")
+	}
+	now := time.Now()
+	for _, tc := range []struct {
+		name string
+		r    Record
+		want bool
+	}{
+		{"still watched", Record{Proc: Proc{PID: os.Getpid()}, exe: "0:0"}, false},
+		{"attached, then ended", Record{Proc: Proc{PID: os.Getpid()}, Attached: now, Ended: now, exe: "0:0"}, false},
+		{"refused, the same file", Record{Proc: Proc{PID: os.Getpid()}, Ended: now, exe: self}, false},
+		{"refused, file unknown", Record{Proc: Proc{PID: os.Getpid()}, Ended: now}, false},
+		{"refused, another file now", Record{Proc: Proc{PID: os.Getpid()}, Ended: now, exe: "0:0"}, true},
+	} {
+		if got := execedSince(&tc.r); got != tc.want {
+			t.Errorf("%s: execedSince = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

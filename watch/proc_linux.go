@@ -76,6 +76,16 @@ func (e Exe) Match(pid int) (Proc, bool) {
 	return Proc{PID: pid, Start: start}, true
 }
 
+// exeOf returns the device and inode of the file process pid runs, as
+// text, "" when it cannot be read.
+func exeOf(pid int) string {
+	var st syscall.Stat_t
+	if syscall.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st) != nil {
+		return ""
+	}
+	return strconv.FormatUint(st.Dev, 10) + ":" + strconv.FormatUint(st.Ino, 10)
+}
+
 // startTime returns process pid's start time (/proc/PID/stat field 22).
 func startTime(pid int) (uint64, error) {
 	start, _, err := procStat(pid)

@@ -22,6 +22,8 @@ func (e Exe) Select() ([]Proc, error) { return nil, ErrUnsupported }
 
 func startTime(pid int) (uint64, error) { return 0, ErrUnsupported }
 
+func exeOf(pid int) string { return "" }
+
 func procStat(pid int) (uint64, int, error) { return 0, 0, ErrUnsupported }
 
 // procEvents is the kernel's process events connector: Linux only.

@@ -281,7 +281,7 @@ func (w *Watcher) attachAll(procs []Proc) error {
 	defer w.mu.Unlock()
 	active := len(w.kids)
 	for _, p := range procs {
-		if w.recs[p] != nil {
+		if r := w.recs[p]; r != nil && !execedSince(r) {
 			continue
 		}
 		if t := tracer(p.PID); t != 0 && w.ours(t) {
@@ -297,7 +297,7 @@ func (w *Watcher) attachAll(procs []Proc) error {
 			}
 			continue
 		}
-		r := &Record{Proc: p, Found: time.Now()}
+		r := &Record{Proc: p, Found: time.Now(), exe: exeOf(p.PID)}
 		c, err := w.start(r)
 		if err != nil {
 			return err
@@ -308,6 +308,21 @@ func (w *Watcher) attachAll(procs []Proc) error {
 		active++
 	}
 	return nil
+}
+
+// execedSince reports whether r's process, whose patchprof ended without
+// attaching, now runs another file than when it was found: it exec'd as
+// its patchprof attached (which then refuses: monitor.ExecedError), or
+// after, and is a program to watch anew. A process keeps its PID and
+// start time across an exec, so only its file tells.
+//
+// Preconditions: w.mu held.
+func execedSince(r *Record) bool {
+	if r.Ended.IsZero() || !r.Attached.IsZero() || r.exe == "" {
+		return false
+	}
+	now := exeOf(r.Proc.PID)
+	return now != "" && now != r.exe
 }
 
 // ours reports whether pid is one of the children. Preconditions: w.mu held.
