@@ -79,9 +79,7 @@ func TestWatchTargetKilled(t *testing.T) {
 	pp, wl, _ := startWatch(t, "--exe", exe, "--funcs", "--func", "^work$", "--save", save)
 	wl.waitFor(t, regexp.MustCompile(`^patchprof: watch: watching `))
 	first := startCommandTarget(t, exe)
-	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != first.cmd.Process.Pid {
-		t.Fatalf("attached to PID %d, want %d\n%s", pid, first.cmd.Process.Pid, wl.all.String())
-	}
+	waitAttached(t, wl, first.cmd.Process.Pid)
 	first.ask(t, 250)
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -91,9 +89,7 @@ func TestWatchTargetKilled(t *testing.T) {
 		t.Fatalf("PID %d ended, want %d\n%s", pid, first.cmd.Process.Pid, wl.all.String())
 	}
 	second := startCommandTarget(t, exe)
-	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != second.cmd.Process.Pid {
-		t.Fatalf("attached to PID %d, want %d\n%s", pid, second.cmd.Process.Pid, wl.all.String())
-	}
+	waitAttached(t, wl, second.cmd.Process.Pid)
 	second.ask(t, 40)
 	if n := stopWatch(t, pp, wl, save); n != 290 {
 		t.Errorf("work counted %d over the two processes, want exactly 290 (250 before the SIGKILL, 40)\n%s", n, wl.all.String())
@@ -135,15 +131,11 @@ func TestWatchReplacedBinary(t *testing.T) {
 	old := startCommandTarget(t, path)
 	save := filepath.Join(t.TempDir(), "agg.json")
 	pp, wl, _ := startWatch(t, "--exe", path, "--funcs", "--func", "^work$", "--save", save)
-	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != old.cmd.Process.Pid {
-		t.Fatalf("attached to PID %d, want %d\n%s", pid, old.cmd.Process.Pid, wl.all.String())
-	}
+	waitAttached(t, wl, old.cmd.Process.Pid)
 	old.ask(t, 100)
 	deploy(v2)
 	cur := startCommandTarget(t, path)
-	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != cur.cmd.Process.Pid {
-		t.Fatalf("attached to PID %d, want the new build's %d\n%s", pid, cur.cmd.Process.Pid, wl.all.String())
-	}
+	waitAttached(t, wl, cur.cmd.Process.Pid)
 	cur.ask(t, 200)
 	old.ask(t, 30)
 	if n := stopWatch(t, pp, wl, save); n != 200 {
@@ -177,9 +169,7 @@ func TestWatchExecAway(t *testing.T) {
 	c := startCommandTarget(t, a)
 	save := filepath.Join(t.TempDir(), "agg.json")
 	pp, wl, _ := startWatch(t, "--exe", a, "--funcs", "--func", "^work$", "--save", save)
-	if pid, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); pid != c.cmd.Process.Pid {
-		t.Fatalf("attached to PID %d, want %d\n%s", pid, c.cmd.Process.Pid, wl.all.String())
-	}
+	waitAttached(t, wl, c.cmd.Process.Pid)
 	c.ask(t, 50)
 	fmt.Fprintf(c.in, "exec %s\n", b)
 	if !c.sc.Scan() || c.sc.Text() != "ready" {
@@ -209,4 +199,13 @@ func TestWatchExecAway(t *testing.T) {
 	waitUntraced(t, c.cmd.Process.Pid)
 	c.ask(t, 1)
 	c.end(t)
+}
+
+// waitAttached waits for the watch's next attach and fails the test
+// unless it is to pid.
+func waitAttached(t *testing.T, wl *watchLines, pid int) {
+	t.Helper()
+	if got, _ := strconv.Atoi(wl.waitFor(t, watchAttachedRE)[1]); got != pid {
+		t.Fatalf("attached to PID %d, want %d\n%s", got, pid, wl.all.String())
+	}
 }

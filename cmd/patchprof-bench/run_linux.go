@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -385,19 +384,7 @@ func timed(timeout time.Duration, dir string, env []string, name string, args []
 
 // selfPeakKiB returns the bench's own peak resident memory (VmHWM), in
 // KiB; 0 when it cannot be read.
-func selfPeakKiB() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
+func selfPeakKiB() int64 { return statusKiB("/proc/self/status", "VmHWM:") }
 
 // firstLine is the first line of a command's error output that says most:
 // an assertion or error, else the first non-empty one.

@@ -276,12 +276,18 @@ func childTicks(pid int) uint64 {
 
 // rssKiB returns process pid's resident memory (VmRSS), KiB.
 func rssKiB(pid int) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	return statusKiB("/proc/"+strconv.Itoa(pid)+"/status", "VmRSS:")
+}
+
+// statusKiB returns the size a /proc/PID/status file gives for field
+// ("VmRSS:", "VmHWM:"), in KiB; 0 when it cannot be read.
+func statusKiB(path, field string) int64 {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(l, field); ok {
 			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 			return n
 		}
