@@ -37,6 +37,12 @@ func buildSource(t *testing.T, name, source, opt string) (*symtab.File, *lineinf
 	if out, err := exec.Command("gcc", "-g", opt, "-o", exe, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
+	return openBuilt(t, exe)
+}
+
+// openBuilt opens exe's symbols (closed at the test's end) and line table.
+func openBuilt(t *testing.T, exe string) (*symtab.File, *lineinfo.Table) {
+	t.Helper()
 	sym, err := symtab.Open(exe)
 	if err != nil {
 		t.Fatal(err)
@@ -81,16 +87,7 @@ func buildTarget(t *testing.T, opt string) *target {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, out)
 	}
-	exe := filepath.Join(dir, "prog")
-	sym, err := symtab.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sym.Close() })
-	lt, err := lineinfo.Read(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sym, lt := openBuilt(t, filepath.Join(dir, "prog"))
 	return &target{dir: dir, sym: sym, lt: lt}
 }
 

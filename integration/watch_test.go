@@ -363,6 +363,14 @@ func TestWatchPrometheus(t *testing.T) {
 // returns the saved aggregate's count of work().
 func stopWatch(t *testing.T, pp *exec.Cmd, wl *watchLines, save string) int64 {
 	t.Helper()
+	n, _ := funcCount(stopWatchProfile(t, pp, wl, save), "work")
+	return n
+}
+
+// stopWatchProfile sends the watch SIGTERM, waits for it to exit 0 and
+// returns the aggregate it saved at save.
+func stopWatchProfile(t *testing.T, pp *exec.Cmd, wl *watchLines, save string) *profile {
+	t.Helper()
 	pp.Process.Signal(syscall.SIGTERM)
 	for range wl.lines {
 	}
@@ -373,8 +381,7 @@ func stopWatch(t *testing.T, pp *exec.Cmd, wl *watchLines, save string) int64 {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, wl.all.String())
 	}
-	n, _ := funcCount(p, "work")
-	return n
+	return p
 }
 
 // TestWatchMaxProcs: with --max-procs 1 the second copy is said to be

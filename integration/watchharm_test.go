@@ -177,16 +177,7 @@ func TestWatchExecAway(t *testing.T) {
 	}
 	c.total = 0 // the other program's own count
 	c.ask(t, 20)
-	pp.Process.Signal(syscall.SIGTERM)
-	for range wl.lines {
-	}
-	if err := pp.Wait(); err != nil {
-		t.Fatalf("patchprof watch: %v\n%s", err, wl.all.String())
-	}
-	p, err := readProfile(save)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, wl.all.String())
-	}
+	p := stopWatchProfile(t, pp, wl, save)
 	got := map[string]int64{}
 	for _, f := range p.Functions {
 		if f.Name == "work" {

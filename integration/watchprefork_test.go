@@ -145,16 +145,7 @@ func TestWatchPrefork(t *testing.T) {
 	if served != requests {
 		t.Fatalf("served %d of %d requests under the watch\n%s", served, requests, wl.all.String())
 	}
-	pp.Process.Signal(syscall.SIGTERM)
-	for range wl.lines {
-	}
-	if err := pp.Wait(); err != nil {
-		t.Fatalf("patchprof watch: %v\n%s", err, wl.all.String())
-	}
-	p, err := readProfile(save)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, wl.all.String())
-	}
+	p := stopWatchProfile(t, pp, wl, save)
 	if n, ok := funcCount(p, "handle"); !ok || n != int64(served) {
 		t.Errorf("handle counted %d (%v) over the server's processes, want exactly the %d requests served\n%s", n, ok, served, wl.all.String())
 	}

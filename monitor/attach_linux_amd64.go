@@ -298,15 +298,16 @@ func (m *mon) finishCreate(t *thread) error {
 //
 // Preconditions: on the tracer thread, before the attach.
 func (m *mon) prePlan(pid int) {
-	regions, err := readMaps(pid)
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
 	if err != nil {
 		return // the attach says why
 	}
+	regions := parseMaps(b)
 	exe, _ := os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe")
 	for _, r := range regions {
 		if r.path != exe {
 			m.image(r.path, false)
 		}
 	}
-	m.buildAhead(pid, regions, exe)
+	m.buildAhead(pid, regions, allRanges(b), exe)
 }

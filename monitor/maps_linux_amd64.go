@@ -137,13 +137,21 @@ func parseMaps(b []byte) []region {
 	return out
 }
 
-// allRanges returns every mapping of process pid, file or not, as [lo,
-// hi) pairs.
-func allRanges(pid int) ([][2]uint64, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/maps")
-	if err != nil {
-		return nil, fmt.Errorf("read mappings: %w", err)
+// runOf returns the end of the run of regions that starts at k, one
+// file's mappings at one bias (code mremap moved elsewhere is a piece of
+// its own: pieceOf), and the index after it.
+func runOf(regions []region, k int) (hi uint64, next int) {
+	r := regions[k]
+	hi, next = r.hi, k+1
+	for ; next < len(regions) && regions[next].path == r.path && regions[next].lo-regions[next].off == r.lo-r.off; next++ {
+		hi = max(hi, regions[next].hi)
 	}
+	return hi, next
+}
+
+// allRanges returns every mapping of /proc/PID/maps's text b, file or
+// not, as [lo, hi) pairs.
+func allRanges(b []byte) [][2]uint64 {
 	var out [][2]uint64
 	for _, line := range strings.Split(string(b), "\n") {
 		f, _, _ := strings.Cut(line, " ")
@@ -151,7 +159,7 @@ func allRanges(pid int) ([][2]uint64, error) {
 			out = append(out, [2]uint64{lo, hi})
 		}
 	}
-	return out, nil
+	return out
 }
 
 // mapRange reads the "start-end" field of a /proc/PID/maps line.
@@ -184,13 +192,8 @@ func (m *mon) scanMaps(mm *space) error {
 	var rootErr error
 	for k := 0; k < len(regions); {
 		r := regions[k]
-		lo, hi := r.lo, r.hi
-		j := k + 1
-		// A run of one file's mappings at one bias: code mremap moved
-		// elsewhere is a piece of its own (pieceOf).
-		for ; j < len(regions) && regions[j].path == r.path && regions[j].lo-regions[j].off == r.lo-r.off; j++ {
-			hi = max(hi, regions[j].hi)
-		}
+		lo := r.lo
+		hi, j := runOf(regions, k)
 		k = j
 		var known *mapping
 		for _, mp := range mm.maps {

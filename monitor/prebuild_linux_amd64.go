@@ -72,8 +72,9 @@ func (p *prebuiltJump) same(code []byte, edges []jump.EdgeCount, at uint64, coun
 }
 
 // buildAll builds the trampolines of tab's sites in pre (indexed like
-// jobs) on every CPU, each from its own copy of its edges.
-func buildAll(tab *breakpoint.Table, jobs []int, pre []prebuiltJump) {
+// jobs) on every CPU, each from its own copy of its edges, and returns
+// pre.
+func buildAll(tab *breakpoint.Table, jobs []int, pre []prebuiltJump) []prebuiltJump {
 	var wg sync.WaitGroup
 	workers := min(runtime.GOMAXPROCS(0), len(jobs))
 	for w := 0; w < workers; w++ {
@@ -87,6 +88,7 @@ func buildAll(tab *breakpoint.Table, jobs []int, pre []prebuiltJump) {
 		}()
 	}
 	wg.Wait()
+	return pre
 }
 
 // stage puts j's region in mem's stage: its header read, and the rest
@@ -104,24 +106,25 @@ func (j *jumpArea) stage(mem *procMem) {
 	mem.zero(head, j.base+j.size)
 }
 
-// prebuild builds ahead the trampolines of mp's sites that jumpAll will
-// patch on their own, on every CPU, and keeps them in mp.pre until
-// buildJump takes them or jumpAll ends.
+// prebuild puts in mp.pre, until buildJump takes them or jumpAll ends,
+// the trampolines of mp's sites that jumpAll will patch on their own:
+// those buildAhead made before the stop when its prediction of mp's
+// region held, else built now on every CPU.
 //
 // Preconditions: on the tracer thread; every thread of mm is stopped; mp
 // has its region and counters (jumpRoom).
 func (m *mon) prebuild(mm *space, mp *mapping) {
 	tab, j := mp.tab, mp.jmp
-	if m.ahead != nil && m.ahead.lo == mp.Lo && m.ahead.base == j.base && mp.Image == m.rootImg {
-		// Built before the attach stopped the process (buildAhead).
-		mp.pre = m.ahead.pre
-	}
+	ahead := m.ahead
 	m.ahead = nil
-	if len(mp.pre) != tab.Len() {
-		mp.pre = make([]*prebuiltJump, tab.Len())
+	if ahead != nil && ahead.lo == mp.Lo && ahead.base == j.base && mp.Image == m.rootImg {
+		// Built before the attach stopped the process (buildAhead);
+		// buildJump checks each against the code it reads.
+		mp.pre = ahead.pre
+		return
 	}
 	var jobs []int
-	pre := make([]prebuiltJump, 0, tab.Len())
+	var pre []prebuiltJump
 	var code [jump.MaxHostLen + 40]byte
 	for k := 0; k < tab.Len(); k++ {
 		if !aheadWanted(tab, k) || !m.jumpWanted(mp, k) {
@@ -132,16 +135,19 @@ func (m *mon) prebuild(mm *space, mp *mapping) {
 			continue
 		}
 		_, ecs := mp.arcCounters(k)
-		if p := mp.pre[k]; p != nil && p.same(code[:n], ecs, j.at(k), j.counterOf(k)) {
-			continue
-		}
 		jobs = append(jobs, k)
 		pre = append(pre, prebuiltJump{code: bytes.Clone(code[:n]), edges: ecs, at: j.at(k), counter: j.counterOf(k)})
 	}
-	buildAll(tab, jobs, pre)
-	for n, k := range jobs {
-		mp.pre[k] = &pre[n]
+	mp.pre = collect(tab.Len(), jobs, buildAll(tab, jobs, pre))
+}
+
+// collect indexes pre, built for the sites jobs, by site: n sites.
+func collect(n int, jobs []int, pre []prebuiltJump) []*prebuiltJump {
+	out := make([]*prebuiltJump, n)
+	for i, k := range jobs {
+		out[k] = &pre[i]
 	}
+	return out
 }
 
 // aheadWanted reports whether site k of tab takes a jump patch of its
@@ -169,36 +175,22 @@ type aheadJumps struct {
 // each one whose inputs turn out the same (prebuilt).
 //
 // Preconditions: on the tracer thread, before the attach.
-func (m *mon) buildAhead(pid int, regions []region, exe string) {
+func (m *mon) buildAhead(pid int, regions []region, used [][2]uint64, exe string) {
 	tab := m.o.Table
 	if !m.jumpOn || tab == nil || tab.Len() == 0 {
 		return
 	}
-	var lo, hi, off uint64
-	found := false
-	for _, r := range regions {
-		if r.path != exe {
-			continue
-		}
-		if !found {
-			lo, hi, off, found = r.lo, r.hi, r.off, true
-		} else if r.lo-r.off == lo-off {
-			hi = max(hi, r.hi)
-		}
-	}
-	if !found {
+	k := slices.IndexFunc(regions, func(r region) bool { return r.path == exe })
+	if k < 0 {
 		return
 	}
+	lo := regions[k].lo
+	hi, _ := runOf(regions, k)
 	bias, err := loadBias(pid, m.o.Entry)
 	if err != nil {
 		return
 	}
-	all, err := allRanges(pid)
-	if err != nil {
-		return
-	}
-	size := jumpSize(tab.Len()) + xolSize(tab.Len())
-	base, ok := freeNear(lo, hi, size, all)
+	base, ok := freeNear(lo, hi, jumpSize(tab.Len())+xolSize(tab.Len()), used)
 	if !ok {
 		return
 	}
@@ -211,27 +203,19 @@ func (m *mon) buildAhead(pid int, regions []region, exe string) {
 	if n, err := mem.ReadMemory(lo, text); err != nil || n != len(text) {
 		return
 	}
-	rt := tab.At(bias)
-	j := &jumpArea{base: base}
+	// The mapping scanMaps will make, with the region mapScratch will map
+	// and the counters of the first mapping (ctrOff 0).
+	mp := &mapping{Mapped: Mapped{Bias: bias, Lo: lo, Hi: hi}, tab: tab.At(bias), jmp: &jumpArea{base: base}}
 	var jobs []int
 	var pre []prebuiltJump
-	for k := 0; k < rt.Len(); k++ {
-		a := rt.RuntimeAddr(k)
-		if !aheadWanted(rt, k) || a < lo || a+jump.JmpLen > hi {
+	for k := 0; k < mp.tab.Len(); k++ {
+		a := mp.tab.RuntimeAddr(k)
+		if !aheadWanted(mp.tab, k) || a < lo || a+jump.JmpLen > hi {
 			continue
 		}
-		code := text[a-lo : min(a-lo+jump.MaxHostLen+40, hi-lo)]
-		arcs, ecs := rt.ArcsOf(k)
-		for n, x := range arcs {
-			ecs[n].Counter = uint32(8 * uint64(rt.Len()+x))
-		}
+		_, ecs := mp.arcCounters(k)
 		jobs = append(jobs, k)
-		pre = append(pre, prebuiltJump{code: code, edges: ecs, at: j.at(k), counter: j.counterOf(k)})
+		pre = append(pre, prebuiltJump{code: text[a-lo : min(a-lo+jump.MaxHostLen+40, hi-lo)], edges: ecs, at: mp.jmp.at(k), counter: mp.jmp.counterOf(k)})
 	}
-	buildAll(rt, jobs, pre)
-	ah := &aheadJumps{lo: lo, base: base, pre: make([]*prebuiltJump, rt.Len())}
-	for n, k := range jobs {
-		ah.pre[k] = &pre[n]
-	}
-	m.ahead = ah
+	m.ahead = &aheadJumps{lo: lo, base: base, pre: collect(mp.tab.Len(), jobs, buildAll(mp.tab, jobs, pre))}
 }

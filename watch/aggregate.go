@@ -22,8 +22,8 @@ type Record struct {
 	// Profile is the process's latest saved profile (nil before its
 	// first): interim while its patchprof runs, final after.
 	Profile *profile.Profile
-	// exe is the file the process ran when found (exeOf), "" if unknown.
-	exe string
+	// exe is the file the process ran when found (exeOf), zero if unknown.
+	exe fileID
 }
 
 // A Build is the sum of the profiles of every process of one executable

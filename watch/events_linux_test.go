@@ -88,7 +88,7 @@ func TestEventFilter(t *testing.T) {
 // watched anew only when its process runs another file than when found.
 func TestExecedSince(t *testing.T) {
 	self := exeOf(os.Getpid())
-	if self == "" {
+	if self == (fileID{}) {
 		t.Fatal("exeOf of this process is empty")
 	}
 	now := time.Now()
@@ -97,11 +97,11 @@ func TestExecedSince(t *testing.T) {
 		r    Record
 		want bool
 	}{
-		{"still watched", Record{Proc: Proc{PID: os.Getpid()}, exe: "0:0"}, false},
-		{"attached, then ended", Record{Proc: Proc{PID: os.Getpid()}, Attached: now, Ended: now, exe: "0:0"}, false},
+		{"still watched", Record{Proc: Proc{PID: os.Getpid()}, exe: fileID{1, 1}}, false},
+		{"attached, then ended", Record{Proc: Proc{PID: os.Getpid()}, Attached: now, Ended: now, exe: fileID{1, 1}}, false},
 		{"refused, the same file", Record{Proc: Proc{PID: os.Getpid()}, Ended: now, exe: self}, false},
 		{"refused, file unknown", Record{Proc: Proc{PID: os.Getpid()}, Ended: now}, false},
-		{"refused, another file now", Record{Proc: Proc{PID: os.Getpid()}, Ended: now, exe: "0:0"}, true},
+		{"refused, another file now", Record{Proc: Proc{PID: os.Getpid()}, Ended: now, exe: fileID{1, 1}}, true},
 	} {
 		if got := execedSince(&tc.r); got != tc.want {
 			t.Errorf("%s: execedSince = %v, want %v", tc.name, got, tc.want)

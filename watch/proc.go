@@ -17,6 +17,9 @@ type Proc struct {
 
 func (p Proc) String() string { return "PID " + strconv.Itoa(p.PID) }
 
+// A fileID is a file's device and inode; the zero value is unknown.
+type fileID struct{ dev, ino uint64 }
+
 // A Selector lists the running processes a watch wants.
 type Selector interface {
 	// Select returns the processes wanted now.

@@ -21,8 +21,8 @@ func (e Exe) String() string { return "--exe " + e.Path }
 // Select scans /proc for processes whose /proc/PID/exe is Path's file.
 // Processes that cannot be read (another user's, a zombie) are skipped.
 func (e Exe) Select() ([]Proc, error) {
-	var want syscall.Stat_t
-	if err := syscall.Stat(e.Path, &want); err != nil {
+	want, err := statID(e.Path)
+	if err != nil {
 		// Between a deploy's unlink and its new file: nothing to find.
 		if os.IsNotExist(err) {
 			return nil, nil
@@ -42,13 +42,7 @@ func (e Exe) Select() ([]Proc, error) {
 	var out []Proc
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
-		if err != nil || pid == self {
-			continue
-		}
-		// stat(2) of the magic link reaches the file the process runs,
-		// deleted or not (proc(5), /proc/PID/exe).
-		var st syscall.Stat_t
-		if syscall.Stat("/proc/"+n+"/exe", &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+		if err != nil || pid == self || exeOf(pid) != want {
 			continue
 		}
 		start, err := startTime(pid)
@@ -62,11 +56,8 @@ func (e Exe) Select() ([]Proc, error) {
 
 // Match reports whether process pid runs Path's file.
 func (e Exe) Match(pid int) (Proc, bool) {
-	var want, st syscall.Stat_t
-	if pid == selfPID || syscall.Stat(e.Path, &want) != nil {
-		return Proc{}, false
-	}
-	if syscall.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st) != nil || st.Dev != want.Dev || st.Ino != want.Ino {
+	want, err := statID(e.Path)
+	if pid == selfPID || err != nil || exeOf(pid) != want {
 		return Proc{}, false
 	}
 	start, err := startTime(pid)
@@ -76,14 +67,21 @@ func (e Exe) Match(pid int) (Proc, bool) {
 	return Proc{PID: pid, Start: start}, true
 }
 
-// exeOf returns the device and inode of the file process pid runs, as
-// text, "" when it cannot be read.
-func exeOf(pid int) string {
+// statID returns the device and inode of the file at path.
+func statID(path string) (fileID, error) {
 	var st syscall.Stat_t
-	if syscall.Stat("/proc/"+strconv.Itoa(pid)+"/exe", &st) != nil {
-		return ""
+	if err := syscall.Stat(path, &st); err != nil {
+		return fileID{}, err
 	}
-	return strconv.FormatUint(st.Dev, 10) + ":" + strconv.FormatUint(st.Ino, 10)
+	return fileID{st.Dev, st.Ino}, nil
+}
+
+// exeOf returns the file process pid runs, zero when it cannot be read:
+// stat(2) of the magic link reaches it, deleted or not (proc(5),
+// /proc/PID/exe).
+func exeOf(pid int) fileID {
+	id, _ := statID("/proc/" + strconv.Itoa(pid) + "/exe")
+	return id
 }
 
 // startTime returns process pid's start time (/proc/PID/stat field 22).

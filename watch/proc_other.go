@@ -22,7 +22,7 @@ func (e Exe) Select() ([]Proc, error) { return nil, ErrUnsupported }
 
 func startTime(pid int) (uint64, error) { return 0, ErrUnsupported }
 
-func exeOf(pid int) string { return "" }
+func exeOf(pid int) fileID { return fileID{} }
 
 func procStat(pid int) (uint64, int, error) { return 0, 0, ErrUnsupported }
 

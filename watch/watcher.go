@@ -318,11 +318,11 @@ func (w *Watcher) attachAll(procs []Proc) error {
 //
 // Preconditions: w.mu held.
 func execedSince(r *Record) bool {
-	if r.Ended.IsZero() || !r.Attached.IsZero() || r.exe == "" {
+	if r.Ended.IsZero() || !r.Attached.IsZero() || r.exe == (fileID{}) {
 		return false
 	}
 	now := exeOf(r.Proc.PID)
-	return now != "" && now != r.exe
+	return now != (fileID{}) && now != r.exe
 }
 
 // ours reports whether pid is one of the children. Preconditions: w.mu held.

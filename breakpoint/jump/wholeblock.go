@@ -24,9 +24,9 @@ import (
 // whole, with its tail, and a host block, whose bytes after its own jmp are
 // a short site's landing (package breakpoint's Table.ShortSite). It must
 // fit in TrampolineSize with what a trampoline adds (the counter update,
-// flags kept, an arc's count, the branch grown to rel32, the jmp back:
-// about 60 bytes); a build that does not fit is refused
-// (ErrTrampolineTooLong) and the site falls back to a shorter patch.
+// flags kept, an arc's count, the branch grown to rel32, the jmp back); a
+// build that does not fit is refused (ErrTrampolineTooLong), and the site
+// takes a shorter patch or keeps its breakpoint.
 const MaxHostLen = 176
 
 // maxWholeInsts bounds the instructions of a block displaced whole: a

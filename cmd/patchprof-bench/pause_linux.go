@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -100,7 +101,7 @@ func (b *bench) pauseRound(wr *workloadRun, rep int) error {
 		err = next("while attached")
 	}
 	if derr := a.detach(b.opts.Timeout); derr != nil || err != nil {
-		return joinErr(err, derr)
+		return errors.Join(err, derr)
 	}
 	if err := next("after the detach"); err != nil {
 		return err
@@ -126,14 +127,6 @@ func (b *bench) pauseRound(wr *workloadRun, rep int) error {
 	wr.pause.Pause = append(wr.pause.Pause, pause)
 	wr.pause.Sites = append(wr.pause.Sites, sites)
 	return nil
-}
-
-// joinErr returns the first of two errors that is not nil.
-func joinErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // writePauseTable prints the pause workload's table.
