@@ -115,6 +115,10 @@ type builder struct {
 	predOf    *Graph // the graph predStart and predList describe
 	predStart []int32
 	predList  []int
+	factsOf   *Graph // the graph facts describe
+	facts     [][16]fact
+	escapesOf *Graph // the graph escapes was computed for
+	escapes   bool   // frameEscapes
 }
 
 // Build recovers the control-flow graph of one function. It returns a

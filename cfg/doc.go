@@ -64,8 +64,12 @@
 //	    forms, the search, the table's entries
 //	jumptable_machine.go: the symbolic machine that evaluates a block
 //	jumptable_step.go: the machine's step, one instruction at a time
-//	jumptable_preds.go: what a block's predecessors say: constants on
-//	    entry and the bound check of a table's index
+//	jumptable_preds.go: what a block's predecessors say: the bound check
+//	    of a table's index
+//	jumptable_consts.go: the constants registers hold on entry to each
+//	    block, by constant propagation over the graph
+//	jumptable_slot.go: an index compared in memory: which instructions
+//	    between the compare and the jump leave it as it was
 //	computedgoto.go: GNU C computed gotos (goto *p): the function's
 //	    taken addresses as the targets, and when a jump provably is one
 //

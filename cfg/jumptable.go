@@ -20,18 +20,36 @@ import (
 //	gcc -fpie (-O0):     ...; lea 0(,%rax,4),%rdx; lea T(%rip),%rax; mov (%rdx,%rax,1),%eax; cltq; lea T(%rip),%rdx; add %rdx,%rax; jmp *%rax
 //	Go 1.19+:            CMPQ AX,$N; JHI dflt; LEAQ T(SB),CX; JMP (CX)(AX*8)
 //
+// and, at gcc -O2, the same with the table's address loaded into a
+// callee-saved register before the loops (lea T(%rip),%r13 ... sub
+// $C,%eax; cmp $N,%al; ja dflt; movzbl %al,%eax; movslq
+// (%r13,%rax,4),%rax; add %r13,%rax; jmp *%rax: a lexer's switch), or
+// the index compared where it lies in memory, with spills between the
+// compare and its branch (cmpl $N,F(%r14); mov %rcx,S(%rsp); ja dflt;
+// mov F(%r14),%eax; ...: jumptable_slot.go).
+//
 // The block holding the jump is evaluated symbolically from its start
-// (values a register holds on entry are looked up in the predecessors when
-// a constant is needed: gcc hoists the table address out of loops), which
-// gives the table base, entry size and sign and the index's origin. The
-// bound comes from the predecessors: each must end with an unsigned
-// compare of that origin with an immediate and a branch to the default
-// (ja, jae) or to the jump block (jbe, jb). Anything else is not guessed
-// at: the function is not recoverable.
+// (the constant a register holds on entry comes from constant propagation
+// over the whole graph, jumptable_consts.go), which gives the table base,
+// entry size and sign and the index's origin. The bound comes from the
+// predecessors: each must end with an unsigned compare of that origin
+// with an immediate and a branch to the default (ja, jae) or to the jump
+// block (jbe, jb). Anything else is not guessed at: the function is not
+// recoverable.
+//
+// An indirect jump that is no table may be a tail call through a
+// function pointer: one passed in, returned by a call, or loaded from
+// memory, a variable or a word of an array (an operator table's handler,
+// `return ops[t].fn(n)`, or an array of handlers whose bound is out of
+// sight). It is read as one only when the function takes no address of
+// its own code but its switches' cases (takesLabels), so that no word of
+// memory can hold an address inside it; a word of an array further needs
+// the data's pointers to be known (a PointerImage), a base that is no
+// table of the function's own (ownTable), and never the stack, whose
+// words include return addresses.
 
-// searchDepth bounds how many predecessors deep a register's value on
-// entry to a block is looked for (gcc hoists a table's address out of
-// loops and above the bound check).
+// searchDepth bounds how many predecessors deep a jump's value is
+// followed to tell a function pointer or a computed goto.
 const searchDepth = 16
 
 // maxTableEntries bounds a table, against reading megabytes on a wild
@@ -50,6 +68,7 @@ type pendingJump struct {
 	block int
 	v     val // its target value
 	ptr   bool
+	word  bool // ptr through a word of an array (the top of this file)
 	err   *Error
 }
 
@@ -107,7 +126,7 @@ func (b *builder) resolveTables() (grew bool, err error) {
 			}
 			continue
 		}
-		if p.ptr && !labels {
+		if p.ptr && !labels && (!p.word || r != nil) {
 			// A jump through a function pointer in a function that takes
 			// no label's address: a tail call.
 			if !b.ptrTail[p.off] || old != nil {
@@ -183,22 +202,53 @@ func (b *builder) recoverTable(off uint32) (t *Table, tail bool, p pendingJump, 
 	}
 	p = pendingJump{off: off, block: block, v: v}
 	if v.k != vLoad {
-		if b.isPointer(block, v, searchDepth, map[int]bool{}) == stConst {
-			// A jump through a function pointer: loaded from one memory
-			// word (no index), or passed in. Not a switch: a tail call,
+		switch b.isPointer(block, v, searchDepth, map[int]bool{}) {
+		case stConst:
+			// A jump through a function pointer: loaded from a
+			// variable, or passed in. Not a switch: a tail call,
 			// unless the function takes label addresses.
 			p.ptr = true
 			p.err = errorf("a jump through a pointer in a function that takes label addresses, not a provable computed goto")
-			return nil, false, p, nil
+		case stWord:
+			p.ptr, p.word = true, true
+			p.err = errorf("a jump through a word of an array in a function whose own addresses the binary holds, not a provable computed goto")
+		default:
+			p.err = errorf("target is neither a table entry nor a function pointer, nor a provable computed goto")
 		}
-		p.err = errorf("target is neither a table entry nor a function pointer, nor a provable computed goto")
 		return nil, false, p, nil
 	}
 	t, p.err = b.readTable(addr, block, v)
+	if p.err != nil && v.size == 8 && !v.signed && v.c == 0 && !b.ownTable(v.base) {
+		// 8-byte entries without a bound: an array of function
+		// pointers (return handlers[op](x)), unless the function's own
+		// addresses are among the binary's words.
+		p.ptr, p.word = true, true
+	}
 	if p.err != nil {
 		return nil, false, p, nil
 	}
 	return t, false, p, nil
+}
+
+// ownTable reports whether base may be a table of the function's own
+// addresses: the base of a table already recovered (gcc duplicates a
+// switch's dispatch, and one copy's bound may be out of sight), or a
+// first word that is an address inside the function, or unreadable.
+func (b *builder) ownTable(base uint64) bool {
+	for _, t := range b.table {
+		if t != nil && !t.Computed && t.Base == base {
+			return true
+		}
+	}
+	var w [8]byte
+	if b.o.Image == nil {
+		return true
+	}
+	if n, err := b.o.Image.ReadImage(base, w[:]); err != nil || n != len(w) {
+		return true
+	}
+	_, in := b.inside(binary.LittleEndian.Uint64(w[:]))
+	return in
 }
 
 // readTable reads the jump table of the jump at addr, in block, whose
@@ -212,6 +262,9 @@ func (b *builder) readTable(addr uint64, block int, v val) (*Table, *Error) {
 	}
 	if v.size == 4 && v.c == 0 {
 		return fail("relative table entries not added to a base")
+	}
+	if v.o.isMem && !b.slotKept(block, addr, v.o.mem) {
+		return fail("the index's slot may change between its bound check and the jump")
 	}
 	n, ok := b.bound(block, v.o)
 	if v.bound > 0 && (!ok || v.bound < n) {
@@ -247,10 +300,10 @@ func (b *builder) readTable(addr uint64, block int, v val) (*Table, *Error) {
 }
 
 // isPointer tells whether v, a jump target in block, is a function
-// pointer rather than a computed address: a constant, a word loaded from
-// memory without an index, or a register the function received. It
-// returns stConst for yes, stCycle for a loop that agrees with anything,
-// stUnknown for no.
+// pointer rather than a computed address: a constant, a variable loaded
+// from memory, a call's result or a register the function received
+// (stConst), or on some path a word of an array (stWord); stCycle for a
+// loop that agrees with anything, stUnknown for no.
 func (b *builder) isPointer(block int, v val, depth int, seen map[int]bool) int {
 	switch {
 	case v.k == vConst:
@@ -259,11 +312,10 @@ func (b *builder) isPointer(block int, v val, depth int, seen map[int]bool) int 
 		return stUnknown
 	case v.o.call:
 		return stConst // a function returned it
+	case v.o.isMem && v.o.mem.Index == 0:
+		return stConst // a variable
 	case v.o.isMem:
-		if v.o.mem.Index == 0 {
-			return stConst
-		}
-		return stUnknown
+		return stWord
 	case v.o.reg < 0:
 		return stUnknown
 	case block == 0:
@@ -289,8 +341,12 @@ func (b *builder) isPointer(block int, v val, depth int, seen map[int]bool) int 
 		switch b.isPointer(p, m.regs[v.o.reg], depth-1, seen) {
 		case stUnknown:
 			return stUnknown
+		case stWord:
+			st = stWord
 		case stConst:
-			st = stConst
+			if st != stWord {
+				st = stConst
+			}
 		}
 	}
 	return st

@@ -72,8 +72,10 @@ type machine struct {
 }
 
 // newMachine starts block with every register holding its own value on
-// entry, an opaque index named after it; depth bounds how far constant
-// looks into predecessors.
+// entry, an opaque index named after it; depth bounds how far the
+// searches that start from it look into predecessors, and at 0 constant
+// asks for no register's constant on entry (the machine then computes
+// what constant propagation itself is built from).
 func newMachine(b *builder, block, depth int) *machine {
 	m := &machine{b: b, block: block, depth: depth}
 	for i := range m.regs {
@@ -108,17 +110,20 @@ func (m *machine) set(r x86asm.Reg, v val) {
 	if w == 4 && v.k == vConst {
 		v.c &= 0xFFFFFFFF // a 32-bit write zero-extends (Intel SDM vol. 1, 3.4.1.1)
 	}
+	if w == 4 && v.k == vIndex && v.scale == 1 && !v.o.isMem && v.o.reg >= 0 && v.o.width == 0 {
+		v.o.width = 4 // the low half of a register's value on entry, not all of it
+	}
 	m.regs[f] = v
 }
 
-// constant resolves v to a constant, looking into predecessors for a
-// register's value on entry to the block.
+// constant resolves v to a constant, a register's value on entry to the
+// block from constant propagation (constAtEntry).
 func (m *machine) constant(v val) (uint64, bool) {
 	switch {
 	case v.k == vConst:
 		return v.c, true
-	case v.k == vIndex && v.scale == 1 && !v.o.isMem && v.o.reg >= 0:
-		return m.b.constAtEntry(m.block, int(v.o.reg), m.depth, map[int]bool{})
+	case v.k == vIndex && v.scale == 1 && !v.o.isMem && v.o.reg >= 0 && v.o.width == 0 && m.depth > 0:
+		return m.b.constAtEntry(m.block, int(v.o.reg))
 	}
 	return 0, false
 }
@@ -139,6 +144,15 @@ func (m *machine) load(mem x86asm.Mem, next uint64, size int, signed bool) val {
 		}
 		return val{k: vIndex, scale: 1, o: origin{reg: -1, isMem: true, mem: mem}}
 	}
+	// A word of an array that is no table of this jump's (a field of an
+	// array of structs, or an entry at an index the machine cannot
+	// follow): what it holds is data, a function pointer when jumped to
+	// (an operator table's handler, called as a tail call). The stack is
+	// left out: return addresses are words of it.
+	word := val{}
+	if f, _, ok := regFamily(mem.Base); size == 8 && !(ok && f == 4) {
+		word = val{k: vIndex, scale: 1, o: origin{reg: -1, isMem: true, mem: absolute(mem, next)}}
+	}
 	var base uint64
 	var idx val
 	haveIdx := false
@@ -154,7 +168,7 @@ func (m *machine) load(mem x86asm.Mem, next uint64, size int, signed bool) val {
 		} else if c, ok := m.constant(bv); ok {
 			base = c
 		} else {
-			return val{}
+			return word
 		}
 	}
 	base += uint64(mem.Disp)
@@ -163,7 +177,7 @@ func (m *machine) load(mem x86asm.Mem, next uint64, size int, signed bool) val {
 	if haveIdx {
 		c, ok := m.constant(iv)
 		if !ok {
-			return val{}
+			return word
 		}
 		base += c
 		iv = idx
@@ -172,7 +186,7 @@ func (m *machine) load(mem x86asm.Mem, next uint64, size int, signed bool) val {
 		scale, iv.scale = iv.scale, 1
 	}
 	if iv.k != vIndex || iv.scale != 1 || int(scale) != size || (size != 4 && size != 8) {
-		return val{}
+		return word
 	}
 	return val{k: vLoad, size: uint8(size), signed: signed, base: base, o: iv.o, bound: iv.bound}
 }

@@ -34,63 +34,13 @@ func (b *builder) preds(i int) []int {
 	return b.predList[b.predStart[i]:b.predStart[i+1]]
 }
 
-// Results of constAtEntry.
+// Results of isPointer.
 const (
-	stUnknown = iota // not a constant, or not found within the depth
-	stConst          // the constant
+	stUnknown = iota // not a pointer, or not known within the depth
+	stConst          // a pointer
 	stCycle          // only a path back into a block being resolved: agrees with anything
+	stWord           // a pointer, on some path a word of an array (jumptable.go)
 )
-
-// constAtEntry returns the constant register reg holds on entry to block,
-// when every predecessor leaves the same constant in it (a loop that does
-// not write the register agrees with its preheader).
-func (b *builder) constAtEntry(block, reg, depth int, seen map[int]bool) (uint64, bool) {
-	c, st := b.entryConst(block, reg, depth, seen)
-	return c, st == stConst
-}
-
-// entryConst is constAtEntry with the three-way result isPointer also
-// needs: a predecessor reached again through a loop (stCycle) agrees with
-// whatever the other paths give.
-func (b *builder) entryConst(block, reg, depth int, seen map[int]bool) (uint64, int) {
-	if seen[block] {
-		return 0, stCycle
-	}
-	if depth <= 0 {
-		return 0, stUnknown
-	}
-	seen[block] = true
-	preds := b.preds(block)
-	var c uint64
-	st := stCycle
-	if len(preds) == 0 {
-		return 0, stUnknown
-	}
-	for _, p := range preds {
-		m := newMachine(b, p, depth-1)
-		if !m.run(0) {
-			return 0, stUnknown
-		}
-		v := m.regs[reg]
-		var pc uint64
-		pst := stUnknown
-		switch {
-		case v.k == vConst:
-			pc, pst = v.c, stConst
-		case v.k == vIndex && v.scale == 1 && !v.o.isMem && int(v.o.reg) == reg:
-			pc, pst = b.entryConst(p, reg, depth-1, seen)
-		}
-		switch {
-		case pst == stUnknown:
-			return 0, stUnknown
-		case pst == stConst && st == stConst && pc != c:
-			return 0, stUnknown
-		case pst == stConst:
-			c, st = pc, stConst
-		}
-	}
-	return c, st
-}
 
 // bound returns the number of table entries the predecessors of block
 // allow for an index from o: every predecessor must end in an unsigned
@@ -139,8 +89,8 @@ func (b *builder) predBound(p int, start uint64, o origin) (int, bool) {
 		case x86asm.CMP:
 			cmp, cmpAddr, haveCmp, clobbered = inst, addr, true, false
 		case x86asm.MOV, x86asm.LEA, x86asm.MOVZX, x86asm.MOVSXD, x86asm.NOP:
-			// Flags unchanged; the compared register must be too.
-			if haveCmp && writesOperand(&inst, cmp.Args[0], cmpAddr+uint64(cmp.Len), addr+uint64(n)) {
+			// Flags unchanged; the compared register or slot must be too.
+			if haveCmp && !b.keepsSlot(&inst, addr+uint64(n), cmp.Args[0], cmpAddr+uint64(cmp.Len), cmp.MemBytes) {
 				clobbered = true
 			}
 		default:
@@ -194,26 +144,6 @@ func sameOrigin(a x86asm.Arg, next uint64, o origin) bool {
 			a.Base, a.Disp = 0, int64(next+uint64(a.Disp))
 		}
 		return a == o.mem
-	}
-	return false
-}
-
-// writesOperand reports whether inst (a move) writes the register or
-// memory slot a.
-func writesOperand(inst *x86asm.Inst, a x86asm.Arg, aNext, next uint64) bool {
-	switch d := inst.Args[0].(type) {
-	case x86asm.Reg:
-		r, ok := a.(x86asm.Reg)
-		if !ok {
-			return false
-		}
-		f1, _, _ := regFamily(d)
-		f2, _, _ := regFamily(r)
-		return f1 == f2
-	case x86asm.Mem:
-		// A store may alias the compared slot.
-		_, isMem := a.(x86asm.Mem)
-		return isMem
 	}
 	return false
 }

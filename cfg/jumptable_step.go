@@ -130,7 +130,7 @@ func (m *machine) stepExtend(inst *x86asm.Inst, a0 x86asm.Reg, next uint64) {
 			v = val{}
 			r := m.regs[f]
 			switch {
-			case r.k == vIndex && !r.o.isMem && r.o.reg == int8(f) && r.o.width == 0:
+			case r.k == vIndex && !r.o.isMem && r.o.reg == int8(f) && (r.o.width == 0 || r.o.width == 4):
 				v = val{k: vIndex, scale: 1, o: origin{reg: int8(f), width: uint8(w)}}
 			case r.k == vIndex && r.scale == 1 && r.o.width != 0 && int(r.o.width) <= w:
 				// Already a zero-extended byte or word (gcc -O0:
