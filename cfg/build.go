@@ -166,6 +166,9 @@ func Build(o Options) (g *Graph, err error) {
 			break
 		}
 	}
+	if err := b.recheckTables(); err != nil {
+		return nil, err
+	}
 	if err := b.checkGaps(); err != nil {
 		return nil, err
 	}

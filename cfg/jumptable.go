@@ -152,6 +152,31 @@ func (b *builder) resolveTables() (grew bool, err error) {
 	return grew, nil
 }
 
+// recheckTables reads every jump table again over the final graph. A
+// table is read once, in the round its jump is decoded, from the graph
+// of that round; later rounds add edges (other tables' cases, computed
+// gotos, landing pads) that may reach its jump or the blocks before it
+// with another base in the register or without the bound check. A table
+// that no longer reads the same is an error: the function is left
+// without a graph rather than given a wrong one.
+func (b *builder) recheckTables() *Error {
+	for _, off := range b.inds {
+		old := b.table[off]
+		if old == nil || old.Computed {
+			continue
+		}
+		b.evals = 0
+		t, _, _, e := b.recoverTable(off)
+		if e == nil && (t == nil || t.Base != old.Base || !slices.Equal(t.Targets, old.Targets)) {
+			e = &Error{Func: b.o.Name, Addr: old.Jump, Err: ErrJumpTable, Detail: "the table reads differently over the whole function's graph"}
+		}
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
 // addTargets makes every target of the indirect jump at off inside the
 // function a leader and queues it.
 func (b *builder) addTargets(off uint32, targets []uint64) {
