@@ -48,7 +48,7 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		site[b] = i
 		derived[b] = t.jump.derived[i]
 		_, arc := t.jump.arcOf[i]
-		if derived[b] || hosts[i] || arc || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
+		if derived[b] || hosts[i] || arc || t.pinned(i) || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
 			t.JumpLen(i) == 0 || bl.Start < fg.Entry || bl.Start >= fg.Tail {
 			continue
 		}

@@ -59,6 +59,9 @@
 //	cursor.go       Cursor, Hit, Unhit: per-activation state, line entries
 //	indirect.go     SetIndirectCalls, IndirectArc: the callee an indirect
 //	                call entered, seen at its entry under the trap engines
+//	callplan.go     the in-process engine's plan of indirect calls: the
+//	                blocks that record one (never derived), the entries
+//	                that count it, their slots (Plan.IndirectCalls)
 //	blocks.go       FuncGraph, SetBlocks: the flow graphs in table-wide
 //	                numbering, block and edge counting on a hit
 //	plan.go         PlanOptions, Plan, NewPlan: choosing the sites (function

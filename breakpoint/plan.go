@@ -73,6 +73,10 @@ type PlanOptions struct {
 	// Jumps plans the in-process engine's jumps (Plan.Jumps, as PlanJumps
 	// would), beside the line model.
 	Jumps bool
+	// Calls counts which function each indirect call enters (--calls):
+	// under the in-process engine, the blocks ending in one are planted
+	// and their calls tracked in the target (callplan.go).
+	Calls bool
 
 	// Source reads a source file's lines (nil, or ok false, when it
 	// cannot): gcov counts a `case` or `default` label as a statement
@@ -131,6 +135,10 @@ type Plan struct {
 	BlockErrors []BlockError
 
 	Jumps JumpPlan // the in-process engine's plan, with PlanOptions.Jumps
+	// IndirectCalls maps each table-wide block that ends in an indirect
+	// call to how its instructions move the stack pointer before it
+	// (with PlanOptions.Calls).
+	IndirectCalls map[int32]int64
 
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
 	model     *linemodel.Model  // lines derived from blocks (planlines.go)
@@ -205,6 +213,9 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 	// The jump plan reads the table and the flow graphs, the line model
 	// writes only its own: on a second CPU, the plan costs nothing of a
 	// large program's start (SQLite: a fifth of it).
+	if opt.Calls && blocksErr == nil {
+		p.IndirectCalls = p.indirectCallBlocks(sym)
+	}
 	var jumps chan JumpPlan
 	if opt.Jumps && blocksErr == nil {
 		jumps = make(chan JumpPlan, 1)

@@ -54,7 +54,8 @@ type jumpInfo struct {
 	arcOf     map[int][]int
 	measured  [][]bool
 	arcServed []bool
-	reasons   []string // per site: why it keeps its breakpoint, "" when it does not
+	reasons   []string  // per site: why it keeps its breakpoint, "" when it does not
+	calls     *callPlan // indirect calls tracked in the target (callplan.go)
 }
 
 // KeptReason returns why site i keeps its breakpoint under the in-process
@@ -162,6 +163,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 			jp.Short++
 		}
 	}
+	p.planCalls()
 	for gi, fg := range p.Graphs {
 		if t.jump.derive[gi] != nil {
 			jp.Derived += p.deriveBlocks(gi, fg)
@@ -180,6 +182,9 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	}
 	t.jump.reasons = reasons
 	t.jump.tail = p.planTails(sym, graphOf)
+	if t.jump.calls != nil {
+		t.listEntries()
+	}
 	for i, r := range reasons {
 		switch {
 		case t.jump.derived[i], t.IsResume(i):
@@ -227,7 +232,7 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		// no jump: their update costs more than the plain add.
 		_, short := t.jump.host[i]
 		costly := t.JumpLen(i) == 0 || t.KeepFlags(i) && !short
-		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && bl.Start >= fg.Entry && bl.Start < fg.Tail {
+		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && !t.pinned(i) && bl.Start >= fg.Entry && bl.Start < fg.Tail {
 			cand = append(cand, b)
 		}
 	}

@@ -84,6 +84,7 @@ func (t *Table) BuildTrampoline(i int, code []byte, at uint64, counter uint32, e
 	}
 	addr := t.addr[i] + t.bias
 	js := jump.Site{Len: n, Tail: int(t.jump.tail[i]), Edges: edges, KeepFlags: t.KeepFlags(i)}
+	js.Pend, js.Entry = t.callSite(i, counter)
 	if len(code) < js.Len+js.Tail {
 		js.Tail = 0
 	}
@@ -96,6 +97,12 @@ func (t *Table) BuildTrampoline(i int, code []byte, at uint64, counter uint32, e
 		}
 	}
 	tr, err := jump.BuildTrampoline(code, addr, at, js, counter)
+	if err != nil && js.Entry != nil {
+		// No room for the entry check: its indirect callers go
+		// unknown, the entry still counts.
+		js.Entry = nil
+		tr, err = jump.BuildTrampoline(code, addr, at, js, counter)
+	}
 	if err == nil || len(edges) > 0 {
 		return tr, err
 	}

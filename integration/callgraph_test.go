@@ -83,9 +83,8 @@ func runCallgraph(t *testing.T, dir string, flags ...string) (result, *pp.Profil
 // construction: leaf called 3 and 5 times from two sites of main and
 // twice by tailer (a call at -O0, a jmp at -O2), rec 1 time from main and
 // 9 from itself (at -O0; GCC -O2 makes the recursion a loop), viaptr 7
-// times through a pointer (under the trap engines, seen entered from the
-// pointer's site; under the in-process engine the site's count, viaptr's
-// callers unknown), a library function through the PLT 4 times, which
+// times through a pointer (seen entered from the pointer's site, under
+// every engine), a library function through the PLT 4 times, which
 // calls another through its own PLT 8 times, the C library 3 times, and
 // a qsort comparator called from the C library, directly and through a
 // pointer, as often as it counts itself, never from the pointer's site.
@@ -105,19 +104,12 @@ func TestCallGraph(t *testing.T) {
 			if opt != "-O0" {
 				tailKind = pp.ArcTail
 			}
-			// Under the trap engines the indirect call's callee is
-			// seen at its entry; under the in-process engine its
-			// calls are viaptr's unknown callers.
-			ptrKnown, ptrUnknown := uint64(0), uint64(7)
-			if trapEngine() {
-				ptrKnown, ptrUnknown = 7, 0
-			}
 			want := map[arcPair]uint64{
 				{"main", "leaf", pp.ArcDirect}:               8,
-				{"main", "", pp.ArcIndirect}:                 1 + ptrUnknown, // sorter's call never has a known callee
-				{"main", "viaptr", pp.ArcIndirect}:           ptrKnown,
+				{"main", "", pp.ArcIndirect}:                 1, // sorter's call never has a known callee
+				{"main", "viaptr", pp.ArcIndirect}:           7,
 				{"main", "cmp", pp.ArcIndirect}:              0, // qsort called it, deeper
-				{"", "viaptr", pp.ArcUnknown}:                ptrUnknown,
+				{"", "viaptr", pp.ArcUnknown}:                0,
 				{"main", "rec", pp.ArcDirect}:                1,
 				{"main", "lib_twice", pp.ArcPLT}:             4,
 				{"lib_twice", "lib_helper", pp.ArcPLT}:       8,
@@ -166,13 +158,6 @@ func TestCallGraph(t *testing.T) {
 	}
 }
 
-// trapEngine reports whether the tests run under an engine that traps at
-// every block (classic, xol), which sees an indirect call's callee.
-func trapEngine() bool {
-	e := os.Getenv(engineEnv)
-	return e == "classic" || e == "xol"
-}
-
 func otherKind(k string) string {
 	if k == pp.ArcTail {
 		return pp.ArcDirect
@@ -185,17 +170,13 @@ func otherKind(k string) string {
 func checkCallSites(t *testing.T, p *pp.Profile) {
 	t.Helper()
 	src := filepath.Join(testdataDir, "callgraph", "main.c")
-	ptrCallee := ""
-	if trapEngine() {
-		ptrCallee = "viaptr"
-	}
 	for _, tc := range []struct {
 		marker, caller, callee string
 		count                  uint64
 	}{
 		{"site:leaf3", "main", "leaf", 3},
 		{"site:leaf5", "main", "leaf", 5},
-		{"site:ptr", "main", ptrCallee, 7},
+		{"site:ptr", "main", "viaptr", 7},
 		{"site:sorter", "main", "", 1},
 		{"site:rec1", "main", "rec", 1},
 		{"site:rec", "rec", "rec", 9},
@@ -226,9 +207,9 @@ var programFuncs = map[string]bool{
 // TestCallGraphCallgrind compares the arcs with callgrind's calls= counts
 // on the same binaries (callgrind counts every call, through pointers and
 // jumps too): equal for every pair of the program's functions, the call
-// through a pointer included under the trap engines; under the in-process
-// engine patchprof leaves it among its callee's unknown callers. Then callgrind_annotate reads --format callgrind, and go tool
-// pprof -peek shows the callers from --format pprof.
+// through a pointer included. Then callgrind_annotate reads --format
+// callgrind, and go tool pprof -peek shows the callers from --format
+// pprof.
 func TestCallGraphCallgrind(t *testing.T) {
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
@@ -252,7 +233,7 @@ func TestCallGraphCallgrind(t *testing.T) {
 			}
 			indirect := [2]string{"main", "viaptr"}
 			for k, n := range theirs {
-				if (k == indirect && !trapEngine()) || !programFuncs[k[0]] || !programFuncs[k[1]] {
+				if !programFuncs[k[0]] || !programFuncs[k[1]] {
 					continue
 				}
 				if ours[k] != n {
@@ -264,9 +245,8 @@ func TestCallGraphCallgrind(t *testing.T) {
 					t.Errorf("%s -> %s: %d calls, callgrind none", k[0], k[1], n)
 				}
 			}
-			if !trapEngine() && (theirs[indirect] != 7 || arcSums(p)[arcPair{"", "viaptr", pp.ArcUnknown}] != 7) {
-				t.Errorf("main -> viaptr: callgrind %d, patchprof's unknown callers %d; want 7 and 7",
-					theirs[indirect], arcSums(p)[arcPair{"", "viaptr", pp.ArcUnknown}])
+			if theirs[indirect] != 7 || ours[indirect] != 7 {
+				t.Errorf("main -> viaptr: callgrind %d, patchprof %d; want 7 and 7", theirs[indirect], ours[indirect])
 			}
 			checkCallgrindAnnotate(t, dir, opt)
 			checkPprofPeek(t, dir)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/patchprof/patchprof/breakpoint/jump"
 	"golang.org/x/sys/unix"
 )
 
@@ -72,8 +73,9 @@ func (c *counterMem) reserve(n int) (uint64, bool) {
 func (m *mon) slabSizeFor() uint64 {
 	var n uint64
 	for _, img := range m.imgs {
-		n += uint64(img.Table.Len() + img.Table.ArcCounters())
+		n += uint64(img.Table.Len() + img.Table.ArcCounters() + img.Table.CallWords())
 	}
+	n += jump.CallWords / 8
 	s := max(uint64(minSlab), 16*n)
 	return (s + pageSize - 1) &^ (pageSize - 1)
 }
@@ -88,7 +90,7 @@ const pageSize = 4096
 //
 // Preconditions: on the tracer thread; no thread of via's space runs.
 func (m *mon) mapCounters(via *thread, at, name, fixed, slabSize uint64) (*counterMem, error) {
-	c := &counterMem{slabSize: slabSize, used: make([]bool, maxSlabs)}
+	c := &counterMem{slabSize: slabSize, used: make([]bool, maxSlabs), top: jump.CallWords}
 	r, err := m.syscallIn(via, at, sysMemfdCreate, name, 0)
 	if err == nil && int64(r) < 0 {
 		err = unix.Errno(-int64(r))
@@ -171,6 +173,7 @@ func (m *mon) giveSlab(t *thread) error {
 	c.used[k] = true
 	m.live.setSlabs(c, max(c.ever, k+1))
 	t.slab = k + 1
+	m.movePend(t)
 	return nil
 }
 
@@ -226,6 +229,7 @@ func (m *mon) ownCounters(t *thread) error {
 	for _, mp := range t.mm.maps {
 		if mp.jmp != nil {
 			clear(mp.jmp.seen)
+			clear(mp.jmp.callSeen)
 		}
 	}
 	return nil
@@ -242,6 +246,9 @@ func (m *mon) fold(mm *space) {
 	}
 	for _, mp := range mm.maps {
 		m.foldMapping(c, mp)
+		if mp.jmp != nil && mp.jmp.counted {
+			m.foldCalls(mm, c, mp)
+		}
 	}
 }
 

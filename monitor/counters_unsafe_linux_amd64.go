@@ -20,3 +20,8 @@ func loadCounter(mem []byte, off uint64) uint64 {
 func addCounter(mem []byte, off uint64, d uint64) {
 	atomic.AddUint64((*uint64)(unsafe.Pointer(&mem[off])), d)
 }
+
+// storeCounter sets the word at byte offset off of mem to v.
+func storeCounter(mem []byte, off, v uint64) {
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&mem[off])), v)
+}

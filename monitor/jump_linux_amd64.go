@@ -57,6 +57,7 @@ type jumpArea struct {
 	ctrOff     uint64             // offset of the mapping's counters in a slab
 	counted    bool               // ctrOff is given
 	seen       []uint64           // per site: the counter sum last folded
+	callSeen   map[uint64]uint64  // per call slot's count word: its value last folded
 	// landings maps the landing of each patched short site (in its host's
 	// dead bytes) to the site's trampoline.
 	landings map[uint64]*jump.Trampoline
@@ -146,6 +147,7 @@ func (mm *space) coveredBy(pc uint64) *jump.Trampoline {
 // already executed its int3: the thread goes to the trampoline, which
 // counts the hit.
 func (m *mon) hitJumped(t *thread, tr *jump.Trampoline) {
+	m.movePend(t)
 	if err := pokeUser(t.tid, offRip, tr.At); err != nil {
 		m.lose(fmt.Errorf("move thread %d to its trampoline: %w", t.tid, err))
 		return
@@ -381,8 +383,9 @@ func (m *mon) jumpRoom(t *thread, mp *mapping) string {
 		}
 	}
 	if !j.counted {
-		// The sites' counters, then the arcs' (jump.EdgeCount).
-		n := mp.tab.Len() + mp.tab.ArcCounters()
+		// The sites' counters, then the arcs' (jump.EdgeCount), then the
+		// entries' call slots (jump.EntryCheck).
+		n := mp.tab.Len() + mp.tab.ArcCounters() + mp.tab.CallWords()
 		off, ok := mm.ctr.reserve(n)
 		if !ok {
 			return breakpoint.JumpNoRoom

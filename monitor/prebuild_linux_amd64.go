@@ -204,8 +204,9 @@ func (m *mon) buildAhead(pid int, regions []region, used [][2]uint64, exe string
 		return
 	}
 	// The mapping scanMaps will make, with the region mapScratch will map
-	// and the counters of the first mapping (ctrOff 0).
-	mp := &mapping{Mapped: Mapped{Bias: bias, Lo: lo, Hi: hi}, tab: tab.At(bias), jmp: &jumpArea{base: base}}
+	// and the counters of the first mapping (at the slab's first word
+	// after the call words, jump.CallWords).
+	mp := &mapping{Mapped: Mapped{Bias: bias, Lo: lo, Hi: hi}, tab: tab.At(bias), jmp: &jumpArea{base: base, ctrOff: jump.CallWords}}
 	var jobs []int
 	var pre []prebuiltJump
 	for k := 0; k < mp.tab.Len(); k++ {

@@ -53,6 +53,7 @@ type thread struct {
 	xolCur  *breakpoint.Cursor
 	cursors []breakpoint.Cursor // line-entry position per image (Image.id)
 	slab    int                 // 1 + its counter slab (in-process engine), 0 for none
+	pend    pendCall            // its pending indirect call while it has no slab
 
 	// The program's signal state (sigstate_linux_amd64.go): its process's
 	// dispositions (shared by its threads), its blocked mask, and the

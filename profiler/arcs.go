@@ -262,77 +262,14 @@ func bindImports(p *profile.Profile) {
 }
 
 // countIndirect asks module m's table to count which function each of its
-// indirect calls enters (breakpoint.Table.SetIndirectCalls): only under
-// the trap engines, where every block start and function entry traps,
-// and only for the calls whose block changes the stack pointer before
-// them in a way the code says (push, pop, add or sub of a constant).
+// indirect calls enters (breakpoint.Table.SetIndirectCalls) under the
+// trap engines, where every block start and function entry traps; the
+// in-process engine counts them in the target (Plan.IndirectCalls with
+// PlanOptions.Calls). Only the calls whose block changes the stack
+// pointer before them in a way the code says (push, pop, add or sub of a
+// constant) are counted.
 func (m *module) countIndirect() {
-	plan := m.plan
-	delta := map[int32]int64{}
-	for _, fg := range plan.Graphs {
-		for k, b := range fg.Graph.Blocks {
-			if b.Term != cfg.TermCall && b.Term != cfg.TermNoReturn {
-				continue
-			}
-			if d, ok := m.indirectCallDelta(b); ok {
-				delta[fg.FirstBlock+int32(k)] = d
-			}
-		}
+	if len(m.plan.IndirectCalls) > 0 {
+		m.plan.Table.SetIndirectCalls(m.plan.IndirectCalls)
 	}
-	if len(delta) > 0 {
-		plan.Table.SetIndirectCalls(delta)
-	}
-}
-
-// indirectCallDelta returns, for block b ending in an indirect call, how
-// its instructions before the call move the stack pointer; false when b
-// ends otherwise or an instruction moves it in another way.
-func (m *module) indirectCallDelta(b cfg.Block) (int64, bool) {
-	var d int64
-	for pc := b.Start; pc < b.End; {
-		code, ok := m.sym.Code(pc, int(b.End-pc))
-		if !ok {
-			return 0, false
-		}
-		inst, err := symtab.DecodeInst(code)
-		if err != nil || inst.Len == 0 {
-			return 0, false
-		}
-		if pc == b.Last {
-			_, direct := inst.Args[0].(x86asm.Rel)
-			return d, inst.Op == x86asm.CALL && !direct
-		}
-		pc += uint64(inst.Len)
-		dst, _ := inst.Args[0].(x86asm.Reg)
-		switch {
-		case inst.Op == x86asm.PUSH && inst.DataSize == 64:
-			d -= 8
-		case inst.Op == x86asm.POP && inst.DataSize == 64 && dst != x86asm.RSP:
-			d += 8
-		case (inst.Op == x86asm.SUB || inst.Op == x86asm.ADD) && dst == x86asm.RSP:
-			imm, ok := inst.Args[1].(x86asm.Imm)
-			if !ok {
-				return 0, false
-			}
-			if inst.Op == x86asm.SUB {
-				imm = -imm
-			}
-			d += int64(imm)
-		case dst == x86asm.RSP || writesRSP(inst.Op):
-			return 0, false
-		}
-	}
-	return 0, false
-}
-
-// writesRSP reports whether op moves the stack pointer without naming it
-// as its first operand (besides push and pop, which indirectCallDelta
-// follows).
-func writesRSP(op x86asm.Op) bool {
-	switch op {
-	case x86asm.PUSH, x86asm.POP, x86asm.PUSHF, x86asm.PUSHFQ, x86asm.POPF, x86asm.POPFQ, x86asm.ENTER, x86asm.LEAVE,
-		x86asm.CALL, x86asm.RET, x86asm.SYSCALL, x86asm.INT:
-		return true
-	}
-	return false
 }

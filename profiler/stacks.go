@@ -177,7 +177,7 @@ func (m *module) movesNoStack(lo, hi uint64) bool {
 		if inst.Op == x86asm.RET {
 			continue
 		}
-		if dst, _ := inst.Args[0].(x86asm.Reg); dst == x86asm.RSP || dst == x86asm.ESP || writesRSP(inst.Op) {
+		if dst, _ := inst.Args[0].(x86asm.Reg); dst == x86asm.RSP || dst == x86asm.ESP || breakpoint.WritesRSP(inst.Op) {
 			return false
 		}
 	}

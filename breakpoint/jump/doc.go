@@ -43,6 +43,8 @@
 //	gate.go       gates: trampolines that stop their thread with SIGSTOP
 //	              instead of counting (PlanGate, GateStop, GateFinish)
 //	edgecount.go  EdgeCount: a trampoline counting arcs of its jump
+//	calls.go      Pend, EntryCheck: which function an indirect call
+//	              entered, met in the thread's slab
 //	wholeblock.go WholeBlock, BlockAt, PlainJcc: blocks displaced whole,
 //	              MaxHostLen
 //	derive.go     flow conservation: Flow, PlanDerive, DerivePlan.Derive,

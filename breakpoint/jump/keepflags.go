@@ -97,6 +97,9 @@ func (tr *Trampoline) Rewind(pc uint64) (Rewind, bool) {
 		return Rewind{}, false
 	}
 	switch {
+	case tr.pre > 0:
+		rw, ok := tr.preRw[int(pc-tr.At)]
+		return rw, ok
 	case tr.keep:
 		rw, ok := keepRewinds[int(pc-tr.At)]
 		return rw, ok

@@ -63,6 +63,12 @@ type Site struct {
 	// the displaced instructions (edgecount.go): one of a conditional
 	// jump, or any of a jump table's.
 	Edges []EdgeCount
+	// Pend, if set, has the trampoline record the indirect call that ends
+	// its block as pending; Entry, if set, has a function entry's
+	// trampoline count the pending call that entered it (calls.go). Entry
+	// needs the plain counter update: the flags dead.
+	Pend  *Pend
+	Entry *EntryCheck
 }
 
 // Options describe the code around a site.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/patchprof/patchprof/breakpoint/relocate"
 )
@@ -63,7 +64,10 @@ type Trampoline struct {
 	Landing    uint64
 	LandingJmp []byte
 
-	keep   bool     // the counter update keeps the flags (keepflags.go)
+	keep   bool // the counter update keeps the flags (keepflags.go)
+	pre    int  // bytes of the entry check before the counter update
+	preRw  map[int]Rewind
+	pendAt []int    // offsets of the pending call's stores, after the count
 	gate   bool     // a gate: it stops the thread, counts nothing (gate.go)
 	starts []int    // offset in Code of each displaced instruction
 	addrs  []uint64 // its original address
@@ -141,6 +145,13 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 	}
 	tr := &Trampoline{Addr: addr, At: at, Len: js.Len, Orig: append([]byte(nil), code[:js.Len]...)}
 	c := make([]byte, 0, TrampolineSize)
+	if js.Entry != nil {
+		if js.Gate || js.KeepFlags {
+			return nil, fmt.Errorf("jump: BuildTrampoline at %#x: an entry check needs the plain counter update", addr)
+		}
+		c, tr.preRw = appendEntryCheck(c, *js.Entry)
+		tr.pre = len(c)
+	}
 	switch {
 	case js.Gate:
 		c = append(c, gateCode...)
@@ -150,6 +161,9 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 		tr.keep = true
 	default:
 		c = appendCounter(c, counter)
+	}
+	if js.Pend != nil {
+		c, tr.pendAt = appendPend(c, *js.Pend)
 	}
 	run := js.Len - js.Dead // the displaced instructions' bytes
 	if js.Dead < 0 || run < 1 || (js.Dead > 0 && js.Tail > 0) {
@@ -286,13 +300,17 @@ const (
 // is precise, so the faulting instruction's original address is where the
 // program expects to see it.
 func (tr *Trampoline) Where(pc uint64) (orig uint64, p TrampolinePoint) {
-	if pc == tr.At {
+	if pc == tr.At || pc == tr.At+uint64(tr.pre) {
 		return tr.Addr, BeforeCount
 	}
 	if _, ok := tr.Rewind(pc); ok {
 		return tr.Addr, InCount
 	}
 	off := int(pc - tr.At)
+	if slices.Contains(tr.pendAt, off) {
+		// Counted, the displaced code not begun: the stores run again.
+		return tr.Addr, Counted
+	}
 	for k, s := range tr.starts {
 		if off != s {
 			continue

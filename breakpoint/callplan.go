@@ -1,0 +1,218 @@
+package breakpoint
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/patchprof/patchprof/breakpoint/jump"
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// Indirect calls under the in-process engine (--calls): the trampoline of
+// a block that ends in one records it as pending in the thread's slab,
+// and the trampoline of each function entry counts the pending call that
+// entered it (package jump, calls.go). Here is the plan of it: which
+// blocks end in an indirect call (planted, never derived, so that their
+// trampolines run), which entries check, and where each entry's slots
+// are among a mapping's counters: after the sites' and the arcs'.
+
+// indirectCallBlocks returns, for each table-wide block of p's graphs that
+// ends in an indirect call, how its instructions move the stack pointer
+// before the call; a block that moves it in a way the code does not say
+// is left out.
+func (p *Plan) indirectCallBlocks(sym *symtab.File) map[int32]int64 {
+	out := map[int32]int64{}
+	for _, fg := range p.Graphs {
+		for k, b := range fg.Graph.Blocks {
+			if b.Term != cfg.TermCall && b.Term != cfg.TermNoReturn {
+				continue
+			}
+			if d, ok := IndirectCallDelta(sym, b); ok {
+				out[fg.FirstBlock+int32(k)] = d
+			}
+		}
+	}
+	return out
+}
+
+// IndirectCallDelta returns, for block b ending in an indirect call, how
+// its instructions before the call move the stack pointer; false when b
+// ends otherwise or an instruction moves it in another way.
+func IndirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
+	var d int64
+	for pc := b.Start; pc < b.End; {
+		code, ok := sym.Code(pc, int(b.End-pc))
+		if !ok {
+			return 0, false
+		}
+		inst, err := symtab.DecodeInst(code)
+		if err != nil || inst.Len == 0 {
+			return 0, false
+		}
+		if pc == b.Last {
+			_, direct := inst.Args[0].(x86asm.Rel)
+			return d, inst.Op == x86asm.CALL && !direct
+		}
+		pc += uint64(inst.Len)
+		dst, _ := inst.Args[0].(x86asm.Reg)
+		switch {
+		case inst.Op == x86asm.PUSH && inst.DataSize == 64:
+			d -= 8
+		case inst.Op == x86asm.POP && inst.DataSize == 64 && dst != x86asm.RSP:
+			d += 8
+		case (inst.Op == x86asm.SUB || inst.Op == x86asm.ADD) && dst == x86asm.RSP:
+			imm, ok := inst.Args[1].(x86asm.Imm)
+			if !ok {
+				return 0, false
+			}
+			if inst.Op == x86asm.SUB {
+				imm = -imm
+			}
+			d += int64(imm)
+		case dst == x86asm.RSP || WritesRSP(inst.Op):
+			return 0, false
+		}
+	}
+	return 0, false
+}
+
+// WritesRSP reports whether op moves the stack pointer without naming it
+// as its first operand (besides push and pop, which IndirectCallDelta
+// follows).
+func WritesRSP(op x86asm.Op) bool {
+	switch op {
+	case x86asm.PUSH, x86asm.POP, x86asm.PUSHF, x86asm.PUSHFQ, x86asm.POPF, x86asm.POPFQ, x86asm.ENTER, x86asm.LEAVE,
+		x86asm.CALL, x86asm.RET, x86asm.SYSCALL, x86asm.INT:
+		return true
+	}
+	return false
+}
+
+// callPlan is the in-process engine's plan of indirect calls.
+type callPlan struct {
+	pend map[int]int32 // site starting a block that ends in one -> its delta
+	// entries are the entry sites that check: those that take a jump
+	// with the plain counter update (listEntries).
+	entries []int       // the entry sites that check, in site order
+	slot    map[int]int // entry site -> its index in entries
+}
+
+// planCalls notes the block starts of p.IndirectCalls, whose blocks are
+// never derived when they take a jump (pinned). Call it in PlanJumps once
+// the jump lengths are known, before any block is derived.
+func (p *Plan) planCalls() {
+	t := p.Table
+	if p.IndirectCalls == nil || t.jump == nil {
+		return
+	}
+	cp := &callPlan{pend: map[int]int32{}, slot: map[int]int{}}
+	for _, fg := range p.Graphs {
+		for k, b := range fg.Graph.Blocks {
+			d, ok := p.IndirectCalls[fg.FirstBlock+int32(k)]
+			if !ok {
+				continue
+			}
+			if i, ok := t.Index(b.Start); ok && t.BlockOf(i) == fg.FirstBlock+int32(k) {
+				cp.pend[i] = int32(d)
+			}
+		}
+	}
+	t.jump.calls = cp
+	t.cnt.Indirect = make(map[IndirectArc]uint64)
+}
+
+// pinned reports whether site i must stay planted: its block's trampoline
+// records an indirect call.
+func (t *Table) pinned(i int) bool {
+	if t.jump == nil || t.jump.calls == nil {
+		return false
+	}
+	_, ok := t.jump.calls.pend[i]
+	return ok && t.JumpLen(i) > 0
+}
+
+// listEntries fixes the entry sites that check, once the plan's keep-flags
+// choices are made.
+func (t *Table) listEntries() {
+	cp := t.jump.calls
+	for i := range t.addr {
+		if t.IsEntry(i) && t.JumpLen(i) > 0 && !t.KeepFlags(i) && !t.jump.derived[i] {
+			cp.slot[i] = len(cp.entries)
+			cp.entries = append(cp.entries, i)
+		}
+	}
+}
+
+// TracksCalls reports whether the in-process engine counts the callees of
+// t's indirect calls in the target.
+func (t *Table) TracksCalls() bool { return t.jump != nil && t.jump.calls != nil }
+
+// CallWords returns how many 8-byte words of a mapping's counters, after
+// its sites' and arcs', hold its entries' call slots.
+func (t *Table) CallWords() int {
+	if !t.TracksCalls() {
+		return 0
+	}
+	return len(t.jump.calls.entries) * jump.CallSlotLen / 8
+}
+
+// CallEntries returns the entry sites that count their callers, in the
+// order of their slots; the slice is shared.
+func (t *Table) CallEntries() []int {
+	if !t.TracksCalls() {
+		return nil
+	}
+	return t.jump.calls.entries
+}
+
+// PendDelta reports whether site i starts a block that ends in an
+// indirect call its trampoline records, and how the block moves the stack
+// pointer before the call.
+func (t *Table) PendDelta(i int) (int32, bool) {
+	if !t.TracksCalls() {
+		return 0, false
+	}
+	d, ok := t.jump.calls.pend[i]
+	return d, ok
+}
+
+// EntrySlot reports whether site i is an entry that counts its callers,
+// and the index of its slots.
+func (t *Table) EntrySlot(i int) (int, bool) {
+	if !t.TracksCalls() {
+		return 0, false
+	}
+	k, ok := t.jump.calls.slot[i]
+	return k, ok
+}
+
+// AddIndirect adds n calls from the indirect call ending the block that
+// site caller starts to the function whose entry is site callee.
+func (t *Table) AddIndirect(caller, callee int, n uint64) {
+	gb := t.BlockOf(caller)
+	if gb < 0 || t.cnt.Indirect == nil || n == 0 {
+		return
+	}
+	t.cnt.Indirect[IndirectArc{Block: gb, Callee: t.fn[callee]}] += n
+}
+
+// callSite returns the call tracking of site i's trampoline, given the
+// site's counter offset (a mapping's counters start at counter - 8*i).
+func (t *Table) callSite(i int, counter uint32) (*jump.Pend, *jump.EntryCheck) {
+	if !t.TracksCalls() {
+		return nil, nil
+	}
+	var pend *jump.Pend
+	var entry *jump.EntryCheck
+	if d, ok := t.jump.calls.pend[i]; ok && t.JumpLen(i) > 0 {
+		pend = &jump.Pend{Key: counter, Delta: d}
+	}
+	if k, ok := t.jump.calls.slot[i]; ok {
+		base := counter - 8*uint32(i) + 8*uint32(t.Len()+t.ArcCounters())
+		entry = &jump.EntryCheck{Slots: base + uint32(k*jump.CallSlotLen)}
+	}
+	return pend, entry
+}
+
+// EntryOf returns the entry site the slots at index k count for.
+func (t *Table) EntryOf(k int) int { return t.jump.calls.entries[k] }

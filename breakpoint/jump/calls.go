@@ -1,0 +1,223 @@
+package jump
+
+import (
+	"encoding/binary"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Which function an indirect call enters (--calls), counted in the target.
+// A call through a register or memory names no callee in its code, and
+// under this engine neither the call's block nor the callee's entry traps,
+// so the two ends meet in the thread's slab:
+//
+//   - the trampoline of a block that ends in an indirect call records the
+//     call as pending: the block's key (its own counter's offset, unique
+//     in the slab) and the stack pointer the callee's entry will have,
+//     given as the block's start SP and the distance expected between the
+//     two (PendWord, PendSPWord);
+//   - the trampoline of a function entry, before its count, looks at the
+//     pending word; when one is set it clears it and, if the distance
+//     from the recorded SP to its own is the one expected, counts the
+//     call in its function's slots: CallSlots pairs (caller key, count),
+//     a slot taken by the first key that needs it, then an overflow word
+//     for the keys that found all slots taken.
+//
+// The distance rules out what runs between the two deeper or shallower
+// than the call: a signal handler, or code outside the counted modules
+// that the callee was and that calls back into them (a qsort
+// comparator). A call whose callee is not counted leaves the word set
+// until the next entry clears it. Every word is the thread's own, so
+// nothing is locked; the monitor reads the slots and gives each key's
+// count to the call's block (its callee's entry count less these is
+// "callers unknown", as before). A function entry counts with the plain
+// add, whose flags are dead at any call's target, so the check may write
+// them too.
+
+// Slab words the call tracking uses, at the start of every slab (the
+// monitor keeps its first CallWords bytes for them).
+const (
+	// PendWord holds the pending call: its key in the low 32 bits, the
+	// distance expected in the high 32; 0 when none.
+	PendWord = 0
+	// PendSPWord holds the stack pointer at the start of the pending
+	// call's block.
+	PendSPWord = 8
+	// CallWords is the room kept at a slab's start.
+	CallWords = 64
+)
+
+// CallSlots is how many distinct callers' counts one function's entry keeps
+// per thread; CallSlotLen the bytes of a function's slots with the
+// overflow word.
+const (
+	CallSlots   = 4
+	CallSlotLen = 16*CallSlots + 8
+)
+
+// A Pend has a trampoline record its block's indirect call as pending.
+type Pend struct {
+	Key uint32 // the block's key: the offset of its site's counter
+	// Delta is how the block's instructions before the call move the
+	// stack pointer (a push: -8).
+	Delta int32
+}
+
+// distance is the distance an entry check expects from the recorded
+// SP to its own after its push of %rax: the call's return address, the
+// push, less the block's own moves.
+func (p Pend) distance() uint32 { return uint32(int32(16) - p.Delta) }
+
+// appendPend appends the pending call's stores, which write no flag:
+//
+//	movl $dist, %gs:PendWord+4    65 c7 04 25 disp32 imm32
+//	mov  %rsp, %gs:PendSPWord     65 48 89 24 25 disp32
+//	movl $key, %gs:PendWord       65 c7 04 25 disp32 imm32
+//
+// The key last: an entry that runs in between (a signal handler's) sees
+// no pending call, or one whose SP is not its caller's.
+func appendPend(c []byte, p Pend) ([]byte, []int) {
+	var at []int
+	at = append(at, len(c))
+	c = append(c, 0x65, 0xc7, 0x04, 0x25)
+	c = binary.LittleEndian.AppendUint32(c, PendWord+4)
+	c = binary.LittleEndian.AppendUint32(c, p.distance())
+	at = append(at, len(c))
+	c = append(c, 0x65, 0x48, 0x89, 0x24, 0x25)
+	c = binary.LittleEndian.AppendUint32(c, PendSPWord)
+	at = append(at, len(c))
+	c = append(c, 0x65, 0xc7, 0x04, 0x25)
+	c = binary.LittleEndian.AppendUint32(c, PendWord)
+	c = binary.LittleEndian.AppendUint32(c, p.Key)
+	return c, at
+}
+
+// An EntryCheck has a function entry's trampoline count the pending call
+// that entered it, in the slots at Slots (a slab offset, CallSlotLen
+// bytes).
+type EntryCheck struct {
+	Slots uint32
+}
+
+// appendEntryCheck appends the entry check and returns, by offset from
+// the check's start, the Rewind of each instruction after its first:
+//
+//	    cmpl $0, %gs:PendWord          no call pending: on to the count
+//	    je   done
+//	    push %rax
+//	    mov  %gs:PendSPWord, %rax
+//	    sub  %rsp, %rax                the distance
+//	    cmp  %gs:PendWord+4, %eax      the one expected?
+//	    mov  %gs:PendWord, %eax        the key (mov writes no flag)
+//	    movq $0, %gs:PendWord          no longer pending
+//	    jne  out
+//	    push %rcx
+//	    mov  $SLOTS, %ecx
+//	next:
+//	    cmp  %rax, %gs:(%rcx)          this caller's slot
+//	    je   hit
+//	    cmpq $0, %gs:(%rcx)            a free one
+//	    je   take
+//	    add  $16, %ecx
+//	    cmp  $SLOTS+16*CallSlots, %ecx
+//	    jb   next
+//	    addq $1, %gs:(%rcx)            all taken: the overflow word
+//	    jmp  pop
+//	take:
+//	    mov  %rax, %gs:(%rcx)
+//	hit:
+//	    addq $1, %gs:8(%rcx)
+//	pop:
+//	    pop  %rcx
+//	out:
+//	    pop  %rax
+//	done:
+//
+// A thread stopped inside is put back at the site with its registers
+// from the stack (Trampoline.Rewind): the check then runs again and finds
+// the call no longer pending, so a count is never made twice.
+func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
+	start := len(c)
+	rw := map[int]Rewind{}
+	none := Rewind{}
+	rax := Rewind{SP: 8, Saved: []x86asm.Reg{x86asm.RAX}}
+	both := Rewind{SP: 16, Saved: []x86asm.Reg{x86asm.RCX, x86asm.RAX}}
+	at := func(r Rewind) { rw[len(c)-start] = r }
+	u32 := func(v uint32) { c = binary.LittleEndian.AppendUint32(c, v) }
+	gsAbs := func(prefix ...byte) { c = append(c, 0x65); c = append(c, prefix...) }
+
+	gsAbs(0x83, 0x3c, 0x25) // cmpl $0, %gs:PendWord
+	u32(PendWord)
+	c = append(c, 0)
+	at(none)
+	c = append(c, 0x74, 0) // je done
+	jeDone := len(c) - 1
+	at(none)
+	c = append(c, 0x50) // push %rax
+	at(rax)
+	gsAbs(0x48, 0x8b, 0x04, 0x25) // mov %gs:PendSPWord, %rax
+	u32(PendSPWord)
+	at(rax)
+	c = append(c, 0x48, 0x29, 0xe0) // sub %rsp, %rax
+	at(rax)
+	gsAbs(0x3b, 0x04, 0x25) // cmp %gs:PendWord+4, %eax
+	u32(PendWord + 4)
+	at(rax)
+	gsAbs(0x8b, 0x04, 0x25) // mov %gs:PendWord, %eax
+	u32(PendWord)
+	at(rax)
+	gsAbs(0x48, 0xc7, 0x04, 0x25) // movq $0, %gs:PendWord
+	u32(PendWord)
+	u32(0)
+	at(rax)
+	c = append(c, 0x75, 0) // jne out
+	jneOut := len(c) - 1
+	at(rax)
+	c = append(c, 0x51) // push %rcx
+	at(both)
+	c = append(c, 0xb9) // mov $SLOTS, %ecx
+	u32(e.Slots)
+	at(both)
+	next := len(c)
+	gsAbs(0x48, 0x39, 0x01) // cmp %rax, %gs:(%rcx)
+	at(both)
+	c = append(c, 0x74, 0) // je hit
+	jeHit := len(c) - 1
+	at(both)
+	gsAbs(0x48, 0x83, 0x39, 0x00) // cmpq $0, %gs:(%rcx)
+	at(both)
+	c = append(c, 0x74, 0) // je take
+	jeTake := len(c) - 1
+	at(both)
+	c = append(c, 0x83, 0xc1, 0x10) // add $16, %ecx
+	at(both)
+	c = append(c, 0x81, 0xf9) // cmp $SLOTS+16*CallSlots, %ecx
+	u32(e.Slots + 16*CallSlots)
+	at(both)
+	c = append(c, 0x72, byte(int8(next-(len(c)+2)))) // jb next
+	at(both)
+	gsAbs(0x48, 0x83, 0x01, 0x01) // addq $1, %gs:(%rcx)
+	at(both)
+	c = append(c, 0xeb, 0) // jmp pop
+	jmpPop := len(c) - 1
+	take := len(c)
+	at(both)
+	gsAbs(0x48, 0x89, 0x01) // mov %rax, %gs:(%rcx)
+	hit := len(c)
+	at(both)
+	gsAbs(0x48, 0x83, 0x41, 0x08, 0x01) // addq $1, %gs:8(%rcx)
+	pop := len(c)
+	at(both)
+	c = append(c, 0x59) // pop %rcx
+	out := len(c)
+	at(rax)
+	c = append(c, 0x58) // pop %rax
+	done := len(c)
+	rel := func(at, to int) { c[at] = byte(int8(to - (at + 1))) }
+	rel(jeDone, done)
+	rel(jneOut, out)
+	rel(jeHit, hit)
+	rel(jeTake, take)
+	rel(jmpPop, pop)
+	return c, rw
+}

@@ -1,0 +1,110 @@
+package jump
+
+import (
+	"testing"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// TestEntryCheckDecodes decodes the entry check: every instruction after
+// the first has its Rewind, no other offset has one, every branch lands
+// on an instruction of the check or just past it, and the stack the
+// Rewinds describe follows the pushes and pops.
+func TestEntryCheckDecodes(t *testing.T) {
+	c, rw := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
+	starts := map[int]bool{len(c): true}
+	depth := 0
+	for off := 0; off < len(c); {
+		inst, err := x86asm.Decode(c[off:], 64)
+		if err != nil {
+			t.Fatalf("offset %d: %v", off, err)
+		}
+		starts[off] = true
+		r, ok := rw[off]
+		switch {
+		case off == 0 && ok:
+			t.Errorf("offset 0 has a Rewind: it is the site's own point")
+		case off > 0 && !ok:
+			t.Errorf("offset %d (%v): no Rewind", off, inst)
+		case ok && r.SP != uint64(8*len(r.Saved)):
+			t.Errorf("offset %d: SP %d with %d registers saved", off, r.SP, len(r.Saved))
+		case ok && r.Counted:
+			t.Errorf("offset %d: counted before the counter update", off)
+		}
+		switch inst.Op {
+		case x86asm.PUSH:
+			depth++
+		case x86asm.POP:
+			depth--
+		}
+		off += inst.Len
+	}
+	if depth != 0 {
+		t.Errorf("pushes and pops leave %d words", depth)
+	}
+	for off := range rw {
+		if !starts[off] {
+			t.Errorf("Rewind at offset %d, inside an instruction", off)
+		}
+	}
+	for off := 0; off < len(c); {
+		inst, _ := x86asm.Decode(c[off:], 64)
+		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
+			if to := off + inst.Len + int(rel); !starts[to] {
+				t.Errorf("offset %d (%v): lands at %d, no instruction of the check", off, inst, to)
+			}
+		}
+		off += inst.Len
+	}
+}
+
+// TestTrampolineCallPoints builds a function entry's trampoline with an
+// entry check and a pending call: a thread at the check's start or at the
+// counter update stands at the site, uncounted; inside the check it is
+// put back with %rax (and %rcx) from the stack; at a pending call's store
+// it is counted, nothing displaced run.
+func TestTrampolineCallPoints(t *testing.T) {
+	code := []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10} // push %rbp; mov %rsp,%rbp; sub $16,%rsp
+	const addr, at = 0x401000, 0x501000
+	js := Site{Len: 8, FlagsDead: true, Entry: &EntryCheck{Slots: 0x2000}, Pend: &Pend{Key: 0x48, Delta: -8}}
+	tr, err := BuildTrampoline(code, addr, at, js, 0x40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if orig, p := tr.Where(at); orig != addr || p != BeforeCount {
+		t.Errorf("check's start: %#x %v", orig, p)
+	}
+	if orig, p := tr.Where(at + uint64(tr.pre)); orig != addr || p != BeforeCount {
+		t.Errorf("counter update: %#x %v", orig, p)
+	}
+	if _, p := tr.Where(at + 11); p != InCount {
+		t.Errorf("after the check's je: %v, want InCount", p)
+	}
+	if rw, ok := tr.Rewind(at + 12); !ok || rw.SP != 8 || len(rw.Saved) != 1 || rw.Saved[0] != x86asm.RAX {
+		t.Errorf("after push %%rax: %+v %v", rw, ok)
+	}
+	for _, off := range tr.pendAt {
+		if orig, p := tr.Where(at + uint64(off)); orig != addr || p != Counted {
+			t.Errorf("pending store at %d: %#x %v", off, orig, p)
+		}
+	}
+	if len(tr.pendAt) != 3 || tr.starts[0] != tr.pendAt[2]+12 {
+		t.Errorf("stores at %v, displaced code at %d", tr.pendAt, tr.starts[0])
+	}
+	if _, err := BuildTrampoline(code, addr, at, Site{Len: 8, KeepFlags: true, Entry: &EntryCheck{}}, 0x40); err == nil {
+		t.Error("an entry check with the update that keeps the flags was built")
+	}
+}
+
+// TestPendDistance checks the distance an entry expects: the return
+// address and the check's own push, less the block's pushes.
+func TestPendDistance(t *testing.T) {
+	for _, tc := range []struct {
+		delta int32
+		want  uint32
+	}{{0, 16}, {-8, 24}, {8, 8}} {
+		if got := (Pend{Delta: tc.delta}).distance(); got != tc.want {
+			t.Errorf("delta %d: %d, want %d", tc.delta, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+//go:build linux && amd64
+
+package monitor
+
+import "github.com/patchprof/patchprof/breakpoint/jump"
+
+// Indirect calls under the in-process engine (breakpoint/jump, calls.go):
+// a trampoline records the call its block ends in as pending in the
+// thread's slab, and a function entry's trampoline counts it in its
+// function's slots. The monitor's part: reading the slots into the table
+// (foldCalls), and playing both parts at a site that traps instead (a
+// site that kept its breakpoint), with the same words when the thread has
+// a slab and with the thread's own record before it has one.
+
+// pendCall is a pending indirect call kept by the monitor for a thread
+// without a slab: the block's mapping and site, the distance its callee's
+// entry is expected at, and the block's stack pointer.
+type pendCall struct {
+	mp   *mapping
+	site int
+	want uint32
+	sp   uint64
+}
+
+// callTrap plays the trampolines' parts at a trap of t at site i of mp,
+// whose stack pointer is rsp: an entry counts the call pending, a block
+// that ends in an indirect call records its own.
+//
+// Preconditions: on the tracer thread; t is stopped at the trap.
+func (m *mon) callTrap(t *thread, mp *mapping, i int, rsp uint64) {
+	if !m.jumpOn || !mp.tab.TracksCalls() {
+		return
+	}
+	if mp.tab.IsEntry(i) {
+		if p, ok := m.takePend(t); ok && p.mp == mp && uint32(p.sp-(rsp-8)) == p.want {
+			mp.tab.AddIndirect(p.site, i, 1)
+		}
+	}
+	if d, ok := mp.tab.PendDelta(i); ok {
+		m.setPend(t, pendCall{mp: mp, site: i, want: uint32(int32(16) - d), sp: rsp})
+	}
+}
+
+// slabWords returns the offset of t's slab in its space's counter memory,
+// false when t has none patchprof can read.
+func slabWords(t *thread) (*counterMem, uint64, bool) {
+	c := t.mm.ctr
+	if c == nil || c.mem == nil || c.inherited || t.slab == 0 {
+		return nil, 0, false
+	}
+	return c, uint64(t.slab-1) * c.slabSize, true
+}
+
+// takePend returns t's pending call and clears it: its slab's, else the
+// one it recorded before its slab could hold it.
+func (m *mon) takePend(t *thread) (pendCall, bool) {
+	old := t.pend
+	t.pend = pendCall{}
+	c, base, ok := slabWords(t)
+	if !ok {
+		return old, old.mp != nil
+	}
+	w := loadCounter(c.mem, base+jump.PendWord)
+	sp := loadCounter(c.mem, base+jump.PendSPWord)
+	storeCounter(c.mem, base+jump.PendWord, 0)
+	key := uint32(w)
+	if key == 0 {
+		return old, old.mp != nil
+	}
+	mp, i, ok := t.mm.siteOfCounter(uint64(key))
+	if !ok {
+		return pendCall{}, false
+	}
+	return pendCall{mp: mp, site: i, want: uint32(w >> 32), sp: sp}, true
+}
+
+// setPend records p as t's pending call.
+func (m *mon) setPend(t *thread, p pendCall) {
+	c, base, ok := slabWords(t)
+	if !ok || p.mp.jmp == nil || !p.mp.jmp.counted {
+		t.pend = p
+		return
+	}
+	storeCounter(c.mem, base+jump.PendSPWord, p.sp)
+	storeCounter(c.mem, base+jump.PendWord, uint64(p.want)<<32|uint64(p.mp.jmp.counterOf(p.site)))
+	t.pend = pendCall{}
+}
+
+// movePend puts the pending call t recorded before it had a slab into its
+// new slab, where an entry's trampoline looks.
+func (m *mon) movePend(t *thread) {
+	if p := t.pend; p.mp != nil {
+		m.setPend(t, p)
+	}
+}
+
+// siteOfCounter returns the mapping and site whose counter is at slab
+// offset off.
+func (mm *space) siteOfCounter(off uint64) (*mapping, int, bool) {
+	for _, mp := range mm.maps {
+		j := mp.jmp
+		if j == nil || !j.counted || off < j.ctrOff || off%8 != 0 {
+			continue
+		}
+		if i := int((off - j.ctrOff) / 8); i < mp.tab.Len() {
+			return mp, i, true
+		}
+	}
+	return nil, 0, false
+}
+
+// foldCalls gives mp's table what its entries' call slots gained in every
+// slab since the last fold: each slot's caller key is a block's counter,
+// taken when it is mp's own (a call from another module stays among the
+// callers unknown).
+func (m *mon) foldCalls(mm *space, c *counterMem, mp *mapping) {
+	j := mp.jmp
+	tab := mp.tab
+	entries := tab.CallEntries()
+	if len(entries) == 0 {
+		return
+	}
+	if j.callSeen == nil {
+		j.callSeen = map[uint64]uint64{}
+	}
+	first := j.ctrOff + 8*uint64(tab.Len()+tab.ArcCounters())
+	for k, e := range entries {
+		base := first + uint64(k)*jump.CallSlotLen
+		for s := 0; s < c.ever; s++ {
+			at := uint64(s)*c.slabSize + base
+			for q := 0; q < jump.CallSlots; q++ {
+				key := loadCounter(c.mem, at+16*uint64(q))
+				if key == 0 {
+					break
+				}
+				n := loadCounter(c.mem, at+16*uint64(q)+8)
+				d := n - j.callSeen[at+16*uint64(q)]
+				if d == 0 {
+					continue
+				}
+				j.callSeen[at+16*uint64(q)] = n
+				if cm, ci, ok := mm.siteOfCounter(key); ok && cm == mp {
+					tab.AddIndirect(ci, e, d)
+				}
+			}
+		}
+	}
+}
