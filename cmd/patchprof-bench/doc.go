@@ -6,7 +6,8 @@
 // (`go build -cover` for Go), callgrind, uftrace where installed (on a `-pg`
 // build), and patchprof under each engine (classic, xol, jump), and the
 // in-process engine with --time (jump+time: what sampling costs beside
-// counting) and with a warm analysis cache (jump+cache: a second run on
+// counting), with --calls (jump+calls: what the call graph costs, on
+// fib35 and sqlitefuncs, both --funcs, as issue 29 measures it) and with a warm analysis cache (jump+cache: a second run on
 // an unchanged program; its cache is filled by an untimed run first, and
 // every other patchprof configuration runs with an empty one, a first
 // run; no run reads or fills the user's ~/.cache). The configurations run round-robin, N times each, so that drift

@@ -29,14 +29,17 @@ const (
 	// a second run on an unchanged program. Every other patchprof
 	// configuration runs with an empty cache, a first run.
 	cfgJumpCache = "jump+cache"
+	// cfgJumpCalls is the in-process engine with --calls added to the
+	// workload's mode: what the call graph costs beside counting.
+	cfgJumpCalls = "jump+calls"
 )
 
 // allConfigs lists every configuration in table order.
-var allConfigs = []string{cfgNative, cfgFloor, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpCache, cfgJumpTime}
+var allConfigs = []string{cfgNative, cfgFloor, cfgGcov, cfgCallgrind, cfgUftrace, cfgClassic, cfgXOL, cfgJump, cfgJumpCalls, cfgJumpCache, cfgJumpTime}
 
 // isEngine reports whether a configuration is a patchprof engine.
 func isEngine(cfg string) bool {
-	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump || cfg == cfgJumpCache || cfg == cfgJumpTime
+	return cfg == cfgClassic || cfg == cfgXOL || cfg == cfgJump || cfg == cfgJumpCalls || cfg == cfgJumpCache || cfg == cfgJumpTime
 }
 
 // isOurs reports whether a configuration runs the bench's own code

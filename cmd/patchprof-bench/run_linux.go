@@ -219,6 +219,8 @@ func (b *bench) label(w Workload, t *Target, cfg string) string {
 		return "floor: a Go ptrace tracer, no profiling"
 	case cfgJumpTime:
 		return "patchprof --engine jump --time"
+	case cfgJumpCalls:
+		return "patchprof --engine jump --calls"
 	case cfgJumpCache:
 		return "patchprof --engine jump, warm analysis cache"
 	}
@@ -317,6 +319,8 @@ func engineFlags(cfg string) []string {
 	switch cfg {
 	case cfgJumpTime:
 		return []string{"--engine", cfgJump, "--time"}
+	case cfgJumpCalls:
+		return []string{"--engine", cfgJump, "--calls"}
 	case cfgJumpCache:
 		return []string{"--engine", cfgJump}
 	}

@@ -95,11 +95,22 @@ var workloads = append([]Workload{
 		Mode:   []string{"--lines", "--funcs"},
 	},
 	{
+		Name: "sqlitefuncs", Title: "SQLite (the same driver), `--funcs` (the cost of --calls, with jump+calls)",
+		Sources: []string{"integration/testdata/sqlite/driver.c"}, SQLite: true,
+		CFlags: []string{"-DSQLITE_THREADSAFE=0", "-DSQLITE_OMIT_LOAD_EXTENSION"},
+		Mode:   []string{"--funcs"},
+	},
+	{
 		Name: "cgosqlite", Title: "SQLite through cgo behind a Go driver (9 MB of C in one file), `--lines --funcs --file sqlite3-binding.c`",
 		Go: true, CGo: true, Dir: "cmd/patchprof-bench/testdata/cgosqlite",
 		// Only SQLite's C: the C of runtime/cgo counts the threads the
 		// Go runtime starts, which differ from run to run.
 		Mode: []string{"--lines", "--funcs", "--file", "sqlite3-binding.c"},
+	},
+	{
+		Name: "fib35", Title: "recursive fib(35), `--funcs` (30 million calls: the cost of --calls per call, with jump+calls)",
+		Sources: []string{"cmd/patchprof-bench/testdata/fib.c"}, Args: []string{"35"},
+		Mode: []string{"--funcs"},
 	},
 	{
 		Name: "fib36", Title: "recursive fib(36), `--lines --funcs` (48 million calls: the cost per hit)",
