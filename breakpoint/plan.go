@@ -77,6 +77,12 @@ type PlanOptions struct {
 	// under the in-process engine, the blocks ending in one are planted
 	// and their calls tracked in the target (callplan.go).
 	Calls bool
+	// LoadImage, if set and CFGImage is not, gives the options the file's
+	// image (CFGImage, CalleeName, LandingPads) when a flow graph cannot
+	// be built without it: under --funcs alone the in-process engine
+	// checks an entry's patch against its function's graph, and only a
+	// function with a jump table needs the image read.
+	LoadImage func(*PlanOptions)
 
 	// Source reads a source file's lines (nil, or ok false, when it
 	// cannot): gcov counts a `case` or `default` label as a statement

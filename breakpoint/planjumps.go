@@ -145,7 +145,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	failed := map[int32]bool{}
 	reasons := make([]string, len(t.addr))
 	for i := range t.addr {
-		reasons[i] = p.jumpReason(sym, opt, i, graphOf, derivable, failed)
+		reasons[i] = p.jumpReason(sym, &opt, i, graphOf, derivable, failed)
 		if reasons[i] == jump.ReasonTransfer && p.planPadding(sym, opt, i, graphOf) {
 			reasons[i] = ""
 			jp.Padded++
@@ -304,7 +304,7 @@ func (p *Plan) setDerived(gi int, derived []bool, site []int, dp *jump.DerivePla
 
 // jumpReason decides site i: it sets its jump length and returns "", or
 // returns why it keeps its breakpoint.
-func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[int32]*cfg.Graph, derivable, failed map[int32]bool) string {
+func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map[int32]*cfg.Graph, derivable, failed map[int32]bool) string {
 	t := p.Table
 	k := t.Kind(i)
 	switch {
@@ -337,8 +337,17 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 		if !ok {
 			return JumpNoCode
 		}
+		build := func() (*cfg.Graph, error) {
+			return cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
+		}
 		var err error
-		g, err = cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
+		g, err = build()
+		if err != nil && opt.CFGImage == nil && opt.LoadImage != nil {
+			// A jump table, a landing pad: read the file's image once.
+			opt.LoadImage(opt)
+			opt.LoadImage = nil
+			g, err = build()
+		}
 		if err != nil {
 			failed[fn] = true
 			return JumpNoFlow
@@ -356,7 +365,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt PlanOptions, i int, graphOf map[
 	if js.Len == 0 {
 		return js.Reason
 	}
-	if !js.FlagsDead && !p.keepsFlags(sym, opt, f) {
+	if !js.FlagsDead && !p.keepsFlags(sym, *opt, f) {
 		return JumpFlagsLive
 	}
 	if i+1 < len(t.addr) && t.addr[i+1] < addr+uint64(js.Len) {

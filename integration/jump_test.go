@@ -377,3 +377,32 @@ func TestEngineNotesVerbose(t *testing.T) {
 		}
 	}
 }
+
+// TestJumpFuncsSwitch: under --funcs alone no flow graph is planned, yet
+// the patch of an entry is checked against its function's graph (no
+// branch may land in the bytes it covers). A function with a switch has
+// no graph without the file's jump table: dispatch's entry kept its
+// breakpoint (SQLite's driver: 36 such functions, 16,833 traps under
+// --funcs). With the file's image the graph is whole: the run traps only
+// at first hits, and the counts are exact (dispatch 1,000, sink 1,000).
+func TestJumpFuncsSwitch(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	for _, opt := range []string{"-O0", "-O2"} {
+		exe := buildC(t, "cswitch.c", "-g", opt)
+		res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--funcs", exe}})
+		wantExitCode(t, res, p, 0)
+		wantFunc(t, p, "dispatch", 1000)
+		wantFunc(t, p, "sink", 1000)
+		wantJumped(t, p)
+		for _, n := range p.Notes {
+			if strings.Contains(n, breakpointNoFlow) {
+				t.Errorf("%s: %q", opt, n)
+			}
+		}
+		wantFewTraps(t, res, p, 2)
+	}
+}
+
+// breakpointNoFlow is breakpoint.JumpNoFlow's text, as the notes give it.
+const breakpointNoFlow = "its function's flow could not be recovered"

@@ -18,6 +18,16 @@ import (
 // (every function would be refused anyway) and a note through the plan.
 func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	popt.Blocks = true
+	addImage(popt, sym)
+}
+
+// addImage gives the plan options the file's image for the flow graphs it
+// builds (jump tables, callee names, C++ landing pads): with blocks, and
+// under the in-process engine for the graph that checks an entry-only
+// function's patch, once one needs it (PlanOptions.LoadImage: a function
+// with a switch has no graph without its jump table, and its entry would
+// keep its breakpoint).
+func addImage(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	data, err := os.ReadFile(sym.Path)
 	if err != nil {
 		popt.CalleeName = cfg.CalleeNames(sym, nil)

@@ -81,6 +81,8 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 	// --lines needs the flow graphs as --blocks does.
 	if s.blocks || s.calls || (s.lines && lt != nil) {
 		addCFG(&popt, sym)
+	} else if s.jump {
+		popt.LoadImage = func(o *breakpoint.PlanOptions) { addImage(o, sym) }
 	}
 	if s.lines && lt != nil {
 		// Without .debug_info the rows alone are used: a C function's
