@@ -132,11 +132,13 @@ func (t *Table) pinned(i int) bool {
 }
 
 // listEntries fixes the entry sites that check, once the plan's keep-flags
-// choices are made.
-func (t *Table) listEntries() {
+// choices are made: those of the functions whose address the module takes
+// (taken, by function index), which alone its own indirect calls can
+// enter. Every other entry costs nothing more than its count.
+func (t *Table) listEntries(taken func(fn int32) bool) {
 	cp := t.jump.calls
 	for i := range t.addr {
-		if t.IsEntry(i) && t.JumpLen(i) > 0 && !t.KeepFlags(i) && !t.jump.derived[i] {
+		if t.IsEntry(i) && t.JumpLen(i) > 0 && !t.KeepFlags(i) && !t.jump.derived[i] && taken(t.fn[i]) {
 			cp.slot[i] = len(cp.entries)
 			cp.entries = append(cp.entries, i)
 		}

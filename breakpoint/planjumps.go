@@ -183,7 +183,8 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t.jump.reasons = reasons
 	t.jump.tail = p.planTails(sym, graphOf)
 	if t.jump.calls != nil {
-		t.listEntries()
+		taken := sym.AddressTaken()
+		t.listEntries(func(fn int32) bool { return fn >= 0 && int(fn) < len(sym.Funcs) && taken(sym.Funcs[fn].Addr) })
 	}
 	for i, r := range reasons {
 		switch {

@@ -27,6 +27,8 @@
 //	    x86asm, and the ENDBR and VZEROUPPER tests
 //	insnlen.go: instruction lengths and branch displacements from the
 //	    opcode maps, without a full decode
+//	taken.go: AddressTaken, the function entries whose address the
+//	    module may take, which alone its own indirect calls can enter
 //	targets.go: Targets, every address control may reach other than by
 //	    falling through (symbols, direct branches, code addresses in data)
 //	callsite.go: IsReturnAddress, whether an address follows a call

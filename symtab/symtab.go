@@ -34,6 +34,8 @@ type File struct {
 	symAddrs    []uint64 // every symbol's address in code, for Targets
 	targetsOnce sync.Once
 	targets     *Targets
+	takenOnce   sync.Once
+	taken       []uint64 // sorted function entries whose address is taken (AddressTaken)
 }
 
 // A Func is one function: a start address with every symbol naming it.
