@@ -21,6 +21,7 @@ import (
 type profile struct {
 	Version    int               `json:"version"`
 	Executable string            `json:"executable"`
+	BuildID    string            `json:"build_id"`
 	Args       []string          `json:"args"`
 	Mode       string            `json:"mode"`
 	Exit       exitInfo          `json:"exit"`

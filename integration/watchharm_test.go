@@ -200,3 +200,62 @@ func waitAttached(t *testing.T, wl *watchLines, pid int) {
 		t.Fatalf("attached to PID %d, want %d\n%s", got, pid, wl.all.String())
 	}
 }
+
+// TestAttachReplacedBinary: patchprof -p of a process whose executable
+// was replaced on disk since it started (a new build renamed over it, as
+// a deploy does; /proc/PID/exe ends in " (deleted)") reads the file the
+// process runs, through /proc/PID/exe, not the new one at its path: the
+// profile names the old build, counts its 100 calls of work exactly, and
+// the detach leaves the process untraced, with its mappings as before.
+// It once planned the new build, found no mapping of it and counted 0.
+func TestAttachReplacedBinary(t *testing.T) {
+	mustHaveCC(t)
+	mustHavePtrace(t)
+	mustHaveCLI(t)
+	const id1, id2 = "5555555555555555555555555555555555555555", "6666666666666666666666666666666666666666"
+	v1 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id1)
+	v2 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id2)
+	path := filepath.Join(t.TempDir(), "served")
+	deploy := func(from string) {
+		b, err := os.ReadFile(from)
+		if err == nil {
+			err = os.WriteFile(path+".new", b, 0o755)
+		}
+		if err == nil {
+			err = os.Rename(path+".new", path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deploy(v1)
+	c := startCommandTarget(t, path)
+	pid := c.cmd.Process.Pid
+	deploy(v2)
+	codeMaps.Store(pid, execMappings(t, pid))
+	save := filepath.Join(t.TempDir(), "p.json")
+	pp, esc := startAttached(t, "--funcs", "--func", "^work$", "--save", save, "-p", strconv.Itoa(pid))
+	go func() {
+		for esc.Scan() {
+		}
+	}()
+	c.ask(t, 100)
+	pp.Process.Signal(syscall.SIGINT)
+	if err := pp.Wait(); err != nil {
+		t.Fatalf("patchprof: %v", err)
+	}
+	p, err := readProfile(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.BuildID != id1 || p.Executable != path {
+		t.Errorf("profile of %s, build %s; want %s, build %s", p.Executable, p.BuildID, path, id1)
+	}
+	if n, ok := funcCount(p, "work"); !ok || n != 100 {
+		t.Errorf("work counted %d (%v), want exactly 100", n, ok)
+	}
+	waitUntraced(t, pid)
+	checkDetached(t, pid)
+	c.ask(t, 1)
+	c.end(t)
+}

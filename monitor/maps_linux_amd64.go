@@ -120,10 +120,13 @@ func parseMaps(b []byte) []region {
 		if len(f) < 6 || len(f[1]) < 3 || f[1][2] != 'x' || !strings.HasPrefix(f[5], "/") {
 			continue
 		}
-		if len(f) > 6 {
-			continue // "(deleted)": the file is gone, nothing to analyse
-		}
-		r := region{path: f[5]}
+		// A file removed or replaced since it was mapped keeps its path
+		// with " (deleted)" after it, as /proc/PID/exe has it: the
+		// executable's is analysed through /proc/PID/exe (a program's
+		// new build deployed over the running one); another's finds no
+		// image (Images cannot open it). A path with spaces is kept
+		// whole.
+		r := region{path: strings.Join(f[5:], " ")}
 		var ok bool
 		if r.lo, r.hi, ok = mapRange(f[0]); !ok {
 			continue

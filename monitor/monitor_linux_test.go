@@ -20,6 +20,7 @@ func TestParseMaps(t *testing.T) {
 7f0000000000-7f0000021000 rw-p 00000000 00:00 0
 7f1000000000-7f1000100000 r-xp 00028000 08:01 99 /lib/x86_64-linux-gnu/libc.so.6
 7f2000000000-7f2000001000 r-xp 00000000 08:01 77 /tmp/gone.so (deleted)
+7f2100000000-7f2100001000 r-xp 00000000 08:01 78 /tmp/my dir/lib.so
 7f3000000000-7f3000001000 r-xp 00000000 00:00 0 [vdso]
 7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0 [stack]
 zzzz-7f4000001000 r-xp 00000000 08:01 5 /bad/start
@@ -29,6 +30,9 @@ short line
 	want := []region{
 		{lo: 0x55d0c0a01000, hi: 0x55d0c0a02000, off: 0x1000, path: "/usr/bin/prog"},
 		{lo: 0x7f1000000000, hi: 0x7f1000100000, off: 0x28000, path: "/lib/x86_64-linux-gnu/libc.so.6"},
+		// Kept as /proc/PID/exe names a replaced executable.
+		{lo: 0x7f2000000000, hi: 0x7f2000001000, off: 0, path: "/tmp/gone.so (deleted)"},
+		{lo: 0x7f2100000000, hi: 0x7f2100001000, off: 0, path: "/tmp/my dir/lib.so"},
 	}
 	if got := parseMaps([]byte(text)); !reflect.DeepEqual(got, want) {
 		t.Errorf("parseMaps = %+v, want %+v", got, want)

@@ -16,9 +16,13 @@ import (
 // buildProfile resolves the monitor's counts to files, lines and functions:
 // the executable's, then every other module that counted something.
 func buildProfile(root *module, sel *selection, res *monitor.Result, mode string, args []string) *profile.Profile {
+	exe := root.sym.Path
+	if root.shown != "" {
+		exe = root.shown
+	}
 	p := &profile.Profile{
 		Version:    profile.Version,
-		Executable: root.sym.Path,
+		Executable: exe,
 		BuildID:    root.sym.BuildID,
 		Args:       args,
 		Mode:       mode,

@@ -16,12 +16,13 @@ import (
 // A module is one analysed ELF file: the executable, a shared library or a
 // program a traced process exec'd, with what was planted in it.
 type module struct {
-	path string
-	kind string // "" for the executable, else profile.ModuleLibrary or ModuleExecutable
-	sym  *symtab.File
-	lt   *lineinfo.Table
-	plan *breakpoint.Plan
-	img  *monitor.Image
+	path  string
+	shown string // the executable's path as the profile names it, when not path
+	kind  string // "" for the executable, else profile.ModuleLibrary or ModuleExecutable
+	sym   *symtab.File
+	lt    *lineinfo.Table
+	plan  *breakpoint.Plan
+	img   *monitor.Image
 	// counted is false for a file planted only for the dynamic linker's
 	// notification point: it is not reported.
 	counted bool

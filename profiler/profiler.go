@@ -59,6 +59,10 @@ type Target struct {
 	Args   []string // its argv (for a started program, what it runs with)
 	Attach int      // the PID to attach to; 0 starts Path
 	Name   string   // how messages name it ("./prog", "/bin/x (PID 12)")
+	// Read, if set, is where the executable is read instead of Path: an
+	// attached process's /proc/PID/exe when its file was replaced or
+	// removed since it started (Path is then what it was started as).
+	Read string
 }
 
 // A UserError is an error the user caused and can fix (a program without
@@ -119,7 +123,11 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks, calls: cfg.Calls,
 		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source,
 		jump: cfg.Engine == monitor.EngineJump, cache: openCache(cfg)}
-	sym, err := symtab.Open(t.Path)
+	read := t.Path
+	if t.Read != "" {
+		read = t.Read
+	}
+	sym, err := symtab.Open(read)
 	if err != nil {
 		return nil, describeELFError(t.Name, err)
 	}
@@ -157,7 +165,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	// in its libraries, loaded at start or later (like gdb's pending
 	// breakpoints); a static one has nowhere else to look.
 	pending := plan.Table.Len() == 0 && !launcher
-	if pending && !dynamic(t.Path) {
+	if pending && !dynamic(read) {
 		sym.Close()
 		return nil, &UserError{Msg: fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", t.Name)}
 	}
@@ -168,7 +176,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	case cfg.Funcs:
 		mode = profile.ModeFuncs
 	}
-	root := &module{path: sym.Path, sym: sym, lt: lt, plan: plan, counted: !launcher, callee: popt.CalleeName, got: gotNames(popt)}
+	root := &module{path: sym.Path, shown: t.Path, sym: sym, lt: lt, plan: plan, counted: !launcher, callee: popt.CalleeName, got: gotNames(popt)}
 	if sel.calls && !sel.jump {
 		root.countIndirect()
 	}

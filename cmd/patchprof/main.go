@@ -99,11 +99,11 @@ func (f *mainFlags) target() (profiler.Target, error) {
 		if err := monitor.CheckAttach(pid); err != nil {
 			return profiler.Target{}, err
 		}
-		path, argv, err := processImage(pid)
+		path, read, argv, err := processImage(pid)
 		if err != nil {
 			return profiler.Target{}, err
 		}
-		return profiler.Target{Path: path, Args: argv, Attach: pid, Name: fmt.Sprintf("%s (PID %d)", path, pid)}, nil
+		return profiler.Target{Path: path, Read: read, Args: argv, Attach: pid, Name: fmt.Sprintf("%s (PID %d)", path, pid)}, nil
 	}
 	path, err := resolve(f.args[0])
 	if err != nil {
@@ -470,19 +470,24 @@ func interimReports(prof *profiler.Profiler, f runFlags, stderr io.Writer) (stop
 	}
 }
 
-// processImage returns the executable and the arguments of a running process.
-func processImage(pid int) (string, []string, error) {
+// processImage returns the executable and the arguments of a running
+// process, and where to read the executable when its file is no longer
+// the one it runs (replaced or removed since: a new build deployed over
+// it): its /proc/PID/exe, which opens the file the process runs.
+func processImage(pid int) (path, read string, args []string, err error) {
 	dir := "/proc/" + strconv.Itoa(pid)
-	path, err := os.Readlink(dir + "/exe")
+	link, err := os.Readlink(dir + "/exe")
 	if err != nil {
-		return "", nil, failed("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)
+		return "", "", nil, failed("-p %d: cannot read its executable (%v): is it yours, and still running?", pid, err)
 	}
-	path = strings.TrimSuffix(path, " (deleted)")
-	var args []string
+	path = strings.TrimSuffix(link, " (deleted)")
+	if path != link {
+		read = dir + "/exe"
+	}
 	if b, err := os.ReadFile(dir + "/cmdline"); err == nil {
 		args = strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 	}
-	return path, args, nil
+	return path, read, args, nil
 }
 
 // resolve finds the program as execve would: a name with a slash is a path,
