@@ -98,6 +98,9 @@ type Undo struct {
 	ind        indirectCall
 	indArc     IndirectArc
 	indCounted bool
+	// entry is the table entry HitEntry counted at the trap, plus one; 0
+	// for none.
+	entry int32
 }
 
 // Hit counts one trap at site i by the thread whose cursor is c and whose stack
@@ -171,6 +174,9 @@ func (t *Table) Unhit(c *Cursor, u Undo) {
 	t.cnt.Hits[i]--
 	if t.indirect != nil {
 		t.unhitIndirect(c, u)
+	}
+	if t.entries != nil {
+		t.unhitEntry(u)
 	}
 	if u.blk {
 		t.unhitBlock(c, u)

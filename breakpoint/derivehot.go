@@ -48,7 +48,8 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		site[b] = i
 		derived[b] = t.jump.derived[i]
 		_, arc := t.jump.arcOf[i]
-		if derived[b] || hosts[i] || arc || t.pinned(i) || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
+		_, entries := t.entries[i]
+		if derived[b] || hosts[i] || arc || entries || t.pinned(i) || t.Kind(i) != KindBlock || t.IsEntry(i) || t.IsNotify(i) ||
 			t.JumpLen(i) == 0 || bl.Start < fg.Entry || bl.Start >= fg.Tail {
 			continue
 		}

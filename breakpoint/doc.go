@@ -62,6 +62,8 @@
 //	callplan.go     the in-process engine's plan of indirect calls: the
 //	                blocks that record one (never derived), the entries
 //	                that count it, their slots (Plan.IndirectCalls)
+//	entries.go      CountEntries, EntryReg, HitEntry: the jump-table entry
+//	                of a dispatch, read at its trap under the trap engines
 //	blocks.go       FuncGraph, SetBlocks: the flow graphs in table-wide
 //	                numbering, block and edge counting on a hit
 //	plan.go         PlanOptions, Plan, NewPlan: choosing the sites (function

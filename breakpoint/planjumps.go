@@ -124,6 +124,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	}
 	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), keep: make([]bool, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
+	p.jumpEntries(sym)
 	graphOf := map[int32]*cfg.Graph{}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
 	for gi, fg := range p.Graphs {
@@ -233,7 +234,8 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		// no jump: their update costs more than the plain add.
 		_, short := t.jump.host[i]
 		costly := t.JumpLen(i) == 0 || t.KeepFlags(i) && !short
-		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && !t.pinned(i) && bl.Start >= fg.Entry && bl.Start < fg.Tail {
+		_, entries := t.entries[i] // a dispatch counting its entries runs
+		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && !t.pinned(i) && !entries && bl.Start >= fg.Entry && bl.Start < fg.Tail {
 			cand = append(cand, b)
 		}
 	}

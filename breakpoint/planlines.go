@@ -51,7 +51,7 @@ func (p *Plan) lineRef(ref LineRef, fi int) int32 {
 // entries with other values, when they ran): it has no count. See
 // linemodel.Model.Counts.
 func (p *Plan) LineCounts(c *Counts, fault *linemodel.Fault) (counts []uint64, unexecuted, unknown []bool) {
-	return p.model.Counts(p.blockHits(c), c.EdgeCounts, c.BlockArrivals, c.LineEntries, fault)
+	return p.model.Counts(p.blockHits(c), c.EdgeCounts, c.BlockArrivals, c.LineEntries, c.Entries, fault)
 }
 
 // blockHits returns the hits in c of each block's site, by table-wide
@@ -102,7 +102,7 @@ func (p *Plan) InstanceCounts(c *Counts, fault *linemodel.Fault) []linemodel.Fun
 	if len(grouped) == 0 {
 		return nil
 	}
-	return p.model.FuncCounts(grouped, p.blockHits(c), c.EdgeCounts, c.BlockArrivals, fault)
+	return p.model.FuncCounts(grouped, p.blockHits(c), c.EdgeCounts, c.BlockArrivals, c.Entries, fault)
 }
 
 // CallEndsBlock reports whether GCC ends a block after a call to target,

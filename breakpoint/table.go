@@ -116,6 +116,10 @@ type Counts struct {
 	// Indirect counts the functions indirect calls entered, by call
 	// (SetIndirectCalls); nil when they are not counted.
 	Indirect map[IndirectArc]uint64
+	// Entries counts, per dispatch whose entries are counted
+	// (Plan.CountEntries) by its table-wide block index, the times it
+	// jumped through each entry of its table; nil when none is.
+	Entries map[int][]uint64
 }
 
 // Clone returns a copy of c that shares no memory with it.
@@ -127,6 +131,7 @@ func (c *Counts) Clone() *Counts {
 		ArcHits:       slices.Clone(c.ArcHits),
 		BlockArrivals: slices.Clone(c.BlockArrivals),
 		Indirect:      maps.Clone(c.Indirect),
+		Entries:       cloneEntries(c.Entries),
 	}
 }
 
@@ -157,11 +162,13 @@ type Table struct {
 	// and AddArcHits; readers take a copy (Counts).
 	cnt *Counts
 
-	siteBlock []int32         // per site: table-wide block index, -1; nil without blocks
-	resume    map[int]bool    // the Resume sites, nil if none
-	blk       *blockGraph     // the flow graphs of the block-counted functions
-	jump      *jumpInfo       // the in-process engine's plan (PlanJumps), nil without
-	indirect  map[int32]int64 // blocks ending in an indirect call (SetIndirectCalls)
+	siteBlock []int32           // per site: table-wide block index, -1; nil without blocks
+	resume    map[int]bool      // the Resume sites, nil if none
+	blk       *blockGraph       // the flow graphs of the block-counted functions
+	jump      *jumpInfo         // the in-process engine's plan (PlanJumps), nil without
+	indirect  map[int32]int64   // blocks ending in an indirect call (SetIndirectCalls)
+	entries   map[int]EntrySite // by site: dispatches whose entries are counted (entries.go)
+	entryList []EntrySite       // the same, by site
 
 	bias uint64 // runtime address = link-time address + bias
 }

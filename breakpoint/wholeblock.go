@@ -85,6 +85,7 @@ func (t *Table) BuildTrampoline(i int, code []byte, at uint64, counter uint32, e
 	addr := t.addr[i] + t.bias
 	js := jump.Site{Len: n, Tail: int(t.jump.tail[i]), Edges: edges, KeepFlags: t.KeepFlags(i)}
 	js.Pend, js.Entry = t.callSite(i, counter)
+	js.TableEntry = t.entryCount(i, counter)
 	if len(code) < js.Len+js.Tail {
 		js.Tail = 0
 	}

@@ -89,6 +89,17 @@ var shapes = []shape{
 		"MACRO_LABEL": 3, "MACRO_CASE": 4, "DIRECT_LABEL": 1, "DIRECT_CASE": 3, "CHAIN_LABEL": 2, "CHAIN_CASE": 4,
 		"CASE_THEN_LABEL": 10,
 	}},
+	// mode's 8 strings hold 7 'b's among their 20 characters, all of
+	// which pass the switch's end, where the trailing default's label is
+	// (a case in a compiled #ifdef ends the 'b' case, one in a
+	// compiled-out #ifdef is none);
+	// run's 40 opcodes: 9 fives (i % 7 == 0, or i % 10 == 5), 3 eights,
+	// 10 of no case (0, 7, 9). Each empty case shares its jump-table
+	// target with the default: counted per entry.
+	{src: "emptycases.c", markers: map[string]int64{
+		"EMPTY_B": 7, "EMPTY_B_BREAK": 7, "MODE_DEFAULT": 20,
+		"SKIP_CASE": 9, "SKIP_BREAK": 9, "EIGHT_CASE": 3, "EIGHT_BREAK": 3, "RUN_DEFAULT": 10,
+	}},
 	{src: "arcs.c", markers: map[string]int64{
 		"INIT_TEST": 40, "INIT_BODY": 150, "INIT_CLOSE": 150,
 		"CLASSIFY_SWITCH": 70, "SHARED_ZERO": 10, "SHARED_TWO": 10, "ONLY_1004": 5, "CLASSIFY_DEFAULT": 10,
@@ -481,6 +492,11 @@ var gcovTextDiffs = map[string]map[int]string{
 		33: jumpTableSwitch,
 		59: "`if (s->got < 6) goto again;` jumps back: listed as a loop's bottom test, gcov lists its goto arc first",
 		75: "a switch: gcov lists one arc per case, patchprof the compare-and-jump chain GCC emitted for it",
+	},
+	"emptycases.c": {
+		23: "a switch with a case ('+') GCC compares apart before the bounds check of its jump table: gcov lists " +
+			"one arc per case, patchprof the compares and the bounds check",
+		66: jumpTableSwitch,
 	},
 	"arcs.c": {31: "a switch in two clusters: gcov lists one arc per case, patchprof the compares that choose a cluster " +
 		"and the bounds checks before its two jump tables; one of those compares never runs one way, so the line also has '*'"},

@@ -22,6 +22,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 	cur := m.cursorOf(t, mp, i, st.regs.R14)
 	undo := tab.Hit(cur, i, st.regs.Rsp)
 	m.callTrap(t, mp, i, st.regs.Rsp)
+	m.countEntry(t, tab, i, &st.regs, &undo)
 	if ob := tab.OriginalByte(i); ob == relocate.Int3 || ob == icebp {
 		// The program's own int3 or int1 is at the site: it has just
 		// executed, as it would have without us, and the PC is past it.
@@ -310,6 +311,7 @@ func (m *mon) hitInRep(t *thread, smp *mapping, j int, st *sigStop) {
 	cur := m.cursorOf(t, smp, j, st.regs.R14)
 	undo := smp.tab.Hit(cur, j, st.regs.Rsp)
 	m.callTrap(t, smp, j, st.regs.Rsp)
+	m.countEntry(t, smp.tab, j, &st.regs, &undo)
 	regs := st.regs
 	regs.Rip = addr
 	if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {

@@ -73,7 +73,7 @@ func (c *counterMem) reserve(n int) (uint64, bool) {
 func (m *mon) slabSizeFor() uint64 {
 	var n uint64
 	for _, img := range m.imgs {
-		n += uint64(img.Table.Len() + img.Table.ArcCounters() + img.Table.CallWords())
+		n += uint64(img.Table.Len() + img.Table.ArcCounters() + img.Table.CallWords() + img.Table.EntryCounters())
 	}
 	n += jump.CallWords / 8
 	s := max(uint64(minSlab), 16*n)
@@ -281,6 +281,12 @@ func (m *mon) foldMapping(c *counterMem, mp *mapping) {
 	for k := 0; k < mp.tab.ArcCounters() && n+k < len(j.seen); k++ {
 		mp.tab.AddArcHits(k, gained(n+k))
 	}
+	n += mp.tab.ArcCounters() + mp.tab.CallWords()
+	for _, es := range mp.tab.EntrySites() {
+		for k := 0; k < es.N && n+es.Base+k < len(j.seen); k++ {
+			mp.tab.AddEntryHits(es.Site, k, gained(n+es.Base+k))
+		}
+	}
 }
 
 // foldAll folds the counters of every live address space.
@@ -302,6 +308,10 @@ func (m *mon) uncount(t *thread, mp *mapping, i int) {
 		return // a gate counts nothing
 	}
 	addCounter(c.mem, uint64(t.slab-1)*c.slabSize+mp.jmp.ctrOff+8*uint64(i), ^uint64(0))
+	if k, ok := m.entryOf(t, mp.tab, i); ok {
+		n := mp.tab.Len() + mp.tab.ArcCounters() + mp.tab.CallWords() + k
+		addCounter(c.mem, uint64(t.slab-1)*c.slabSize+mp.jmp.ctrOff+8*uint64(n), ^uint64(0))
+	}
 }
 
 // dropCounters folds mm's counters a last time and unmaps patchprof's view;

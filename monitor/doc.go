@@ -84,6 +84,7 @@
 // Engines:
 //
 //	classic_linux_amd64.go: Bishop's cycle: all-stop, single-step, rep, re-arm
+//	entries_linux_amd64.go: countEntry, a dispatch's table index read at its trap
 //	xol_linux_amd64.go: the out-of-line engine: scratch regions, slots filled by breakpoint/relocate
 //	syscall_linux_amd64.go: system calls injected into the target (syscallIn, stepSyscall)
 //	sysfilter_linux_amd64.go: the seccomp filter that stops a launched target only at the system calls the monitor follows

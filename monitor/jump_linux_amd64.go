@@ -384,8 +384,9 @@ func (m *mon) jumpRoom(t *thread, mp *mapping) string {
 	}
 	if !j.counted {
 		// The sites' counters, then the arcs' (jump.EdgeCount), then the
-		// entries' call slots (jump.EntryCheck).
-		n := mp.tab.Len() + mp.tab.ArcCounters() + mp.tab.CallWords()
+		// entries' call slots (jump.EntryCheck), then the table entries'
+		// (jump.EntryCount).
+		n := mp.tab.Len() + mp.tab.ArcCounters() + mp.tab.CallWords() + mp.tab.EntryCounters()
 		off, ok := mm.ctr.reserve(n)
 		if !ok {
 			return breakpoint.JumpNoRoom

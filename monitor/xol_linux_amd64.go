@@ -352,6 +352,7 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int, regs *unix.PtraceRegs) bool 
 	cur := m.cursorOf(t, mp, i, regs.R14)
 	t.xolUndo = mp.tab.Hit(cur, i, regs.Rsp)
 	m.callTrap(t, mp, i, regs.Rsp)
+	m.countEntry(t, mp.tab, i, regs, &t.xolUndo)
 	t.xolMap, t.xolSite, t.xolCur = mp, i, cur
 	r := *regs
 	r.Rip = x.slot(i)
@@ -384,6 +385,7 @@ func (m *mon) hitXOLFast(t *thread, mp *mapping, i int) {
 	cur := m.cursorOf(t, mp, i, g)
 	t.xolUndo = mp.tab.Hit(cur, i, rsp)
 	m.callTrap(t, mp, i, rsp)
+	m.countEntry(t, mp.tab, i, nil, &t.xolUndo)
 	t.xolMap, t.xolSite, t.xolCur = mp, i, cur
 	if err := pokeUser(t.tid, offRip, mp.xol.slot(i)); err != nil {
 		m.lose(fmt.Errorf("move thread %d to its slot: %w", t.tid, err))

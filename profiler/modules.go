@@ -204,6 +204,9 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	if s.calls && !s.jump && counted {
 		m.countIndirect()
 	}
+	if !s.jump && counted {
+		plan.CountEntries(sym)
+	}
 	m.jumps = plan.Jumps
 	m.img = &monitor.Image{Path: path, Table: plan.Table, LinkAddr: sym.LinkAddr, MaySetGS: maySetGS(path, sym)}
 	if len(notify) > 0 {

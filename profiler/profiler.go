@@ -180,6 +180,9 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	if sel.calls && !sel.jump {
 		root.countIndirect()
 	}
+	if !sel.jump {
+		plan.CountEntries(sym)
+	}
 	root.jumps = plan.Jumps
 	return &Profiler{
 		cfg: cfg, target: t, sel: sel, launcher: launcher, pending: pending, mode: mode,

@@ -69,6 +69,10 @@ type Site struct {
 	// needs the plain counter update: the flags dead.
 	Pend  *Pend
 	Entry *EntryCheck
+	// TableEntry, if set, has the trampoline count the jump-table entry
+	// its dispatch takes too (entrycount.go); only where the flags are
+	// dead.
+	TableEntry *EntryCount
 }
 
 // Options describe the code around a site.

@@ -165,6 +165,12 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 	if js.Pend != nil {
 		c, tr.pendAt = appendPend(c, *js.Pend)
 	}
+	if js.TableEntry != nil {
+		if js.Gate || js.KeepFlags {
+			return nil, fmt.Errorf("jump: BuildTrampoline at %#x: a table entry counted where the flags are live", addr)
+		}
+		c = appendEntryCounter(c, *js.TableEntry)
+	}
 	run := js.Len - js.Dead // the displaced instructions' bytes
 	if js.Dead < 0 || run < 1 || (js.Dead > 0 && js.Tail > 0) {
 		return nil, fmt.Errorf("jump: BuildTrampoline at %#x: %d dead bytes of %d", addr, js.Dead, js.Len)

@@ -1,6 +1,8 @@
 package linemodel
 
 import (
+	"slices"
+
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/linecount"
 )
@@ -15,16 +17,19 @@ import (
 // model's lines add what it derives from one run's block and arc counts:
 // blockCounts per block and arrivals (at a block along none of its edges)
 // per block, indexed from Graph.FirstBlock, edgeCounts per edge, indexed
-// from Graph.FirstEdge. The result has len(lineEntries) lines. A non-nil
+// from Graph.FirstEdge; entries, for the dispatch blocks the model asks
+// them of (Dispatches), the times the dispatch jumped through each entry
+// of its table, by table-wide block index (nil when not counted). The
+// result has len(lineEntries) lines. A non-nil
 // fault is where the run ended in the middle of a block (see Fault): the
 // lines after it get no credit for that last entry.
 //
 // unexecuted is true for a line one of whose blocks never ran (gcov's '*'),
 // known only for the lines derived from blocks. unknown is true for a line
 // whose count the run cannot tell (an empty case that shares its jump-table
-// entries with other values, when they ran): it has no count. m may be nil
-// (no line was modelled).
-func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, fault *Fault) (counts []uint64, unexecuted, unknown []bool) {
+// target with other values, when they ran, and whose entries were not
+// counted): it has no count. m may be nil (no line was modelled).
+func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, entries map[int][]uint64, fault *Fault) (counts []uint64, unexecuted, unknown []bool) {
 	out := make([]uint64, len(lineEntries))
 	copy(out, lineEntries)
 	unexecuted = make([]bool, len(lineEntries))
@@ -32,7 +37,7 @@ func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, 
 	if m == nil || len(m.funcs) == 0 {
 		return out, unexecuted, unknown
 	}
-	rc := runCounts{blocks: blockCounts, edges: edgeCounts, arrivals: arrivals}
+	rc := runCounts{blocks: blockCounts, edges: edgeCounts, arrivals: arrivals, entries: entries}
 	funcs := make([]linecount.Func, 0, len(m.funcs))
 	for _, mf := range m.funcs {
 		funcs = append(funcs, m.flowOf(mf, rc, fault))
@@ -46,7 +51,7 @@ func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, 
 	}
 	for _, mf := range m.funcs {
 		for _, cg := range mf.cases {
-			if cg.exact || m.groupCount(mf, cg, edgeCounts) == 0 {
+			if cg.exact || m.groupCount(mf, cg, edgeCounts) == 0 || m.caseCounts(mf, cg, rc) != nil {
 				continue
 			}
 			for _, k := range cg.keys {
@@ -62,6 +67,26 @@ func (m *Model) Counts(blockCounts, edgeCounts, arrivals, lineEntries []uint64, 
 // runCounts are one run's block and arc counts, as Counts takes them.
 type runCounts struct {
 	blocks, edges, arrivals []uint64
+	entries                 map[int][]uint64 // by table-wide block: per table entry
+}
+
+// caseCounts returns the count of each empty case of group cg (its
+// perCase) from the entries its dispatch counted, nil when they were not.
+func (m *Model) caseCounts(mf modelFunc, cg caseGroup, rc runCounts) []uint64 {
+	if cg.perCase == nil {
+		return nil
+	}
+	e := rc.entries[m.graphs[mf.graph].FirstBlock+cg.dispatch]
+	if len(e) != cg.size {
+		return nil
+	}
+	out := make([]uint64, len(cg.perCase))
+	for k, ce := range cg.perCase {
+		for _, i := range ce.idx {
+			out[k] += e[i]
+		}
+	}
+	return out
 }
 
 // groupCount returns how often control went along the jump-table arcs to
@@ -94,7 +119,13 @@ func (m *Model) flowOf(mf modelFunc, rc runCounts, fault *Fault) linecount.Func 
 	}
 	// The empty cases no block carries: a block of their own, entered
 	// from the dispatch as often as its arcs to where they point ran.
+	// Counted per case (their entries), each case is a block of its own,
+	// its lines taken from the block they shared.
 	for _, cg := range mf.cases {
+		if cc := m.caseCounts(mf, cg, rc); cc != nil {
+			splitCases(&f, cg, cc, rc.entries[fg.FirstBlock+cg.dispatch])
+			continue
+		}
 		if len(cg.extra) == 0 {
 			continue
 		}
@@ -246,4 +277,45 @@ func cutAt(f *linecount.Func, g *cfg.Graph, mf modelFunc, at Fault) {
 		}
 	}
 	f.Arcs = append(f.Arcs, linecount.Arc{From: int32(b), To: n, Count: c - 1})
+}
+
+// splitCases gives each empty case of group cg a block of its own in f,
+// entered from the dispatch as often as its entries ran (cc, per case;
+// e per entry), and takes its lines off the blocks that carried them. The
+// entries' arcs to the block they shared go to the case's block instead:
+// the default's own block loses them, the switch's end gets them from
+// the case's block, its break.
+func splitCases(f *linecount.Func, cg caseGroup, cc, e []uint64) {
+	own := map[int32]bool{}
+	for _, ce := range cg.perCase {
+		for _, k := range ce.keys {
+			own[k] = true
+		}
+	}
+	for b := range f.Blocks {
+		ls := f.Blocks[b].Lines
+		if !slices.ContainsFunc(ls, func(k int32) bool { return own[k] }) {
+			continue
+		}
+		f.Blocks[b].Lines = slices.DeleteFunc(slices.Clone(ls), func(k int32) bool { return own[k] })
+	}
+	d := int32(cg.dispatch)
+	for k, ce := range cg.perCase {
+		c := int32(len(f.Blocks))
+		f.Arcs = append(f.Arcs, linecount.Arc{From: d, To: c, Count: cc[k]})
+		f.Blocks = append(f.Blocks, linecount.Block{Lines: append([]int32(nil), ce.keys...), Count: cc[k]})
+		for j, i := range ce.idx {
+			to, n := int32(ce.to[j]), e[i]
+			a := slices.IndexFunc(f.Arcs, func(a linecount.Arc) bool { return a.From == d && a.To == to })
+			if a < 0 || n == 0 {
+				continue
+			}
+			f.Arcs[a].Count -= min(n, f.Arcs[a].Count)
+			if ce.inside[j] {
+				f.Blocks[to].Count -= min(n, f.Blocks[to].Count)
+			} else {
+				f.Arcs = append(f.Arcs, linecount.Arc{From: c, To: to, Count: n})
+			}
+		}
+	}
 }

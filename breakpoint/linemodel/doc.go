@@ -47,6 +47,8 @@
 //	fallthru.go   whether a scope's end falls through, from its last
 //	              statement
 //	locals.go     the locals whose scope ends with clobbers
+//	caseentries.go each empty case counted apart from its jump-table
+//	              entries, its values read from its label
 //	emptycases.go cases whose statements compile to nothing, counted as a
 //	              group; a label last in its switch with nothing after it
 //	switchend.go  a trailing label's block at a switch's end that is a

@@ -35,11 +35,11 @@ func (m *Model) Funcs() []int {
 // (gcov counts the functions of a group, a template's instances, so, and
 // sums them for the line it shows first). The count slices and fault are
 // those of Counts.
-func (m *Model) FuncCounts(funcs map[int]bool, blockCounts, edgeCounts, arrivals []uint64, fault *Fault) []FuncLines {
+func (m *Model) FuncCounts(funcs map[int]bool, blockCounts, edgeCounts, arrivals []uint64, entries map[int][]uint64, fault *Fault) []FuncLines {
 	if m == nil || len(funcs) == 0 {
 		return nil
 	}
-	rc := runCounts{blocks: blockCounts, edges: edgeCounts, arrivals: arrivals}
+	rc := runCounts{blocks: blockCounts, edges: edgeCounts, arrivals: arrivals, entries: entries}
 	var out []FuncLines
 	for _, mf := range m.funcs {
 		fi := m.graphs[mf.graph].Func

@@ -137,6 +137,9 @@ type Model struct {
 	// model's time.
 	byFile   map[string]*fileKeys
 	lastFile *fileKeys
+	// defs are each source file's object-like macros (caseentries.go),
+	// read on first use.
+	defs map[string]map[string]string
 }
 
 // A modelFunc is one function counted by blocks: its graph (index into
@@ -317,7 +320,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 		m.addCaseLabels(g, &mf, rs, lt, fi, source)
 		if sub != nil && lineinfo.IsC(sub.Lang) {
 			if sub.GCCO0 {
-				m.addEmptyCases(g, &mf, rs, fi, source)
+				m.addEmptyCases(g, &mf, rs, lt, fi, source)
 				m.addClobberedEnds(g, &mf, rs, mem, fi, source)
 			}
 			m.addMergedJumps(g, &mf, rs, code, f.Addr, m.noReturnCalls(g, code, f.Addr), fi, source)
