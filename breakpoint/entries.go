@@ -97,6 +97,7 @@ func (p *Plan) setEntries(sym *symtab.File, want func(tb int32, g *cfg.Graph, b 
 			}
 		}
 	}
+	t.entries, t.entryList, t.cnt.Entries = nil, nil, nil
 	if len(sites) == 0 {
 		return
 	}
