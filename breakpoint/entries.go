@@ -10,14 +10,16 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 )
 
-// Jump-table entries (--lines under the trap engines): the line model asks
-// for the entry each dispatch of some switches jumps through
-// (linemodel.Model.Dispatches: empty cases that share a target with other
-// values). Under the trap engines every block start traps, so the trap at
-// the dispatch's block reads the table's index where it is: in the
-// register its one predecessor compares with the table's last index
-// (`cmp $N-1, %eax; ja default`, GCC -O0's bound check) and that the
-// dispatch's first instruction has not yet changed.
+// Jump-table entries (--lines): the line model asks for the entry each
+// dispatch of some switches jumps through (linemodel.Model.Dispatches:
+// empty cases that share a target with other values). The table's index
+// is, where the dispatch's block starts, in the register its one
+// predecessor compares with the table's last index (`cmp $N-1, %eax; ja
+// default`, GCC -O0's bound check). Under the trap engines every block
+// start traps, and the trap reads it (CountEntries); under the in-process
+// engine the block's trampoline adds to the entry's counter
+// (jump.EntryCount, jumpEntries), and a trap of the site, kept or before
+// its patch, reads it as the trap engines do.
 
 // An EntryReg is where a dispatch's table index is at its block's start:
 // a general register (x86 numbering, 0 for %rax to 15 for %r15), of
@@ -29,8 +31,8 @@ type EntryReg struct {
 
 // An EntrySite is one dispatch whose table entries a table counts: its
 // site, where its index is, its table's size, and, under the in-process
-// engine, where its entries' counters start after the sites' and arcs'
-// (Base, in counters).
+// engine, where its entries' counters start after the sites', the arcs'
+// and the call slots' (Base, in counters).
 type EntrySite struct {
 	Site, N, Base int
 	Reg           EntryReg
