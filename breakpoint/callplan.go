@@ -55,10 +55,12 @@ func IndirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
 		}
 		pc += uint64(inst.Len)
 		dst, _ := inst.Args[0].(x86asm.Reg)
+		// In 64-bit mode push and pop move 8 bytes unless a 0x66 prefix
+		// makes them move 2 (x86asm says DataSize 32 for the former).
 		switch {
-		case inst.Op == x86asm.PUSH && inst.DataSize == 64:
+		case inst.Op == x86asm.PUSH && inst.DataSize != 16:
 			d -= 8
-		case inst.Op == x86asm.POP && inst.DataSize == 64 && dst != x86asm.RSP:
+		case inst.Op == x86asm.POP && inst.DataSize != 16 && dst != x86asm.RSP:
 			d += 8
 		case (inst.Op == x86asm.SUB || inst.Op == x86asm.ADD) && dst == x86asm.RSP:
 			imm, ok := inst.Args[1].(x86asm.Imm)

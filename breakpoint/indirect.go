@@ -81,3 +81,21 @@ func (t *Table) unhitIndirect(c *Cursor, u Undo) {
 	}
 	c.ind = u.ind
 }
+
+// A SetAside is the indirect call a cursor had pending when its thread was
+// sent into a signal handler (Cursor.SetAside).
+type SetAside struct{ ind indirectCall }
+
+// SetAside takes c's pending indirect call out of the way of a signal
+// handler's traps, which run deeper and would drop it (or replace it with
+// one of their own): the call the signal interrupted is still to enter
+// its callee when the handler returns.
+func (c *Cursor) SetAside() SetAside {
+	s := SetAside{c.ind}
+	c.ind = indirectCall{}
+	return s
+}
+
+// PutBack gives c back the pending call SetAside took, as the handler
+// returns to where the signal found the thread.
+func (c *Cursor) PutBack(s SetAside) { c.ind = s.ind }

@@ -2,7 +2,10 @@
 
 package monitor
 
-import "github.com/patchprof/patchprof/breakpoint/jump"
+import (
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
+)
 
 // Indirect calls under the in-process engine (breakpoint/jump, calls.go):
 // a trampoline records the call its block ends in as pending in the
@@ -144,5 +147,51 @@ func (m *mon) foldCalls(mm *space, c *counterMem, mp *mapping) {
 				}
 			}
 		}
+	}
+}
+
+// savedPend is a thread's pending call as a signal found it: its slab's
+// words, or its own record before it had a slab.
+type savedPend struct {
+	word, sp uint64
+	own      pendCall
+	cursors  []breakpoint.SetAside // the trap engines' pending calls, per cursor of t
+}
+
+// stashPend takes t's pending call (and, under the trap engines, its
+// cursors') out of its way as it is sent into a signal handler: the handler's own indirect calls would overwrite it,
+// and the call the signal interrupted would go among its callee's unknown
+// callers. leaveHandler puts it back at the handler's rt_sigreturn; a
+// handler left otherwise (siglongjmp) loses it, to the unknown callers.
+func (m *mon) stashPend(t *thread) savedPend {
+	s := savedPend{own: t.pend}
+	t.pend = pendCall{}
+	for k := range t.cursors {
+		s.cursors = append(s.cursors, t.cursors[k].SetAside())
+	}
+	if c, base, ok := slabWords(t); ok {
+		s.word = loadCounter(c.mem, base+jump.PendWord)
+		s.sp = loadCounter(c.mem, base+jump.PendSPWord)
+		storeCounter(c.mem, base+jump.PendWord, 0)
+	}
+	return s
+}
+
+// restorePend puts back the pending call stashPend took, as t returns
+// from the handler to where the signal found it.
+func (t *thread) restorePend(s savedPend) {
+	if s.own.mp != nil {
+		t.pend = s.own
+	}
+	for k, a := range s.cursors {
+		if k < len(t.cursors) {
+			t.cursors[k].PutBack(a)
+		}
+	}
+	// A pending word the handler left (a call of its own into code not
+	// counted) goes too: the word is as the signal found it.
+	if c, base, ok := slabWords(t); ok {
+		storeCounter(c.mem, base+jump.PendSPWord, s.sp)
+		storeCounter(c.mem, base+jump.PendWord, s.word)
 	}
 }

@@ -36,6 +36,10 @@ type frame struct {
 	// when that is in a profiled image (in).
 	at ThreadEnd
 	in bool
+	// pend is the indirect call the signal found pending, taken out of
+	// the thread's way while the handler runs (its own calls would
+	// overwrite it) and put back at rt_sigreturn (calls_linux_amd64.go).
+	pend savedPend
 }
 
 // enterHandler records that t is sent into a handler of the program by
@@ -46,7 +50,7 @@ type frame struct {
 // about to be resumed with a signal its process handles, and out of any
 // trampoline or slot whose instruction it had not begun.
 func (m *mon) enterHandler(t *thread) {
-	f := frame{fault: t.noted}
+	f := frame{fault: t.noted, pend: m.stashPend(t)}
 	t.noted = 0
 	if f.fault == 0 {
 		if rip, err := peekUser(t.tid, offRip); err == nil {
@@ -62,6 +66,7 @@ func (m *mon) enterHandler(t *thread) {
 // (rt_sigreturn).
 func (t *thread) leaveHandler() {
 	if n := len(t.frames); n > 0 {
+		t.restorePend(t.frames[n-1].pend)
 		t.frames = t.frames[:n-1]
 	}
 }

@@ -100,7 +100,8 @@ type EntryCheck struct {
 }
 
 // appendEntryCheck appends the entry check and returns, by offset from
-// the check's start, the Rewind of each instruction after its first:
+// the check's start, the Rewind of each instruction after its first up to
+// the count:
 //
 //	    cmpl $0, %gs:PendWord          no call pending: on to the count
 //	    je   done
@@ -108,9 +109,8 @@ type EntryCheck struct {
 //	    mov  %gs:PendSPWord, %rax
 //	    sub  %rsp, %rax                the distance
 //	    cmp  %gs:PendWord+4, %eax      the one expected?
-//	    mov  %gs:PendWord, %eax        the key (mov writes no flag)
-//	    movq $0, %gs:PendWord          no longer pending
-//	    jne  out
+//	    jne  clear
+//	    mov  %gs:PendWord, %eax        the key
 //	    push %rcx
 //	    mov  $SLOTS, %ecx
 //	next:
@@ -129,13 +129,18 @@ type EntryCheck struct {
 //	    addq $1, %gs:8(%rcx)
 //	pop:
 //	    pop  %rcx
-//	out:
+//	clear:
+//	    movq $0, %gs:PendWord          no longer pending
 //	    pop  %rax
 //	done:
 //
-// A thread stopped inside is put back at the site with its registers
-// from the stack (Trampoline.Rewind): the check then runs again and finds
-// the call no longer pending, so a count is never made twice.
+// The pending word is cleared after the count. A thread stopped before
+// the count is put back at the site with its registers from the stack
+// (Trampoline.Rewind) and finds the call still pending: it counts it
+// once, when it runs the check again (a slot it took holds the key and
+// is found). After the count no point has an equivalent (Where says
+// Inside): the monitor steps the thread on to the counter update, a few
+// instructions.
 func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	start := len(c)
 	rw := map[int]Rewind{}
@@ -163,15 +168,11 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	gsAbs(0x3b, 0x04, 0x25) // cmp %gs:PendWord+4, %eax
 	u32(PendWord + 4)
 	at(rax)
+	c = append(c, 0x75, 0) // jne clear
+	jneClear := len(c) - 1
+	at(rax)
 	gsAbs(0x8b, 0x04, 0x25) // mov %gs:PendWord, %eax
 	u32(PendWord)
-	at(rax)
-	gsAbs(0x48, 0xc7, 0x04, 0x25) // movq $0, %gs:PendWord
-	u32(PendWord)
-	u32(0)
-	at(rax)
-	c = append(c, 0x75, 0) // jne out
-	jneOut := len(c) - 1
 	at(rax)
 	c = append(c, 0x51) // push %rcx
 	at(both)
@@ -197,8 +198,7 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	c = append(c, 0x72, byte(int8(next-(len(c)+2)))) // jb next
 	at(both)
 	gsAbs(0x48, 0x83, 0x01, 0x01) // addq $1, %gs:(%rcx)
-	at(both)
-	c = append(c, 0xeb, 0) // jmp pop
+	c = append(c, 0xeb, 0)        // jmp pop (counted: no Rewind)
 	jmpPop := len(c) - 1
 	take := len(c)
 	at(both)
@@ -207,15 +207,16 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	at(both)
 	gsAbs(0x48, 0x83, 0x41, 0x08, 0x01) // addq $1, %gs:8(%rcx)
 	pop := len(c)
-	at(both)
 	c = append(c, 0x59) // pop %rcx
-	out := len(c)
-	at(rax)
+	clear := len(c)
+	gsAbs(0x48, 0xc7, 0x04, 0x25) // movq $0, %gs:PendWord
+	u32(PendWord)
+	u32(0)
 	c = append(c, 0x58) // pop %rax
 	done := len(c)
 	rel := func(at, to int) { c[at] = byte(int8(to - (at + 1))) }
 	rel(jeDone, done)
-	rel(jneOut, out)
+	rel(jneClear, clear)
 	rel(jeHit, hit)
 	rel(jeTake, take)
 	rel(jmpPop, pop)

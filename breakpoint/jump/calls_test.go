@@ -1,19 +1,23 @@
 package jump
 
 import (
+	"slices"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
 )
 
 // TestEntryCheckDecodes decodes the entry check: every instruction after
-// the first has its Rewind, no other offset has one, every branch lands
-// on an instruction of the check or just past it, and the stack the
-// Rewinds describe follows the pushes and pops.
+// the first up to the count has its Rewind, the four after it (the
+// overflow's jmp, the pops and the clearing of the pending word) have
+// none (the monitor steps a thread there on), no other offset has one,
+// every branch lands on an instruction of the check or just past it, and
+// the stack the Rewinds describe follows the pushes and pops.
 func TestEntryCheckDecodes(t *testing.T) {
 	c, rw := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
 	starts := map[int]bool{len(c): true}
 	depth := 0
+	var stepped []x86asm.Op
 	for off := 0; off < len(c); {
 		inst, err := x86asm.Decode(c[off:], 64)
 		if err != nil {
@@ -25,7 +29,7 @@ func TestEntryCheckDecodes(t *testing.T) {
 		case off == 0 && ok:
 			t.Errorf("offset 0 has a Rewind: it is the site's own point")
 		case off > 0 && !ok:
-			t.Errorf("offset %d (%v): no Rewind", off, inst)
+			stepped = append(stepped, inst.Op)
 		case ok && r.SP != uint64(8*len(r.Saved)):
 			t.Errorf("offset %d: SP %d with %d registers saved", off, r.SP, len(r.Saved))
 		case ok && r.Counted:
@@ -41,6 +45,9 @@ func TestEntryCheckDecodes(t *testing.T) {
 	}
 	if depth != 0 {
 		t.Errorf("pushes and pops leave %d words", depth)
+	}
+	if !slices.Equal(stepped, []x86asm.Op{x86asm.JMP, x86asm.POP, x86asm.MOV, x86asm.POP}) {
+		t.Errorf("instructions without a Rewind: %v, want the overflow's jmp, pop, the clearing mov, pop", stepped)
 	}
 	for off := range rw {
 		if !starts[off] {
