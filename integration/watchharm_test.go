@@ -115,18 +115,7 @@ func TestWatchReplacedBinary(t *testing.T) {
 	v1 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id1)
 	v2 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id2)
 	path := filepath.Join(t.TempDir(), "served")
-	deploy := func(from string) {
-		b, err := os.ReadFile(from)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path+".new", b, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(path+".new", path); err != nil {
-			t.Fatal(err)
-		}
-	}
+	deploy := deployer(t, path)
 	deploy(v1)
 	old := startCommandTarget(t, path)
 	save := filepath.Join(t.TempDir(), "agg.json")
@@ -216,18 +205,7 @@ func TestAttachReplacedBinary(t *testing.T) {
 	v1 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id1)
 	v2 := buildC(t, "oncommand.c", "-g", "-O0", "-pthread", "-Wl,--build-id=0x"+id2)
 	path := filepath.Join(t.TempDir(), "served")
-	deploy := func(from string) {
-		b, err := os.ReadFile(from)
-		if err == nil {
-			err = os.WriteFile(path+".new", b, 0o755)
-		}
-		if err == nil {
-			err = os.Rename(path+".new", path)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	deploy := deployer(t, path)
 	deploy(v1)
 	c := startCommandTarget(t, path)
 	pid := c.cmd.Process.Pid
@@ -258,4 +236,24 @@ func TestAttachReplacedBinary(t *testing.T) {
 	checkDetached(t, pid)
 	c.ask(t, 1)
 	c.end(t)
+}
+
+// deployer returns a function that puts a copy of a build at path the way
+// a deploy does: written beside it, then renamed over it, so a process
+// running the old file keeps it (its /proc/PID/exe then ends in
+// " (deleted)").
+func deployer(t *testing.T, path string) func(from string) {
+	return func(from string) {
+		t.Helper()
+		b, err := os.ReadFile(from)
+		if err == nil {
+			err = os.WriteFile(path+".new", b, 0o755)
+		}
+		if err == nil {
+			err = os.Rename(path+".new", path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
