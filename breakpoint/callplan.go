@@ -27,7 +27,7 @@ func (p *Plan) indirectCallBlocks(sym *symtab.File) map[int32]int64 {
 			if b.Term != cfg.TermCall && b.Term != cfg.TermNoReturn {
 				continue
 			}
-			if d, ok := IndirectCallDelta(sym, b); ok {
+			if d, ok := indirectCallDelta(sym, b); ok {
 				out[fg.FirstBlock+int32(k)] = d
 			}
 		}
@@ -35,10 +35,10 @@ func (p *Plan) indirectCallBlocks(sym *symtab.File) map[int32]int64 {
 	return out
 }
 
-// IndirectCallDelta returns, for block b ending in an indirect call, how
+// indirectCallDelta returns, for block b ending in an indirect call, how
 // its instructions before the call move the stack pointer; false when b
 // ends otherwise or an instruction moves it in another way.
-func IndirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
+func indirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
 	var d int64
 	for pc := b.Start; pc < b.End; {
 		code, ok := sym.Code(pc, int(b.End-pc))
@@ -79,7 +79,7 @@ func IndirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
 }
 
 // WritesRSP reports whether op moves the stack pointer without naming it
-// as its first operand (besides push and pop, which IndirectCallDelta
+// as its first operand (besides push and pop, which indirectCallDelta
 // follows).
 func WritesRSP(op x86asm.Op) bool {
 	switch op {
@@ -180,16 +180,6 @@ func (t *Table) PendDelta(i int) (int32, bool) {
 	return d, ok
 }
 
-// EntrySlot reports whether site i is an entry that counts its callers,
-// and the index of its slots.
-func (t *Table) EntrySlot(i int) (int, bool) {
-	if !t.TracksCalls() {
-		return 0, false
-	}
-	k, ok := t.jump.calls.slot[i]
-	return k, ok
-}
-
 // AddIndirect adds n calls from the indirect call ending the block that
 // site caller starts to the function whose entry is site callee.
 func (t *Table) AddIndirect(caller, callee int, n uint64) {
@@ -217,6 +207,3 @@ func (t *Table) callSite(i int, counter uint32) (*jump.Pend, *jump.EntryCheck) {
 	}
 	return pend, entry
 }
-
-// EntryOf returns the entry site the slots at index k count for.
-func (t *Table) EntryOf(k int) int { return t.jump.calls.entries[k] }

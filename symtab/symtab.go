@@ -34,6 +34,8 @@ type File struct {
 	symAddrs    []uint64 // every symbol's address in code, for Targets
 	targetsOnce sync.Once
 	targets     *Targets
+	dataOnce    sync.Once
+	data        []uint64 // code addresses found in data (dataTargets)
 	takenOnce   sync.Once
 	taken       []uint64 // sorted function entries whose address is taken (AddressTaken)
 }

@@ -44,16 +44,9 @@ func (f *File) findTaken() (out []uint64) {
 			mark[k/64] |= 1 << (k % 64)
 		}
 	}
-	func() {
-		// debug/elf can panic on a corrupt file's sections: keep what
-		// the code gives.
-		defer func() { _ = recover() }()
-		if f.ef != nil && f.f != nil {
-			for _, a := range f.relocTargets(f.ef) {
-				see(a)
-			}
-		}
-	}()
+	for _, a := range f.dataTargets() {
+		see(a)
+	}
 	for _, s := range f.segs {
 		code, ok := f.Code(s.vaddr, int(s.filesz))
 		if !ok {

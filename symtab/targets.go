@@ -72,9 +72,7 @@ func (f *File) findTargets() (t *Targets) {
 		}
 	}()
 	addrs := slices.Clone(f.symAddrs)
-	if f.ef != nil && f.f != nil {
-		addrs = append(addrs, f.relocTargets(f.ef)...)
-	}
+	addrs = append(addrs, f.dataTargets()...)
 	addrs = append(addrs, f.branchTargets()...)
 	slices.Sort(addrs)
 	return &Targets{addrs: slices.Compact(addrs)}
@@ -187,6 +185,20 @@ func (f *File) symbolTargets(syms []elf.Symbol) []uint64 {
 		}
 	}
 	return out
+}
+
+// dataTargets returns relocTargets of the file, read once and kept: both
+// Targets and AddressTaken need them. A corrupt file's sections (debug/elf
+// can panic on them) give none.
+func (f *File) dataTargets() []uint64 {
+	f.dataOnce.Do(func() {
+		if f.ef == nil || f.f == nil {
+			return
+		}
+		defer func() { _ = recover() }()
+		f.data = f.relocTargets(f.ef)
+	})
+	return f.data
 }
 
 // R_X86_64 relocation types read for code addresses in data
