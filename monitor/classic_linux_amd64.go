@@ -5,6 +5,7 @@ package monitor
 import (
 	"fmt"
 
+	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/breakpoint/relocate"
 	"golang.org/x/sys/unix"
 )
@@ -59,6 +60,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 		return
 	}
 	mm.dis, mm.disarmed = mp, i
+	frames := len(t.frames)
 	executed := m.step(t, mp, i, addr)
 	if !mm.dead {
 		if err := tab.ArmIn(mm.mem, i); err != nil {
@@ -77,6 +79,7 @@ func (m *mon) hit(t *thread, mp *mapping, i int, addr uint64, st *sigStop) {
 	}
 	if !executed {
 		tab.Unhit(cur, undo)
+		m.asideAgain(t, cur, frames)
 	}
 	if m.traced(t) && t.state == stopped && t.held == 0 {
 		m.resume(t, 0)
@@ -322,6 +325,7 @@ func (m *mon) hitInRep(t *thread, smp *mapping, j int, st *sigStop) {
 		m.lose(fmt.Errorf("put back the original byte at %#x: %w", addr, err))
 		return
 	}
+	frames := len(t.frames)
 	executed := m.step(t, smp, j, addr)
 	if !t.mm.dead {
 		if err := smp.tab.ArmIn(t.mm.mem, j); err != nil {
@@ -330,6 +334,32 @@ func (m *mon) hitInRep(t *thread, smp *mapping, j int, st *sigStop) {
 	}
 	if !executed {
 		smp.tab.Unhit(cur, undo)
+		m.asideAgain(t, cur, frames)
+	}
+}
+
+// asideAgain sets cur's pending indirect call aside once more when the step
+// of a trap that did not execute sent t into a signal handler (t had frames
+// handlers before the step): enterHandler set the cursor aside while the
+// trap's Hit had taken the call, and the Unhit that gave it back left it in
+// the handler's way. The call goes with the innermost handler's frame, to
+// be put back at its rt_sigreturn, before the thread traps at the site
+// again.
+func (m *mon) asideAgain(t *thread, cur *breakpoint.Cursor, frames int) {
+	n := len(t.frames)
+	if n <= frames {
+		return
+	}
+	f := &t.frames[n-1]
+	for k := range t.cursors {
+		if &t.cursors[k] != cur {
+			continue
+		}
+		for len(f.pend.cursors) <= k {
+			f.pend.cursors = append(f.pend.cursors, breakpoint.SetAside{})
+		}
+		f.pend.cursors[k] = cur.SetAside()
+		return
 	}
 }
 
