@@ -35,7 +35,7 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 	if opt.ReadFile == nil {
 		opt.ReadFile = os.ReadFile
 	}
-	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd)}
+	r := &report{p: p, opt: &opt, cwd: cleanDir(opt.Cwd), out: w}
 	for _, l := range p.Lines {
 		r.maxTime = max(r.maxTime, l.TimeNS)
 		if l.Line >= 1 && l.Count > 0 {
@@ -59,7 +59,7 @@ func Write(w io.Writer, p *profile.Profile, opt Options) error {
 	}
 	r.timeNote()
 	r.notes()
-	if _, err := w.Write(r.buf.Bytes()); err != nil {
+	if err := r.flush(); err != nil {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
@@ -75,7 +75,33 @@ type report struct {
 	maxTime  uint64 // the highest line time (ns) of the whole profile
 	buf      bytes.Buffer
 	extra    []string // generated notes, printed after p.Notes
+	// out, when not nil, takes buf's bytes whenever they pass flushAt,
+	// so that a listing of a quarter of a million rows is never whole in
+	// memory; flushed counts the bytes it took, err its first error
+	// (after which nothing more is written).
+	out     io.Writer
+	flushed int64
+	err     error
 }
+
+// flushAt is how many bytes of a report wait in its buffer before they go
+// to its writer.
+const flushAt = 1 << 20
+
+// flush writes what the buffer holds to r.out and returns the first error
+// of any write.
+func (r *report) flush() error {
+	if r.out != nil && r.err == nil && r.buf.Len() > 0 {
+		n, err := r.out.Write(r.buf.Bytes())
+		r.flushed += int64(n)
+		r.err = err
+	}
+	r.buf.Reset()
+	return r.err
+}
+
+// wrote is how many bytes the report has written so far.
+func (r *report) wrote() int64 { return r.flushed + int64(r.buf.Len()) }
 
 // body writes the listing (or the hottest lines) and the function table
 // of one module, or of the whole profile when it has no modules.
@@ -144,17 +170,23 @@ func (r *report) modules() bool {
 func (r *report) line(s string) {
 	r.buf.WriteString(strings.TrimRight(s, " \t"))
 	r.buf.WriteByte('\n')
+	if r.out != nil && r.buf.Len() >= flushAt {
+		r.flush()
+	}
 }
 
 // lineBytes is line for a line built in b.
 func (r *report) lineBytes(b []byte) {
 	r.buf.Write(bytes.TrimRight(b, " \t"))
 	r.buf.WriteByte('\n')
+	if r.out != nil && r.buf.Len() >= flushAt {
+		r.flush()
+	}
 }
 
 // section starts a new section: one blank line after what came before.
 func (r *report) section() {
-	if r.buf.Len() > 0 {
+	if r.wrote() > 0 {
 		r.buf.WriteByte('\n')
 	}
 }
