@@ -116,6 +116,37 @@ func TestJumpSignals(t *testing.T) {
 	wantJumped(t, p)
 }
 
+// TestJumpSignalsInDispatch: a second thread signals the main thread as
+// fast as it takes the signals while the main thread runs a switch whose
+// empty cases share their jump-table target with the default; their
+// counts come from the dispatch trampoline's second counter update, the
+// table entry's. The program runs until its handler has run 3,000
+// times; signals land before, between and after the two updates (about
+// one in three hundred between them), and each case label still counts
+// exactly the values the program's own tally says reached it. (A thread
+// stepped on from between the updates to where both are made once went
+// back to the site without its counts undone, and counted the entry
+// twice.)
+func TestJumpSignalsInDispatch(t *testing.T) {
+	jumpOnly(t)
+	t.Parallel()
+	src := filepath.Join(testdataDir, "dispsig.c")
+	exe := buildC(t, "dispsig.c", "-g", "-O0", "-pthread")
+	const chunk = 1_000_000
+	res, p := runProfile(t, runOpts{args: []string{"--engine=jump", "--lines", exe, strconv.Itoa(chunk), "3000"}})
+	wantExitCode(t, res, p, 0)
+	var runs, skip, eight, other, handled int64
+	if _, err := fmt.Sscanf(res.stdout, "%d %d %d %d %d", &runs, &skip, &eight, &other, &handled); err != nil || runs == 0 || handled < 3000 {
+		t.Fatalf("target's stdout %q", res.stdout)
+	}
+	wantLine(t, p, "dispsig.c", markerLineIn(t, src, "SWITCH"), runs*chunk)
+	wantLine(t, p, "dispsig.c", markerLineIn(t, src, "SKIP_CASE"), skip)
+	wantLine(t, p, "dispsig.c", markerLineIn(t, src, "EIGHT_CASE"), eight)
+	wantLine(t, p, "dispsig.c", markerLineIn(t, src, "RUN_DEFAULT"), other)
+	wantLine(t, p, "dispsig.c", markerLineIn(t, src, "on_usr1"), handled)
+	wantJumped(t, p)
+}
+
 // TestJumpAttach attaches the in-process engine to a running program for
 // a second and detaches: the program runs on to its end, and nothing of
 // patchprof is left in it: no counter memory, no trampolines, its code

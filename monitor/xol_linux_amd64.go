@@ -419,7 +419,7 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 			}
 			return pending
 		}
-		if _, _, tr := t.mm.trampolineAt(regs.Rip); tr != nil {
+		if tmp, ti, tr := t.mm.trampolineAt(regs.Rip); tr != nil {
 			if _, p := tr.Where(regs.Rip); p == jump.InCount {
 				// Inside a counter update that keeps the flags: back
 				// at the site as it was there, its count (if made)
@@ -432,6 +432,13 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 				return pending
 			}
 			if orig, p := tr.Where(regs.Rip); p != jump.Inside && (restoring || !tr.Covers(orig)) {
+				if p == jump.Counted && !restoring {
+					// Stepped on from between two counter updates (a
+					// dispatch's site and table entry) to where both
+					// are made: back at the site, the thread makes
+					// them again.
+					m.uncount(t, tmp, ti)
+				}
 				regs.Rip = orig
 				if err := unix.PtraceSetRegs(t.tid, &regs); err != nil {
 					m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))
