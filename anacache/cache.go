@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -31,8 +32,10 @@ const headerLen = len(magic) + 4 + 32 + 8 + 4
 // analysis of a few dozen large programs.
 const DefaultMaxBytes = 256 << 20
 
-// castagnoli is the CRC-32C table: the checksum of the payload.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli returns the CRC-32C table (the checksum of the payload),
+// made at the first use: every run pays the package's init, not every run
+// reads the cache.
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Options configure a Cache.
 type Options struct {
@@ -157,7 +160,7 @@ func check(data []byte, sum [32]byte) ([]byte, string) {
 	if n != uint64(len(payload)) {
 		return nil, fmt.Sprintf("payload of %d bytes, header says %d", len(payload), n)
 	}
-	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(h[44:]) {
+	if crc32.Checksum(payload, castagnoli()) != binary.LittleEndian.Uint32(h[44:]) {
 		return nil, "checksum mismatch"
 	}
 	return payload, ""
@@ -181,7 +184,7 @@ func (c *Cache) Put(key Key, payload []byte) error {
 	h = binary.LittleEndian.AppendUint32(h, Version)
 	h = append(h, sum[:]...)
 	h = binary.LittleEndian.AppendUint64(h, uint64(len(payload)))
-	h = binary.LittleEndian.AppendUint32(h, crc32.Checksum(payload, castagnoli))
+	h = binary.LittleEndian.AppendUint32(h, crc32.Checksum(payload, castagnoli()))
 	_, err = f.Write(h)
 	if err == nil {
 		_, err = f.Write(payload)

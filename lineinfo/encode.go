@@ -1,9 +1,7 @@
 package lineinfo
 
 import (
-	"bytes"
 	"encoding/binary"
-	"encoding/gob"
 	"errors"
 	"fmt"
 )
@@ -203,28 +201,87 @@ func (d *decoder) string() string {
 }
 
 // subprogramsEncoding is the first byte of encoded Subprograms.
-const subprogramsEncoding = 1
+const subprogramsEncoding = 2
 
 // MarshalSubprograms encodes what Subprograms returned for
-// UnmarshalSubprograms.
+// UnmarshalSubprograms: per subprogram its fields in declaration order,
+// numbers as varints, a nil and an empty slice alike as a zero count.
 func MarshalSubprograms(subs []Subprogram) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteByte(subprogramsEncoding)
-	if err := gob.NewEncoder(&buf).Encode(subs); err != nil {
-		return nil, fmt.Errorf("lineinfo: encoding subprograms: %w", err)
+	b := []byte{subprogramsEncoding}
+	b = binary.AppendUvarint(b, uint64(len(subs)))
+	for _, s := range subs {
+		b = appendString(b, s.Name)
+		b = binary.AppendUvarint(b, s.LowPC)
+		b = appendString(b, s.DeclFile)
+		b = binary.AppendVarint(b, int64(s.DeclLine))
+		b = append(b, packBools(s.Void, s.Artificial, s.NoReturn, s.GCCO0))
+		b = binary.AppendUvarint(b, uint64(len(s.Labels)))
+		for _, l := range s.Labels {
+			b = binary.AppendUvarint(b, l.Addr)
+			b = appendString(b, l.File)
+			b = binary.AppendVarint(b, int64(l.Line))
+		}
+		b = binary.AppendVarint(b, int64(s.Lang))
+		b = binary.AppendUvarint(b, uint64(len(s.Locals)))
+		for _, l := range s.Locals {
+			b = appendString(b, l.Name)
+			b = binary.AppendVarint(b, int64(l.Line))
+			b = binary.AppendVarint(b, l.FrameOffset)
+			b = append(b, packBools(l.Aggregate))
+		}
 	}
-	return buf.Bytes(), nil
+	return b, nil
+}
+
+// packBools packs up to eight flags into a byte, the first in bit 0.
+func packBools(v ...bool) byte {
+	var c byte
+	for k, f := range v {
+		if f {
+			c |= 1 << k
+		}
+	}
+	return c
 }
 
 // UnmarshalSubprograms decodes what MarshalSubprograms encoded. A damaged
 // encoding is a *DecodeError.
 func UnmarshalSubprograms(data []byte) ([]Subprogram, error) {
-	if len(data) == 0 || data[0] != subprogramsEncoding {
+	d := &decoder{buf: data}
+	if d.byte() != subprogramsEncoding {
 		return nil, &DecodeError{Section: "analysis cache", Msg: "not encoded subprograms"}
 	}
 	var subs []Subprogram
-	if err := gob.NewDecoder(bytes.NewReader(data[1:])).Decode(&subs); err != nil {
-		return nil, &DecodeError{Section: "analysis cache", Msg: err.Error()}
+	if n := d.count(7); n > 0 {
+		subs = make([]Subprogram, n)
+	}
+	for i := range subs {
+		s := &subs[i]
+		s.Name = d.string()
+		s.LowPC = d.uvarint()
+		s.DeclFile = d.string()
+		s.DeclLine = int(d.varint())
+		f := d.byte()
+		s.Void, s.Artificial, s.NoReturn, s.GCCO0 = f&1 != 0, f&2 != 0, f&4 != 0, f&8 != 0
+		if n := d.count(3); n > 0 {
+			s.Labels = make([]Label, n)
+			for k := range s.Labels {
+				s.Labels[k] = Label{Addr: d.uvarint(), File: d.string(), Line: int(d.varint())}
+			}
+		}
+		s.Lang = int(d.varint())
+		if n := d.count(4); n > 0 {
+			s.Locals = make([]Local, n)
+			for k := range s.Locals {
+				s.Locals[k] = Local{Name: d.string(), Line: int(d.varint()), FrameOffset: d.varint(), Aggregate: d.byte()&1 != 0}
+			}
+		}
+	}
+	if d.err == nil && len(d.buf) != 0 {
+		d.fail("bytes after the subprograms")
+	}
+	if d.err != nil {
+		return nil, d.err
 	}
 	return subs, nil
 }

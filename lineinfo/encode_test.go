@@ -59,6 +59,11 @@ func TestEncodeRoundTrip(t *testing.T) {
 				t.Fatalf("%v: subprograms cut to %d of %d bytes decoded", flags, n, len(sb))
 			}
 		}
+		for i := range sb {
+			c := append([]byte(nil), sb...)
+			c[i] ^= 0xff
+			UnmarshalSubprograms(c)
+		}
 	}
 }
 
