@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	pp "github.com/patchprof/patchprof/profile"
@@ -15,8 +16,8 @@ import (
 // TestTimeStacks checks the sampled call chains of --time on a target
 // whose calls are known by construction (testdata/stacks.c: main calls
 // middle, middle calls work, a leaf without a frame): every sample has
-// one chain, every chain sampled in work goes on through middle to main
-// (the frame-pointer chain alone would skip middle), and go tool pprof
+// one chain, every chain sampled in work goes on through middle and main
+// to _start (the frame-pointer chain alone would skip middle), and go tool pprof
 // -top -cum reads inclusive time from them: middle's and main's at least
 // work's own.
 func TestTimeStacks(t *testing.T) {
@@ -44,8 +45,10 @@ func TestTimeStacks(t *testing.T) {
 			continue
 		}
 		inWork += s.Samples
-		if len(s.Frames) != 3 || s.Frames[1].Function != "middle" || s.Frames[2].Function != "main" {
-			t.Errorf("a chain sampled in work: %+v; want work, middle, main", s.Frames)
+		// The C library's CFI leads from main through its start-up
+		// code (left out: not counted) to the program's _start.
+		if len(s.Frames) != 4 || s.Frames[1].Function != "middle" || s.Frames[2].Function != "main" || s.Frames[3].Function != "_start" {
+			t.Errorf("a chain sampled in work: %+v; want work, middle, main, _start", s.Frames)
 		}
 	}
 	if inStacks != inSamples || inWork == 0 {
@@ -68,5 +71,94 @@ func TestTimeStacks(t *testing.T) {
 	if flat["work"] == 0 || cum["middle"] < flat["work"] || cum["main"] < cum["middle"] || flat["middle"] >= cum["middle"] {
 		t.Errorf("go tool pprof -top -cum: work %d ns flat, middle %d cum (%d flat), main %d cum; want middle's and main's cum at least work's flat\n%s",
 			flat["work"], cum["middle"], flat["middle"], cum["main"], text)
+	}
+}
+
+// TestTimeStacksCFI checks the chains walked by call frame information on
+// code that keeps no frame pointers (testdata/cfistacks.c, -O2: main calls
+// outer, outer middle, middle work, each moving its stack pointer), under
+// every engine: every chain sampled in work is work, middle, outer, main,
+// _start (through the C library's start-up code, which is not counted),
+// and go tool pprof -top -cum gives each caller at least work's time. By
+// frame pointers alone the kernel finds none of the three callers. Then a
+// comparator that spins, called by the C library's qsort from sorter: the
+// C library's own CFI leads back to sorter and main.
+func TestTimeStacksCFI(t *testing.T) {
+	needs(t)
+	t.Parallel()
+	exe := buildC(t, "cfistacks.c", "-g", "-O2", "-fomit-frame-pointer")
+	for _, c := range []struct {
+		name, leaf, want string
+		args             []string
+	}{
+		{"calls", "work", "work middle outer main _start", []string{"10000000"}},
+		{"qsort", "cmp", "cmp sorter main _start", []string{"10000000", "qsort"}},
+	} {
+		for _, engine := range engineList() {
+			t.Run(c.name+"/"+engine, func(t *testing.T) {
+				stacksCFI(t, exe, engine, c.leaf, c.want, c.args)
+			})
+		}
+	}
+}
+
+// stacksCFI runs exe with args under engine with --funcs --time and
+// checks that every chain sampled in function leaf is want (its frames'
+// functions, innermost first), and that go tool pprof -top -cum gives each
+// caller at least the leaf's flat time.
+func stacksCFI(t *testing.T, exe, engine, leaf, want string, args []string) {
+	dir := t.TempDir()
+	save := filepath.Join(dir, "p.json")
+	res := run(t, runOpts{args: append([]string{"--engine=" + engine, "--funcs", "--time", "--save", save, exe}, args...)})
+	mustSampleTime(t, res)
+	if res.code != 0 {
+		t.Fatalf("exit code %d\n%s", res.code, res)
+	}
+	p, err := pp.Load(save)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inSamples, inStacks, inLeaf uint64
+	for _, s := range p.Samples {
+		inSamples += s.Samples
+	}
+	for _, s := range p.Stacks {
+		inStacks += s.Samples
+		if s.Frames[0].Function != leaf {
+			continue
+		}
+		inLeaf += s.Samples
+		var names []string
+		for _, f := range s.Frames {
+			names = append(names, f.Function)
+		}
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("%d samples in %s with the chain %q; want %q", s.Samples, leaf, got, want)
+		}
+	}
+	if inStacks != inSamples || inLeaf == 0 {
+		t.Fatalf("%d samples in chains, %d at sampled addresses, %d in %s; want the same, and some in %s", inStacks, inSamples, inLeaf, leaf, leaf)
+	}
+	out := filepath.Join(dir, "p.pb.gz")
+	if r := run(t, runOpts{args: []string{"report", "--format", "pprof", "-o", out, save}}); r.code != 0 {
+		t.Fatalf("exit code %d\n%s", r.code, r)
+	}
+	text, err := exec.Command("go", "tool", "pprof", "-sample_index=cpu", "-top", "-cum", "-unit=ns", "-nodefraction=0", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof -top -cum: %v\n%s", err, text)
+	}
+	flat, cum := map[string]uint64{}, map[string]uint64{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*(\d+)(?:ns)?\s+\S+%\s+\S+%\s+(\d+)ns\s+\S+%\s+(\S+)$`).FindAllSubmatch(text, -1) {
+		f, _ := strconv.ParseUint(string(m[1]), 10, 64)
+		c, _ := strconv.ParseUint(string(m[2]), 10, 64)
+		flat[string(m[3])], cum[string(m[3])] = f, c
+	}
+	if flat[leaf] == 0 {
+		t.Errorf("go tool pprof -top -cum: no flat time in %s\n%s", leaf, text)
+	}
+	for _, caller := range strings.Fields(want)[1:] {
+		if cum[caller] < flat[leaf] {
+			t.Errorf("go tool pprof -top -cum: %s %d ns cum, less than %s's %d ns flat\n%s", caller, cum[caller], leaf, flat[leaf], text)
+		}
 	}
 }

@@ -10,8 +10,8 @@ import (
 
 // A Stack is one sampled call chain (--time) and the CPU time sampled in
 // it: where the thread was (Frames[0], a sampled address) and the calls it
-// was in, innermost first, as the kernel unwound them by frame pointers
-// (a function that keeps none is missing from the chains through it).
+// was in, innermost first, walked by the code's call frame information
+// where it has it and by frame pointers elsewhere (docs/profile-format.md).
 // Frames outside the counted modules are left out. pprof's inclusive
 // (cum) time is read from them.
 type Stack struct {

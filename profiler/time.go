@@ -12,6 +12,7 @@ import (
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/sampler"
+	"github.com/patchprof/patchprof/unwind"
 )
 
 // A timeline is what the profiler keeps of a sampled run (--time): every
@@ -27,6 +28,12 @@ type timeline struct {
 	at      map[placeKey]uint64
 	chains  map[string]*chain // the sampled call chains, by chainKey
 	tabIDs  map[*breakpoint.Table]int
+	// cfi is each image's call frame information, nil if none (cfiOf).
+	cfi map[*breakpoint.Table]*unwind.Table
+	// procs and files are the other executable mappings of each process
+	// and their files' CFI, nil if none (foreign).
+	procs   map[int]*procMaps
+	files   map[string]*unwind.Table
 	total   uint64 // every sample delivered
 	outside uint64 // samples outside every profiled module
 	lost    uint64
@@ -52,7 +59,8 @@ func newTimeline(rate int) *timeline {
 	if rate <= 0 {
 		rate = sampler.DefaultRate
 	}
-	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{}}
+	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{}, cfi: map[*breakpoint.Table]*unwind.Table{},
+		procs: map[int]*procMaps{}, files: map[string]*unwind.Table{}}
 }
 
 // layout is the monitor's Options.Layout: the process is stopped, so the
@@ -87,7 +95,11 @@ func (tl *timeline) deliver(batch []sampler.Sample) {
 		}
 		leaf := placeKey{mp.Image.Table, pc - mp.Bias}
 		tl.at[leaf]++
-		tl.addChain(l, leaf, s.Callers, s.Top)
+		if ras, ok := tl.walk(l, &s); ok {
+			tl.addChain(l, leaf, ras, 0)
+		} else {
+			tl.addChain(l, leaf, s.Callers, s.Top)
+		}
 	}
 }
 

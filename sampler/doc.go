@@ -1,7 +1,8 @@
 // Package sampler samples the CPU time of a process tree with Linux perf
 // events (perf_event_open(2)): a software clock per task, user space only,
 // each sample the interrupted instruction pointer, the process and thread,
-// and the time. It owns the events, their ring buffers and the goroutine that
+// and the time; with a call chain, also the user stack and frame pointers
+// and a copy of the user stack, for an unwinder by call frame information. It owns the events, their ring buffers and the goroutine that
 // drains them; it knows nothing of what the addresses mean (the profiler
 // resolves them through the monitor's layouts).
 //

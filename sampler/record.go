@@ -21,6 +21,13 @@ type Sample struct {
 	// return address of a function that has pushed nothing, whose caller
 	// the frame-pointer chain skips.
 	Top uint64
+	// SP and BP are the thread's user stack and frame pointers at the
+	// sample, and Stack the user stack the kernel copied from SP up
+	// (Config.Callchain; nil when it copied none): what an unwinder by
+	// call frame information walks. Stack aliases the ring buffer and is
+	// valid only until Deliver returns.
+	SP, BP uint64
+	Stack  []byte
 }
 
 // The record types read from the ring buffer (include/uapi/linux/perf_event.h,
@@ -40,6 +47,11 @@ const recordHeaderSize = 8
 // u64 ips[nr] follow.
 const sampleSize = recordHeaderSize + 8 + 8 + 8
 
+// userRegs is the PERF_SAMPLE_REGS_USER mask the sampler asks for: bp,
+// sp and ip (arch/x86/include/uapi/asm/perf_regs.h: PERF_REG_X86_BP 6,
+// SP 7, IP 8), which the record lists in that order.
+const userRegs = 1<<6 | 1<<7 | 1<<8
+
 // contextMax is PERF_CONTEXT_MAX (-4095): a call chain's entries from it up
 // are markers of the context that follows (PERF_CONTEXT_USER), not
 // addresses.
@@ -50,9 +62,10 @@ const contextMax = ^uint64(4095 - 1)
 var ErrBadRecord = errors.New("bad perf record")
 
 // parse decodes the records in b, appending the samples to out and adding
-// the samples the kernel reported lost to *lost. It stops at the first
-// record it cannot read.
-func parse(b []byte, out []Sample, lost *uint64) ([]Sample, error) {
+// the samples the kernel reported lost to *lost. regs is whether a sample
+// with a call chain carries the user registers (userRegs) after it. It
+// stops at the first record it cannot read.
+func parse(b []byte, regs bool, out []Sample, lost *uint64) ([]Sample, error) {
 	for len(b) > 0 {
 		if len(b) < recordHeaderSize {
 			return out, fmt.Errorf("%w: %d bytes left, less than a header", ErrBadRecord, len(b))
@@ -76,11 +89,9 @@ func parse(b []byte, out []Sample, lost *uint64) ([]Sample, error) {
 				Time: binary.LittleEndian.Uint64(rec[24:]),
 			}
 			if size > sampleSize {
-				callers, top, err := parseChain(rec[sampleSize:], smp.IP)
-				if err != nil {
+				if err := parseChain(rec[sampleSize:], regs, &smp); err != nil {
 					return out, err
 				}
-				smp.Callers, smp.Top = callers, top
 			}
 			out = append(out, smp)
 		case recordLost:
@@ -94,38 +105,57 @@ func parse(b []byte, out []Sample, lost *uint64) ([]Sample, error) {
 	return out, nil
 }
 
-// parseChain reads a sample's call chain (u64 nr, u64 ips[nr]) and returns
-// its callers: the user addresses after the sampled ip itself, which the
-// chain lists first, with the context markers left out. The user stack's
-// dump follows when there is room (u64 size, char data[size], u64
-// dyn_size: PERF_SAMPLE_STACK_USER): its first word is top, when the
-// kernel dumped it.
-func parseChain(b []byte, ip uint64) (callers []uint64, top uint64, err error) {
+// parseChain reads a sample's call chain (u64 nr, u64 ips[nr]) into
+// smp.Callers: the user addresses after the sampled ip itself, which the
+// chain lists first, with the context markers left out. With regs, the
+// user registers follow (u64 abi, then u64 bp, sp, ip unless abi is
+// PERF_SAMPLE_REGS_ABI_NONE): smp.BP, smp.SP. The user stack's dump
+// follows when there is room (u64 size, char data[size], u64 dyn_size:
+// PERF_SAMPLE_STACK_USER): smp.Stack is its dyn_size bytes, smp.Top its
+// first word.
+func parseChain(b []byte, regs bool, smp *Sample) error {
 	if len(b) < 8 {
-		return nil, 0, fmt.Errorf("%w: call chain of %d bytes, want its length", ErrBadRecord, len(b))
+		return fmt.Errorf("%w: call chain of %d bytes, want its length", ErrBadRecord, len(b))
 	}
 	nr := binary.LittleEndian.Uint64(b)
 	if nr > uint64(len(b)-8)/8 {
-		return nil, 0, fmt.Errorf("%w: call chain of %d entries in %d bytes", ErrBadRecord, nr, len(b)-8)
+		return fmt.Errorf("%w: call chain of %d entries in %d bytes", ErrBadRecord, nr, len(b)-8)
 	}
-	if rest := b[8+8*nr:]; len(rest) >= 8 {
-		size := binary.LittleEndian.Uint64(rest)
-		if size >= 8 && uint64(len(rest)) >= 16+size && binary.LittleEndian.Uint64(rest[8+size:]) >= 8 {
-			top = binary.LittleEndian.Uint64(rest[8:])
+	rest := b[8+8*nr:]
+	if regs && len(rest) >= 8 {
+		abi := binary.LittleEndian.Uint64(rest)
+		rest = rest[8:]
+		if abi != 0 {
+			if len(rest) < 24 {
+				return fmt.Errorf("%w: user registers in %d bytes, want 24", ErrBadRecord, len(rest))
+			}
+			smp.BP = binary.LittleEndian.Uint64(rest)
+			smp.SP = binary.LittleEndian.Uint64(rest[8:])
+			rest = rest[24:]
 		}
 	}
-	callers = make([]uint64, 0, nr)
+	if len(rest) >= 8 {
+		size := binary.LittleEndian.Uint64(rest)
+		if size >= 8 && len(rest) >= 16 && size <= uint64(len(rest)-16) {
+			dyn := binary.LittleEndian.Uint64(rest[8+size:])
+			if dyn >= 8 {
+				smp.Top = binary.LittleEndian.Uint64(rest[8:])
+				smp.Stack = rest[8 : 8+min(dyn, size)]
+			}
+		}
+	}
+	smp.Callers = make([]uint64, 0, nr)
 	first := true
 	for k := uint64(0); k < nr; k++ {
 		pc := binary.LittleEndian.Uint64(b[8+8*k:])
 		switch {
 		case pc >= contextMax:
-		case first && pc == ip:
+		case first && pc == smp.IP:
 			first = false
 		default:
 			first = false
-			callers = append(callers, pc)
+			smp.Callers = append(smp.Callers, pc)
 		}
 	}
-	return callers, top, nil
+	return nil
 }

@@ -39,7 +39,7 @@ func TestParse(t *testing.T) {
 	in = append(in, throttle...)
 	in = append(in, sampleRecord(b)...)
 	var lost uint64
-	got, err := parse(in, nil, &lost)
+	got, err := parse(in, false, nil, &lost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestParseBad(t *testing.T) {
 		"short sample":     short[:16],
 	} {
 		var lost uint64
-		if _, err := parse(in, nil, &lost); !errors.Is(err, ErrBadRecord) {
+		if _, err := parse(in, false, nil, &lost); !errors.Is(err, ErrBadRecord) {
 			t.Errorf("%s: err = %v, want ErrBadRecord", name, err)
 		}
 	}
@@ -70,7 +70,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte{9, 0, 0, 0, 0, 0, 8, 0})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var lost uint64
-		parse(b, nil, &lost) // must not panic
+		parse(b, false, nil, &lost) // must not panic
 	})
 }
 
@@ -106,7 +106,7 @@ func TestParseChain(t *testing.T) {
 	in = append(in, withTop(chainRecord(Sample{PID: 10, TID: 11, Time: 2, IP: 0x401000}, []uint64{user, 0x401000}), 0x401234, 8)...)
 	in = append(in, withTop(chainRecord(Sample{PID: 10, TID: 11, Time: 3, IP: 0x401000}, []uint64{user, 0x401000}), 0x401234, 0)...)
 	var lost uint64
-	got, err := parse(in, nil, &lost)
+	got, err := parse(in, false, nil, &lost)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestParseChain(t *testing.T) {
 	}
 	bad := chainRecord(a, []uint64{user, 0x401136})
 	binary.LittleEndian.PutUint64(bad[sampleSize:], 5) // 5 entries in 2's room
-	if _, err := parse(bad, nil, &lost); !errors.Is(err, ErrBadRecord) {
+	if _, err := parse(bad, false, nil, &lost); !errors.Is(err, ErrBadRecord) {
 		t.Errorf("parse of a chain longer than its record: %v, want ErrBadRecord", err)
 	}
 }

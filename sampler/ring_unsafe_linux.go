@@ -22,6 +22,7 @@ type ring struct {
 	meta *unix.PerfEventMmapPage
 	data []byte
 	tmp  []byte // a record that wraps around the end, copied out
+	head uint64 // data_head at the last read: what release frees
 }
 
 // mapRing maps the ring buffer of event fd with pages data pages.
@@ -35,11 +36,13 @@ func mapRing(fd, pages int) (*ring, error) {
 	return r, nil
 }
 
-// read appends the samples written since the last read to out. The kernel
-// publishes data_head after writing the records (a load-acquire here pairs
-// with its store-release), and reuses the space up to data_tail only after
-// it reads our store (perf_event_open(2), "mmap layout").
-func (r *ring) read(out []Sample, lost *uint64) ([]Sample, error) {
+// read appends the samples written since the last read to out (regs: as
+// parse's). The kernel publishes data_head after writing the records (a
+// load-acquire here pairs with its store-release), and reuses the space
+// up to data_tail only after it reads our store (perf_event_open(2),
+// "mmap layout"): the samples' stacks alias that space, so the caller
+// calls release once it is done with them.
+func (r *ring) read(out []Sample, regs bool, lost *uint64) ([]Sample, error) {
 	head := atomic.LoadUint64(&r.meta.Data_head)
 	tail := r.meta.Data_tail
 	if head == tail {
@@ -47,9 +50,9 @@ func (r *ring) read(out []Sample, lost *uint64) ([]Sample, error) {
 	}
 	n := uint64(len(r.data))
 	size := head - tail
+	r.head = head
 	if size > n {
 		// Cannot happen unless the kernel overwrote unread data.
-		atomic.StoreUint64(&r.meta.Data_tail, head)
 		return out, fmt.Errorf("%w: %d bytes pending in a ring of %d", ErrBadRecord, size, n)
 	}
 	start := tail % n
@@ -61,9 +64,14 @@ func (r *ring) read(out []Sample, lost *uint64) ([]Sample, error) {
 		r.tmp = append(r.tmp, r.data[:size-(n-start)]...)
 		b = r.tmp
 	}
-	out, err := parse(b, out, lost)
-	atomic.StoreUint64(&r.meta.Data_tail, head)
-	return out, err
+	return parse(b, regs, out, lost)
+}
+
+// release gives the space read by the last read back to the kernel.
+func (r *ring) release() {
+	if r.head != r.meta.Data_tail {
+		atomic.StoreUint64(&r.meta.Data_tail, r.head)
+	}
 }
 
 // unmap releases the ring's memory.

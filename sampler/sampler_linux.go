@@ -24,8 +24,10 @@ type Config struct {
 	Deliver func([]Sample)
 	// Callchain asks for each sample's user call chain (Sample.Callers,
 	// Sample.Top): PERF_SAMPLE_CALLCHAIN, unwound by the kernel through
-	// frame pointers, kernel frames excluded, and the word at the stack
-	// pointer (PERF_SAMPLE_STACK_USER).
+	// frame pointers, kernel frames excluded; and what an unwinder by call
+	// frame information needs (Sample.SP, BP, Stack): the user registers
+	// (PERF_SAMPLE_REGS_USER) and a copy of the user stack from the stack
+	// pointer up (PERF_SAMPLE_STACK_USER, stackDump bytes at most).
 	Callchain bool
 }
 
@@ -53,12 +55,25 @@ type Sampler struct {
 // drainEvery is how often the goroutine empties the ring buffers: at 1 kHz
 // on one CPU a sample is 32 bytes, so a ring holds seconds of samples;
 // with a call chain (Config.Callchain) at most about 1 KiB (the kernel's
-// 127 frames), so a ring still holds a quarter of a second, five drains.
-const drainEvery = 50 * time.Millisecond
+// 127 frames) and the stack's copy (stackDump), so a ring holds about
+// 50 ms of samples at 1 kHz, two drains.
+const drainEvery = 25 * time.Millisecond
 
 // ringPages is the size of each ring buffer's data area, in pages (a power
-// of two, perf_event_open(2)): 256 KiB, 8 s of one thread at 1 kHz.
-const ringPages = 64
+// of two, perf_event_open(2)): 512 KiB, the most an unprivileged user may
+// lock per CPU by default (perf_event_mlock_kb, 516 KiB with the
+// metadata page).
+const ringPages = 128
+
+// stackDump is how much of the user stack a sample copies at rate samples
+// per second: the room a ring has per sample at two drains' worth of
+// samples, less the call chain's, at most 8 KiB (perf record's default for
+// --call-graph dwarf) and at least a word (the top, Sample.Top).
+func stackDump(rate int) uint32 {
+	room := ringPages * 4096 / 2 / max(1, rate*int(drainEvery/time.Millisecond)/1000)
+	room -= 1100
+	return uint32(min(8192, max(8, room&^7)))
+}
 
 // Open opens a sampling event on every task in tids (which must not run
 // new threads or processes meanwhile: hold them stopped) and every CPU,
@@ -128,11 +143,13 @@ func openEvent(tid, cpu, rate int, callchain bool) (int, error) {
 		Clockid: unix.CLOCK_MONOTONIC,
 	}
 	if callchain {
-		// The word at the stack pointer too: a function that pushed
-		// nothing keeps its return address there, not behind a frame
-		// pointer.
-		attr.Sample_type |= unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_STACK_USER
-		attr.Sample_stack_user = 8
+		// The registers and stack an unwinder by call frame
+		// information reads, where frame pointers are not kept; the word
+		// at the stack pointer alone tells the caller of a function that
+		// pushed nothing.
+		attr.Sample_type |= unix.PERF_SAMPLE_CALLCHAIN | unix.PERF_SAMPLE_REGS_USER | unix.PERF_SAMPLE_STACK_USER
+		attr.Sample_regs_user = userRegs
+		attr.Sample_stack_user = stackDump(rate)
 		attr.Bits |= unix.PerfBitExcludeCallchainKernel
 	}
 	attr.Size = uint32(unsafeSizeofAttr)
@@ -208,13 +225,14 @@ func (s *Sampler) drain() {
 	for _, r := range s.rings {
 		s.buf = s.buf[:0]
 		var err error
-		s.buf, err = r.read(s.buf, &s.stats.Lost)
+		s.buf, err = r.read(s.buf, s.cfg.Callchain, &s.stats.Lost)
 		if err != nil && s.err == nil {
 			s.err = err
 		}
 		if len(s.buf) > 0 && s.cfg.Deliver != nil {
 			s.cfg.Deliver(s.buf)
 		}
+		r.release()
 	}
 }
 

@@ -1,0 +1,68 @@
+/* The call chains walked by call frame information (timestacks_test.go):
+ * main calls outer, outer calls middle, middle calls work; built with
+ * -O2, whose code keeps no frame pointers. Each function moves its stack
+ * pointer (a local array the compiler must keep in memory), so neither
+ * the kernel's frame-pointer chain nor the word at the stack pointer
+ * tells any caller of work: only the CFI does. With a second argument,
+ * main calls sorter, which sorts through the C library's qsort, whose
+ * frames keep no frame pointer either, with a comparator that spins:
+ * only the C library's own CFI leads from cmp back to sorter. */
+#include <stdio.h>
+#include <stdlib.h>
+
+__attribute__((noipa)) long work(long n)
+{
+	volatile long pad[4] = {n, 1, 2, 3};
+	long s = 0;
+	for (long i = 0; i < n; i++)
+		s += i ^ (s >> 3) ^ pad[i & 3];
+	return s;
+}
+
+__attribute__((noipa)) long middle(long n)
+{
+	volatile long pad[8] = {0};
+	pad[n & 7] = n;
+	return work(n) + work(n / 2) + pad[3];
+}
+
+__attribute__((noipa)) long outer(long n)
+{
+	volatile long pad[16] = {0};
+	pad[n & 15] = n;
+	return middle(n) + pad[5];
+}
+
+static long spins;
+
+__attribute__((noipa)) int cmp(const void *a, const void *b)
+{
+	volatile long pad[4] = {0};
+	for (long i = 0; i < spins; i++)
+		pad[i & 3] += i;
+	long x = *(const long *)a, y = *(const long *)b;
+	return (x > y) - (x < y);
+}
+
+__attribute__((noipa)) long sorter(long n)
+{
+	long v[200];
+	for (long i = 0; i < 200; i++)
+		v[i] = (i * 7919) % 200;
+	spins = n;
+	qsort(v, 200, sizeof v[0], cmp);
+	return v[0] + v[199];
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 20000000, s = 0;
+	if (argc > 2) {
+		printf("cfistacks sorted %ld\n", sorter(n / 100));
+		return 0;
+	}
+	for (int i = 0; i < 10; i++)
+		s += outer(n);
+	printf("cfistacks %ld\n", s);
+	return 0;
+}
