@@ -82,7 +82,9 @@ func TestTimeStacks(t *testing.T) {
 // and go tool pprof -top -cum gives each caller at least work's time. By
 // frame pointers alone the kernel finds none of the three callers. Then a
 // comparator that spins, called by the C library's qsort from sorter: the
-// C library's own CFI leads back to sorter and main.
+// C library's own CFI leads back to sorter and main. callgrind_annotate
+// --inclusive=yes reads the same inclusive time from the callgrind
+// export's calls (each arc charged the time sampled under it).
 func TestTimeStacksCFI(t *testing.T) {
 	needs(t)
 	t.Parallel()
@@ -102,14 +104,21 @@ func TestTimeStacksCFI(t *testing.T) {
 	}
 }
 
-// stacksCFI runs exe with args under engine with --funcs --time and
-// checks that every chain sampled in function leaf is want (its frames'
-// functions, innermost first), and that go tool pprof -top -cum gives each
-// caller at least the leaf's flat time.
+// stacksCFI runs exe with args under engine with --funcs --time (and
+// --calls under jump) and checks that every chain sampled in function
+// leaf is want (its frames' functions, innermost first), and that go tool
+// pprof -top -cum (and callgrind_annotate --inclusive=yes under jump)
+// give each caller at least the leaf's flat time.
 func stacksCFI(t *testing.T, exe, engine, leaf, want string, args []string) {
 	dir := t.TempDir()
 	save := filepath.Join(dir, "p.json")
-	res := run(t, runOpts{args: append([]string{"--engine=" + engine, "--funcs", "--time", "--save", save, exe}, args...)})
+	// The arcs (--calls) under the default engine only: the trap
+	// engines trap at blocks of the spinning loops then.
+	flags := []string{"--engine=" + engine, "--funcs", "--time", "--save", save}
+	if engine == "jump" {
+		flags = append(flags, "--calls")
+	}
+	res := run(t, runOpts{args: append(append(flags, exe), args...)})
 	mustSampleTime(t, res)
 	if res.code != 0 {
 		t.Fatalf("exit code %d\n%s", res.code, res)
@@ -159,6 +168,36 @@ func stacksCFI(t *testing.T, exe, engine, leaf, want string, args []string) {
 	for _, caller := range strings.Fields(want)[1:] {
 		if cum[caller] < flat[leaf] {
 			t.Errorf("go tool pprof -top -cum: %s %d ns cum, less than %s's %d ns flat\n%s", caller, cum[caller], leaf, flat[leaf], text)
+		}
+	}
+	if engine == "jump" {
+		checkCallgrindInclusive(t, save, leaf, strings.Fields(want)[1:], flat[leaf])
+	}
+}
+
+// checkCallgrindInclusive writes the saved profile as a callgrind file and
+// checks that callgrind_annotate --inclusive=yes gives each of callers
+// (but _start, whose call the C library makes) at least leafNS of
+// inclusive time, and leaf itself at least that.
+func checkCallgrindInclusive(t *testing.T, save, leaf string, callers []string, leafNS uint64) {
+	t.Helper()
+	mustHaveTool(t, "callgrind_annotate", "reads the callgrind export")
+	out := filepath.Join(filepath.Dir(save), "callgrind.out")
+	if r := run(t, runOpts{args: []string{"report", "--format", "callgrind", "-o", out, save}}); r.code != 0 {
+		t.Fatalf("exit code %d\n%s", r.code, r)
+	}
+	text, err := exec.Command("callgrind_annotate", "--inclusive=yes", "--threshold=100", out).Output()
+	if err != nil {
+		t.Fatalf("callgrind_annotate --inclusive=yes: %v\n%s", err, text)
+	}
+	incl := map[string]uint64{}
+	for _, m := range regexp.MustCompile(`(?m)^\s*[\d,]+(?: \([^)]*\))?\s+([\d,]+)(?: \([^)]*\))?\s+\S*?:(\w+) \[`).FindAllSubmatch(text, -1) {
+		n, _ := strconv.ParseUint(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
+		incl[string(m[2])] = max(incl[string(m[2])], n)
+	}
+	for _, fn := range append([]string{leaf}, callers...) {
+		if fn != "_start" && incl[fn] < leafNS {
+			t.Errorf("callgrind_annotate --inclusive=yes: %s %d ns, less than %s's %d ns flat\n%s", fn, incl[fn], leaf, leafNS, text)
 		}
 	}
 }

@@ -30,8 +30,10 @@ const (
 // manual), which callgrind_annotate, KCachegrind and qcachegrind read:
 // each function (fn=, in its object ob= and file fl=) with its lines'
 // counts as the self cost, and the call arcs it makes (cfn=, calls=) at
-// their call sites' lines. Positions are source lines. The arcs' inclusive
-// cost is 0: patchprof counts calls, not what each call costs. Arcs
+// their call sites' lines. Positions are source lines. An arc's inclusive
+// cost is the time sampled under it (--time: the samples whose call chain
+// holds the call, arcInclusive) and 0 for the counts: patchprof counts
+// calls, not the lines each call ran. Arcs
 // without a known callee (calls through a pointer whose targets are not
 // known) and the calls of unknown callers are not written: the format has no place for them.
 // The output depends only on p.
@@ -55,6 +57,8 @@ type callgrind struct {
 	time  bool // a second event: sampled time
 	lines bool // self cost: line counts (else function entries)
 	entry map[funcID]*profile.Function
+	// incl is each arc's inclusive sampled time (arcInclusive).
+	incl map[inclKey]uint64
 }
 
 // A cgFunc is one function of the output: its entry (nil for a caller
@@ -82,13 +86,16 @@ func (c *callgrind) write() {
 	// No "event:" descriptions: callgrind_annotate 3.19 calls them
 	// malformed.
 	funcs := c.functions()
+	if c.time {
+		c.incl = arcInclusive(p)
+	}
 	var total, totalNS uint64
 	for _, f := range funcs {
 		for _, l := range f.lines {
 			total, totalNS = profile.SumCounts(total, l.Count), profile.SumCounts(totalNS, l.TimeNS)
 		}
 		if !c.lines && f.f != nil {
-			total = profile.SumCounts(total, f.f.Count)
+			total, totalNS = profile.SumCounts(total, f.f.Count), profile.SumCounts(totalNS, f.f.TimeNS)
 		}
 	}
 	fmt.Fprintf(w, "summary: %d%s\n", total, c.timeCost(totalNS))
@@ -195,8 +202,82 @@ func (c *callgrind) function(f *cgFunc) {
 			cfile, line = callee.File, callee.Line
 		}
 		fmt.Fprintf(w, "cob=%s\ncfi=%s\n", oneLine(obj), cgFile(cfile))
-		fmt.Fprintf(w, "cfn=%s\ncalls=%d %d\n%d 0%s\n", oneLine(a.Callee), a.Count, line, a.Line, c.timeCost(0))
+		fmt.Fprintf(w, "cfn=%s\ncalls=%d %d\n%d 0%s\n", oneLine(a.Callee), a.Count, line, a.Line, c.timeCost(c.incl[inclKey{a.Module, a.Site, a.Callee}]))
 	}
+}
+
+// An inclKey is an arc as the sampled chains find it: its call site and
+// callee.
+type inclKey struct {
+	module string
+	site   profile.Address
+	callee string
+}
+
+// arcInclusive returns the time sampled under each arc of p: for every
+// sampled chain (p.Stacks), each caller frame's call (the arc whose site
+// holds the frame's address, a return address less one) to the callee
+// the frame within it is in, or to the one callee outside the counted
+// modules the site has (a qsort that called back in), charged the
+// chain's time once however often the chain holds it (recursion).
+func arcInclusive(p *profile.Profile) map[inclKey]uint64 {
+	if len(p.Stacks) == 0 {
+		return nil
+	}
+	type siteKey struct {
+		module string
+		site   profile.Address
+	}
+	sites := map[string][]profile.Address{} // by module, sorted
+	arcs := map[siteKey][]profile.Arc{}
+	for _, a := range p.Arcs {
+		if a.Kind == profile.ArcUnknown || a.Callee == "" {
+			continue
+		}
+		k := siteKey{a.Module, a.Site}
+		if len(arcs[k]) == 0 {
+			sites[a.Module] = append(sites[a.Module], a.Site)
+		}
+		arcs[k] = append(arcs[k], a)
+	}
+	for _, s := range sites {
+		slices.Sort(s)
+	}
+	// maxCall is the longest x86-64 instruction: a return address less
+	// one lies within its call.
+	const maxCall = 15
+	out := map[inclKey]uint64{}
+	seen := map[inclKey]bool{}
+	for _, st := range p.Stacks {
+		clear(seen)
+		for i := 1; i < len(st.Frames); i++ {
+			f, in := st.Frames[i], st.Frames[i-1]
+			s := sites[f.Module]
+			j, _ := slices.BinarySearch(s, f.Address+1)
+			if j == 0 || f.Address-s[j-1] >= maxCall {
+				continue
+			}
+			cands := arcs[siteKey{f.Module, s[j-1]}]
+			var pick *profile.Arc
+			for k := range cands {
+				if cands[k].Callee == in.Function && !cands[k].Outside {
+					pick = &cands[k]
+				}
+			}
+			if pick == nil && len(cands) == 1 && cands[0].Outside {
+				pick = &cands[0]
+			}
+			if pick == nil {
+				continue
+			}
+			k := inclKey{pick.Module, pick.Site, pick.Callee}
+			if !seen[k] {
+				seen[k] = true
+				out[k] += st.TimeNS
+			}
+		}
+	}
+	return out
 }
 
 // callee returns the counted function arc a calls; nil when it is not
