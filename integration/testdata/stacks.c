@@ -2,7 +2,8 @@
  * which calls work twice; work is where the time goes, a leaf that moves
  * no stack pointer (the compiler gives it no frame even with frame
  * pointers kept), so the frame-pointer chain alone would skip middle.
- * Built with -O1 -fno-omit-frame-pointer. */
+ * Built with -O1 -fno-omit-frame-pointer -fno-asynchronous-unwind-tables:
+ * without call frame information, the kernel's chain serves it. */
 #include <stdio.h>
 #include <stdlib.h>
 
