@@ -28,10 +28,8 @@ type timeline struct {
 	at      map[placeKey]uint64
 	chains  map[string]*chain // the sampled call chains, by chainKey
 	tabIDs  map[*breakpoint.Table]int
-	// cfi is each image's call frame information, nil if none (cfiOf).
-	cfi map[*breakpoint.Table]*unwind.Table
-	// procs and files are the other executable mappings of each process
-	// and their files' CFI, nil if none (foreign).
+	// procs are the other executable mappings of each process (foreign),
+	// files each file's call frame information, nil if none (cfiFile).
 	procs   map[int]*procMaps
 	files   map[string]*unwind.Table
 	total   uint64 // every sample delivered
@@ -59,7 +57,7 @@ func newTimeline(rate int) *timeline {
 	if rate <= 0 {
 		rate = sampler.DefaultRate
 	}
-	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{}, cfi: map[*breakpoint.Table]*unwind.Table{},
+	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{},
 		procs: map[int]*procMaps{}, files: map[string]*unwind.Table{}}
 }
 

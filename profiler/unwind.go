@@ -18,15 +18,17 @@ const maxFrames = 127
 // cfiOf returns the call frame information of image img, read on first
 // use; nil when it has none (Go code, which keeps frame pointers) or it
 // cannot be read. Called with tl.mu held.
-func (tl *timeline) cfiOf(img *monitor.Image) *unwind.Table {
-	if t, ok := tl.cfi[img.Table]; ok {
-		return t
+func (tl *timeline) cfiOf(img *monitor.Image) *unwind.Table { return tl.cfiFile(img.Path) }
+
+// cfiFile returns the call frame information of the file at path, read
+// once for the profiled images and the other mappings alike; nil when it
+// has none or it cannot be read. Called with tl.mu held.
+func (tl *timeline) cfiFile(path string) *unwind.Table {
+	t, ok := tl.files[path]
+	if !ok {
+		t, _ = unwind.Load(path)
+		tl.files[path] = t
 	}
-	t, err := unwind.Load(img.Path)
-	if err != nil {
-		t = nil
-	}
-	tl.cfi[img.Table] = t
 	return t
 }
 
@@ -104,11 +106,7 @@ func (tl *timeline) foreign(pid int, pc uint64) (*unwind.Table, uint64, bool) {
 		if pc < m.lo || pc >= m.hi {
 			continue
 		}
-		t, ok := tl.files[m.path]
-		if !ok {
-			t, _ = unwind.Load(m.path)
-			tl.files[m.path] = t
-		}
+		t := tl.cfiFile(m.path)
 		if t == nil {
 			return nil, 0, false
 		}
