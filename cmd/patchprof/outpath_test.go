@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -46,5 +48,57 @@ func TestCheckOutput(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("checkOutput(%q, %d) = %q, want %q", tc.path, tc.kind, got, tc.want)
 		}
+	}
+}
+
+// failAfter is a writer that takes n bytes and then fails.
+type failAfter struct{ n int }
+
+func (f *failAfter) Write(p []byte) (int, error) {
+	if len(p) > f.n {
+		k := f.n
+		f.n = 0
+		return k, errors.New("disk full")
+	}
+	f.n -= len(p)
+	return len(p), nil
+}
+
+func TestChunkBuffer(t *testing.T) {
+	var want bytes.Buffer
+	var b chunkBuffer
+	// Writes of odd sizes cross the pieces' bounds at every offset.
+	for i := 0; want.Len() < 3*chunkSize+12345; i++ {
+		p := bytes.Repeat([]byte{byte('a' + i%26)}, 1+i*7919%70001)
+		want.Write(p)
+		if n, err := b.Write(p); n != len(p) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if b.Len() != want.Len() {
+		t.Fatalf("Len = %d, want %d", b.Len(), want.Len())
+	}
+	for _, c := range b.full {
+		if len(c) != chunkSize {
+			t.Fatalf("a full piece holds %d bytes, want %d", len(c), chunkSize)
+		}
+	}
+	var got bytes.Buffer
+	if n, err := b.WriteTo(&got); err != nil || n != int64(want.Len()) || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("WriteTo = %d, %v; bytes equal: %v", n, err, bytes.Equal(got.Bytes(), want.Bytes()))
+	}
+	fw := &failAfter{n: chunkSize + 10}
+	if n, err := b.WriteTo(fw); err == nil || n != chunkSize+10 {
+		t.Fatalf("WriteTo a failing writer = %d, %v; want %d and its error", n, err, chunkSize+10)
+	}
+	b.Reset()
+	if b.Len() != 0 {
+		t.Fatalf("Len after Reset = %d", b.Len())
+	}
+	b.Write([]byte("again"))
+	got.Reset()
+	b.WriteTo(&got)
+	if got.String() != "again" {
+		t.Fatalf("after Reset, WriteTo wrote %q", got.String())
 	}
 }

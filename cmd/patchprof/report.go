@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -149,7 +148,7 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 		return err
 	}
 	defer closeSink()
-	var buf bytes.Buffer
+	var buf chunkBuffer
 	t := terminalOf(sink)
 	opt.Color = r.color == "always" || (r.color == "auto" && t.isTerminal && !noColor())
 	opt.Fold = r.fold == "always" || (r.fold == "auto" && t.isTerminal)
@@ -170,12 +169,12 @@ func (r *reportFlags) write(p *profile.Profile, opt output.Options, stderr io.Wr
 		}
 	}
 	if sink != nil {
-		if _, err := sink.Write(buf.Bytes()); err != nil {
-			return setAside("the report", path, cause(err), "patchprof-report-*"+reportExt[r.format], writeBytes(buf.Bytes()))
+		if _, err := buf.WriteTo(sink); err != nil {
+			return setAside("the report", path, cause(err), "patchprof-report-*"+reportExt[r.format], buf.writeTo)
 		}
 		return nil
 	}
-	return deliver("the report", path, writeBytes(buf.Bytes()), stderr, "patchprof-report-*"+reportExt[r.format])
+	return deliver("the report", path, buf.writeTo, stderr, "patchprof-report-*"+reportExt[r.format])
 }
 
 // onStderr reports whether a live run's report goes to stderr: the
