@@ -217,6 +217,11 @@ func (m *Model) returnMacros(file string, src []string) map[string]bool {
 	}
 	var ms map[string]bool
 	for _, line := range defineLines(src) {
+		// Most #defines return nothing; the expression is slow to
+		// refuse them.
+		if !strings.Contains(line, "return") {
+			continue
+		}
 		if sm := returnMacro.FindStringSubmatch(line); sm != nil {
 			if ms == nil {
 				ms = make(map[string]bool)
