@@ -178,12 +178,27 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 		return false
 	}
 	m.stopOthers(mm, t)
+	// A function's sites are three small writes each, most of them to a
+	// few pages of the code and of the trampolines' region: held in the
+	// stage, they go in one pwrite per run of pages (SQLite's 913 first
+	// hits: 96,000 writes). Every thread is stopped until the flush.
+	staged := !mm.mem.staging()
+	if staged {
+		mm.mem.beginStage()
+	}
 	tr, reason := m.jumpSite(t, mp, i)
 	if tr != nil {
 		m.res.JumpSites++
 		m.jumpFunction(t, mp, i)
 	}
-	if !m.settleExits(mm, mp, i) {
+	settled := m.settleExits(mm, mp, i)
+	if staged {
+		if err := mm.mem.endStage(); err != nil {
+			m.lose(fmt.Errorf("patch process %d: %w", mm.tgid, err))
+			settled = false
+		}
+	}
+	if !settled {
 		// Not reached while the process lives: the region is ours.
 		m.unjump(mm)
 		mm.noJump = true

@@ -41,6 +41,9 @@ func (m *procMem) beginStage() {
 	}
 }
 
+// staging reports whether m holds its writes (beginStage).
+func (m *procMem) staging() bool { return m.st != nil }
+
 // endStage writes what the stage holds and makes m write through again.
 // It returns the first error.
 func (m *procMem) endStage() error {
