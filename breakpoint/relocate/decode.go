@@ -56,9 +56,8 @@ func Decode(code []byte) (inst x86asm.Inst, err error) {
 // the flow graph, the jump planning and again at patch time, and these
 // four decodes were four fifths of all decoding (a tenth of a SQLite run).
 func ambiguous(raw []byte, inst x86asm.Inst) bool {
-	key := string(raw)
 	verdicts.Lock()
-	v, ok := verdicts.m[key]
+	v, ok := verdicts.m[string(raw)] // a lookup copies nothing
 	verdicts.Unlock()
 	if ok && v.op == inst.Op {
 		return v.ambiguous
@@ -78,7 +77,7 @@ func ambiguous(raw []byte, inst x86asm.Inst) bool {
 	}
 	verdicts.Lock()
 	if len(verdicts.m) < maxVerdicts {
-		verdicts.m[key] = verdict{op: inst.Op, ambiguous: amb}
+		verdicts.m[string(raw)] = verdict{op: inst.Op, ambiguous: amb}
 	}
 	verdicts.Unlock()
 	return amb
