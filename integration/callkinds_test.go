@@ -255,3 +255,47 @@ func TestCallGraphSignals(t *testing.T) {
 		t.Errorf("the timer's handler never ran: nothing interrupted the loop")
 	}
 }
+
+// TestCallGraphManyCallers checks by construction a function entered
+// through a pointer from eight call sites, in eight callers: caller K
+// calls it K times. Each call is seen at its site under every engine
+// (the jump engine's entry keeps more callers than these), none unknown.
+func TestCallGraphManyCallers(t *testing.T) {
+	for _, opt := range []string{"-O0", "-O2"} {
+		for _, engine := range engineList() {
+			t.Run(opt+"/"+engine, func(t *testing.T) {
+				needs(t)
+				t.Parallel()
+				src := filepath.Join(testdataDir, "callgraph", "callers.c")
+				exe := buildCFrom(t, src, "-g", opt)
+				save := filepath.Join(t.TempDir(), "p.json")
+				res := run(t, runOpts{args: []string{"--calls", "--engine", engine, "--save", save, exe}})
+				if res.code != 0 || res.stdout != "callers 36\n" {
+					t.Fatalf("exit code %d, stdout %q; want 0 and \"callers 36\\n\"\n%s", res.code, res.stdout, res)
+				}
+				p, err := pp.Load(save)
+				if err != nil {
+					t.Fatalf("%s: %v", res.cmdline, err)
+				}
+				got := arcSums(p)
+				for k := 1; k <= 8; k++ {
+					caller := fmt.Sprintf("caller%d", k)
+					if n := got[arcPair{caller, "hub", pp.ArcIndirect}]; n != uint64(k) {
+						t.Errorf("arcs %s -> hub (indirect): %d calls, want %d", caller, n, k)
+					}
+				}
+				if n := got[arcPair{"", "hub", pp.ArcUnknown}]; n != 0 {
+					t.Errorf("hub has %d calls from unknown callers, want 0", n)
+				}
+				for _, a := range p.Arcs {
+					if a.Callee != "hub" || a.Kind != pp.ArcIndirect {
+						continue
+					}
+					if line := markerLineIn(t, src, "site:"+a.Caller); a.File != src || a.Line != line {
+						t.Errorf("arc %+v: want its site at %s:%d", a, src, line)
+					}
+				}
+			})
+		}
+	}
+}

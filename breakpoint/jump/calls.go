@@ -51,7 +51,7 @@ const (
 // per thread; CallSlotLen the bytes of a function's slots with the
 // overflow word.
 const (
-	CallSlots   = 4
+	CallSlots   = 16
 	CallSlotLen = 16*CallSlots + 8
 )
 
