@@ -88,17 +88,28 @@ func NewFlow(g *cfg.Graph, measured []bool) *Flow {
 	for b := range g.Blocks {
 		fs.arrivals[b] = b == 0 || g.Blocks[b].Landing
 	}
+	// A tail jump through a pointer leaves with no edge: its block's
+	// count is no sum of edges (it would be taken for 0).
+	cons := make([]bool, nb)
+	for b := range g.Blocks {
+		cons[b] = conserved(&g.Blocks[b])
+	}
+	for b := range g.Blocks {
+		if g.Blocks[b].Term == cfg.TermTailCall && len(g.Succs(b)) == 0 {
+			cons[b] = false
+		}
+	}
 	for k, e := range g.Edges {
 		if e.To >= 0 {
 			fs.members[e.To] = append(fs.members[e.To], int32(k))
 		}
-		if conserved(&g.Blocks[e.From]) {
+		if cons[e.From] {
 			fs.members[nb+e.From] = append(fs.members[nb+e.From], int32(k))
 		}
 	}
 	for b := range g.Blocks {
 		fs.members[b] = append(fs.members[b], int32(ne+b), int32(ne+nb+b))
-		if conserved(&g.Blocks[b]) {
+		if cons[b] {
 			fs.members[nb+b] = append(fs.members[nb+b], int32(ne+nb+b))
 		}
 	}
