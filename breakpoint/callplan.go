@@ -92,7 +92,8 @@ func WritesRSP(op x86asm.Op) bool {
 
 // callPlan is the in-process engine's plan of indirect calls.
 type callPlan struct {
-	pend map[int]int32 // site starting a block that ends in one -> its delta
+	pend map[int]int32  // site starting a block that ends in one -> its delta
+	ret  map[int]uint64 // the same sites -> the link-time return address of the call
 	// entries are the entry sites that check: those that take a jump
 	// with the plain counter update (listEntries).
 	entries []int       // the entry sites that check, in site order
@@ -107,7 +108,7 @@ func (p *Plan) planCalls() {
 	if p.IndirectCalls == nil || t.jump == nil {
 		return
 	}
-	cp := &callPlan{pend: map[int]int32{}, slot: map[int]int{}}
+	cp := &callPlan{pend: map[int]int32{}, ret: map[int]uint64{}, slot: map[int]int{}}
 	for _, fg := range p.Graphs {
 		for k, b := range fg.Graph.Blocks {
 			d, ok := p.IndirectCalls[fg.FirstBlock+int32(k)]
@@ -116,6 +117,7 @@ func (p *Plan) planCalls() {
 			}
 			if i, ok := t.Index(b.Start); ok && t.BlockOf(i) == fg.FirstBlock+int32(k) {
 				cp.pend[i] = int32(d)
+				cp.ret[i] = b.End
 			}
 		}
 	}
@@ -180,6 +182,18 @@ func (t *Table) PendDelta(i int) (int32, bool) {
 	return d, ok
 }
 
+// PendRet returns the runtime return address of the indirect call ending
+// the block site i starts (PendDelta), 0 when there is none.
+func (t *Table) PendRet(i int) uint64 {
+	if !t.TracksCalls() {
+		return 0
+	}
+	if r, ok := t.jump.calls.ret[i]; ok {
+		return r + t.bias
+	}
+	return 0
+}
+
 // AddIndirect adds n calls from the indirect call ending the block that
 // site caller starts to the function whose entry is site callee.
 func (t *Table) AddIndirect(caller, callee int, n uint64) {
@@ -199,7 +213,7 @@ func (t *Table) callSite(i int, counter uint32) (*jump.Pend, *jump.EntryCheck) {
 	var pend *jump.Pend
 	var entry *jump.EntryCheck
 	if d, ok := t.jump.calls.pend[i]; ok && t.JumpLen(i) > 0 {
-		pend = &jump.Pend{Key: counter, Delta: d}
+		pend = &jump.Pend{Key: counter, Delta: d, Ret: uint32(t.PendRet(i))}
 	}
 	if k, ok := t.jump.calls.slot[i]; ok {
 		base := counter - 8*uint32(i) + 8*uint32(t.Len()+t.ArcCounters())

@@ -309,3 +309,41 @@ func TestCallGraphManyCallers(t *testing.T) {
 	}
 }
 
+// TestCallGraphOutCall checks by construction a caller that calls into
+// the C library through a pointer and then a counted function directly,
+// at the same stack pointer: the direct calls are direct arcs only, never
+// taken for the indirect call's callee (the jump engine's entry check
+// compares the return address with the pending call's), under every
+// engine.
+func TestCallGraphOutCall(t *testing.T) {
+	for _, opt := range []string{"-O0", "-O2"} {
+		for _, engine := range engineList() {
+			t.Run(opt+"/"+engine, func(t *testing.T) {
+				needs(t)
+				t.Parallel()
+				src := filepath.Join(testdataDir, "callgraph", "outcall.c")
+				exe := buildCFrom(t, src, "-g", opt)
+				save := filepath.Join(t.TempDir(), "p.json")
+				res := run(t, runOpts{args: []string{"--calls", "--engine", engine, "--save", save, exe}})
+				if res.code != 0 || res.stdout != "outcall 11\n" {
+					t.Fatalf("exit code %d, stdout %q; want 0 and \"outcall 11\\n\"\n%s", res.code, res.stdout, res)
+				}
+				p, err := pp.Load(save)
+				if err != nil {
+					t.Fatalf("%s: %v", res.cmdline, err)
+				}
+				got := arcSums(p)
+				for k, n := range map[arcPair]uint64{
+					{"caller", "hub", pp.ArcDirect}:   10,
+					{"caller", "hub", pp.ArcIndirect}: 0,
+					{"main", "hub", pp.ArcIndirect}:   1,
+					{"", "hub", pp.ArcUnknown}:        0,
+				} {
+					if got[k] != n {
+						t.Errorf("arcs %s -> %s (%s): %d calls, want %d", k.caller, k.callee, k.kind, got[k], n)
+					}
+				}
+			})
+		}
+	}
+}

@@ -3,6 +3,8 @@
 package monitor
 
 import (
+	"encoding/binary"
+
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/breakpoint/jump"
 )
@@ -17,12 +19,14 @@ import (
 
 // pendCall is a pending indirect call kept by the monitor for a thread
 // without a slab: the block's mapping and site, the distance its callee's
-// entry is expected at, and the block's stack pointer.
+// entry is expected at, the block's stack pointer, and the low half of
+// the return address the call pushes.
 type pendCall struct {
 	mp   *mapping
 	site int
 	want uint32
 	sp   uint64
+	ret  uint32
 }
 
 // callTrap plays the trampolines' parts at a trap of t at site i of mp,
@@ -35,13 +39,22 @@ func (m *mon) callTrap(t *thread, mp *mapping, i int, rsp uint64) {
 		return
 	}
 	if mp.tab.IsEntry(i) {
-		if p, ok := m.takePend(t); ok && p.mp == mp && uint32(p.sp-(rsp-8)) == p.want {
+		if p, ok := m.takePend(t); ok && p.mp == mp && uint32(p.sp-(rsp-8)) == p.want && m.returnsTo(t, rsp, p.ret) {
 			mp.tab.AddIndirect(p.site, i, 1)
 		}
 	}
 	if d, ok := mp.tab.PendDelta(i); ok {
-		m.setPend(t, pendCall{mp: mp, site: i, want: uint32(int32(16) - d), sp: rsp})
+		m.setPend(t, pendCall{mp: mp, site: i, want: uint32(int32(16) - d), sp: rsp, ret: uint32(mp.tab.PendRet(i))})
 	}
+}
+
+// returnsTo reports whether the return address at rsp, t's stack pointer
+// at a function's entry, has ret as its low half: the entry was made by
+// the pending call, not by another at the same depth.
+func (m *mon) returnsTo(t *thread, rsp uint64, ret uint32) bool {
+	var b [4]byte
+	n, err := t.mm.mem.ReadMemory(rsp, b[:])
+	return err == nil && n == len(b) && binary.LittleEndian.Uint32(b[:]) == ret
 }
 
 // slabWords returns the offset of t's slab in its space's counter memory,
@@ -65,6 +78,7 @@ func (m *mon) takePend(t *thread) (pendCall, bool) {
 	}
 	w := loadCounter(c.mem, base+jump.PendWord)
 	sp := loadCounter(c.mem, base+jump.PendSPWord)
+	ret := uint32(loadCounter(c.mem, base+jump.PendRetWord))
 	storeCounter(c.mem, base+jump.PendWord, 0)
 	key := uint32(w)
 	if key == 0 {
@@ -74,7 +88,7 @@ func (m *mon) takePend(t *thread) (pendCall, bool) {
 	if !ok {
 		return pendCall{}, false
 	}
-	return pendCall{mp: mp, site: i, want: uint32(w >> 32), sp: sp}, true
+	return pendCall{mp: mp, site: i, want: uint32(w >> 32), sp: sp, ret: ret}, true
 }
 
 // setPend records p as t's pending call.
@@ -85,6 +99,7 @@ func (m *mon) setPend(t *thread, p pendCall) {
 		return
 	}
 	storeCounter(c.mem, base+jump.PendSPWord, p.sp)
+	storeCounter(c.mem, base+jump.PendRetWord, uint64(p.ret))
 	storeCounter(c.mem, base+jump.PendWord, uint64(p.want)<<32|uint64(p.mp.jmp.counterOf(p.site)))
 	t.pend = pendCall{}
 }
@@ -153,9 +168,9 @@ func (m *mon) foldCalls(mm *space, c *counterMem, mp *mapping) {
 // savedPend is a thread's pending call as a signal found it: its slab's
 // words, or its own record before it had a slab.
 type savedPend struct {
-	word, sp uint64
-	own      pendCall
-	cursors  []breakpoint.SetAside // the trap engines' pending calls, per cursor of t
+	word, sp, ret uint64
+	own           pendCall
+	cursors       []breakpoint.SetAside // the trap engines' pending calls, per cursor of t
 }
 
 // stashPend takes t's pending call (and, under the trap engines, its
@@ -172,6 +187,7 @@ func (m *mon) stashPend(t *thread) savedPend {
 	if c, base, ok := slabWords(t); ok {
 		s.word = loadCounter(c.mem, base+jump.PendWord)
 		s.sp = loadCounter(c.mem, base+jump.PendSPWord)
+		s.ret = loadCounter(c.mem, base+jump.PendRetWord)
 		storeCounter(c.mem, base+jump.PendWord, 0)
 	}
 	return s
@@ -192,6 +208,7 @@ func (t *thread) restorePend(s savedPend) {
 	// counted) goes too: the word is as the signal found it.
 	if c, base, ok := slabWords(t); ok {
 		storeCounter(c.mem, base+jump.PendSPWord, s.sp)
+		storeCounter(c.mem, base+jump.PendRetWord, s.ret)
 		storeCounter(c.mem, base+jump.PendWord, s.word)
 	}
 }

@@ -15,11 +15,12 @@ import (
 //     call as pending: the block's key (its own counter's offset, unique
 //     in the slab) and the stack pointer the callee's entry will have,
 //     given as the block's start SP and the distance expected between the
-//     two (PendWord, PendSPWord);
+//     two (PendWord, PendSPWord), and the low half of the return address
+//     the call pushes (PendRetWord);
 //   - the trampoline of a function entry, before its count, looks at the
 //     pending word; when one is set it clears it and, if the distance
-//     from the recorded SP to its own is the one expected, counts the
-//     call in its function's slots: CallSlots pairs (caller key, count),
+//     from the recorded SP to its own is the one expected and its return
+//     address is the call's, counts the call in its function's slots: CallSlots pairs (caller key, count),
 //     a slot taken by the first key that needs it, then an overflow word
 //     for the keys that found all slots taken.
 //
@@ -27,7 +28,10 @@ import (
 // than the call: a signal handler, or code outside the counted modules
 // that the callee was and that calls back into them (a qsort
 // comparator). A call whose callee is not counted leaves the word set
-// until the next entry clears it. Every word is the thread's own, so
+// until the next entry clears it; the return address tells that entry
+// apart from the call's (the caller, back from a C library function it
+// called through a pointer, calling a counted function directly: the same
+// stack pointer, another return address). Every word is the thread's own, so
 // nothing is locked; the monitor reads the slots and gives each key's
 // count to the call's block (its callee's entry count less these is
 // "callers unknown", as before). A function entry counts with the plain
@@ -43,6 +47,9 @@ const (
 	// PendSPWord holds the stack pointer at the start of the pending
 	// call's block.
 	PendSPWord = 8
+	// PendRetWord holds, in its low 32 bits, the low half of the return
+	// address the pending call pushes.
+	PendRetWord = 16
 	// CallWords is the room kept at a slab's start.
 	CallWords = 64
 )
@@ -61,6 +68,9 @@ type Pend struct {
 	// Delta is how the block's instructions before the call move the
 	// stack pointer (a push: -8).
 	Delta int32
+	// Ret is the low half of the return address the call pushes: the
+	// runtime address of the instruction after it.
+	Ret uint32
 }
 
 // distance is the distance an entry check expects from the recorded
@@ -72,6 +82,7 @@ func (p Pend) distance() uint32 { return uint32(int32(16) - p.Delta) }
 //
 //	movl $dist, %gs:PendWord+4    65 c7 04 25 disp32 imm32
 //	mov  %rsp, %gs:PendSPWord     65 48 89 24 25 disp32
+//	movl $ret, %gs:PendRetWord    65 c7 04 25 disp32 imm32
 //	movl $key, %gs:PendWord       65 c7 04 25 disp32 imm32
 //
 // The key last: an entry that runs in between (a signal handler's) sees
@@ -85,6 +96,10 @@ func appendPend(c []byte, p Pend) ([]byte, []int) {
 	at = append(at, len(c))
 	c = append(c, 0x65, 0x48, 0x89, 0x24, 0x25)
 	c = binary.LittleEndian.AppendUint32(c, PendSPWord)
+	at = append(at, len(c))
+	c = append(c, 0x65, 0xc7, 0x04, 0x25)
+	c = binary.LittleEndian.AppendUint32(c, PendRetWord)
+	c = binary.LittleEndian.AppendUint32(c, p.Ret)
 	at = append(at, len(c))
 	c = append(c, 0x65, 0xc7, 0x04, 0x25)
 	c = binary.LittleEndian.AppendUint32(c, PendWord)
@@ -109,6 +124,9 @@ type EntryCheck struct {
 //	    mov  %gs:PendSPWord, %rax
 //	    sub  %rsp, %rax                the distance
 //	    cmp  %gs:PendWord+4, %eax      the one expected?
+//	    jne  clear
+//	    mov  8(%rsp), %eax             the return address's low half
+//	    cmp  %gs:PendRetWord, %eax     the call's?
 //	    jne  clear
 //	    mov  %gs:PendWord, %eax        the key
 //	    push %rcx
@@ -171,6 +189,14 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	c = append(c, 0x75, 0) // jne clear
 	jneClear := len(c) - 1
 	at(rax)
+	c = append(c, 0x8b, 0x44, 0x24, 0x08) // mov 8(%rsp), %eax
+	at(rax)
+	gsAbs(0x3b, 0x04, 0x25) // cmp %gs:PendRetWord, %eax
+	u32(PendRetWord)
+	at(rax)
+	c = append(c, 0x75, 0) // jne clear
+	jneRet := len(c) - 1
+	at(rax)
 	gsAbs(0x8b, 0x04, 0x25) // mov %gs:PendWord, %eax
 	u32(PendWord)
 	at(rax)
@@ -217,6 +243,7 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	rel := func(at, to int) { c[at] = byte(int8(to - (at + 1))) }
 	rel(jeDone, done)
 	rel(jneClear, clear)
+	rel(jneRet, clear)
 	rel(jeHit, hit)
 	rel(jeTake, take)
 	rel(jmpPop, pop)

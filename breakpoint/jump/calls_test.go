@@ -95,7 +95,7 @@ func TestTrampolineCallPoints(t *testing.T) {
 			t.Errorf("pending store at %d: %#x %v", off, orig, p)
 		}
 	}
-	if len(tr.pendAt) != 3 || tr.starts[0] != tr.pendAt[2]+12 {
+	if len(tr.pendAt) != 4 || tr.starts[0] != tr.pendAt[3]+12 {
 		t.Errorf("stores at %v, displaced code at %d", tr.pendAt, tr.starts[0])
 	}
 	if _, err := BuildTrampoline(code, addr, at, Site{Len: 8, KeepFlags: true, Entry: &EntryCheck{}}, 0x40); err == nil {
