@@ -29,12 +29,12 @@ func indirectWant(caller string, calls map[string]uint64) map[arcPair]uint64 {
 	return want
 }
 
-// runArcs runs exe under patchprof --calls and returns the arcs of the
-// profile it saved, summed (arcSums), and the profile.
-func runArcs(t *testing.T, exe, stdout string) (map[arcPair]uint64, *pp.Profile) {
+// runArcs runs exe under patchprof --calls (and flags) and returns the
+// arcs of the profile it saved, summed (arcSums), and the profile.
+func runArcs(t *testing.T, exe, stdout string, flags ...string) (map[arcPair]uint64, *pp.Profile) {
 	t.Helper()
 	save := filepath.Join(t.TempDir(), "p.json")
-	res := run(t, runOpts{args: []string{"--calls", "--save", save, exe}})
+	res := run(t, runOpts{args: append(append([]string{"--calls", "--save", save}, flags...), exe)})
 	if res.code != 0 || !strings.HasPrefix(res.stdout, stdout) {
 		t.Fatalf("exit code %d, stdout %q; want 0 and %q first\n%s", res.code, res.stdout, stdout, res)
 	}
@@ -273,16 +273,7 @@ func TestCallGraphManyCallers(t *testing.T) {
 				t.Parallel()
 				src := filepath.Join(testdataDir, "callgraph", "callers.c")
 				exe := buildCFrom(t, src, append([]string{"-g"}, strings.Fields(opt)...)...)
-				save := filepath.Join(t.TempDir(), "p.json")
-				res := run(t, runOpts{args: []string{"--calls", "--engine", engine, "--save", save, exe}})
-				if res.code != 0 || res.stdout != "callers 36\n" {
-					t.Fatalf("exit code %d, stdout %q; want 0 and \"callers 36\\n\"\n%s", res.code, res.stdout, res)
-				}
-				p, err := pp.Load(save)
-				if err != nil {
-					t.Fatalf("%s: %v", res.cmdline, err)
-				}
-				got := arcSums(p)
+				got, p := runArcs(t, exe, "callers 36\n", "--engine", engine)
 				for k := 1; k <= 8; k++ {
 					caller := fmt.Sprintf("caller%d", k)
 					n := got[arcPair{caller, "hub", pp.ArcIndirect}]
@@ -322,17 +313,7 @@ func TestCallGraphOutCall(t *testing.T) {
 				needs(t)
 				t.Parallel()
 				src := filepath.Join(testdataDir, "callgraph", "outcall.c")
-				exe := buildCFrom(t, src, "-g", opt)
-				save := filepath.Join(t.TempDir(), "p.json")
-				res := run(t, runOpts{args: []string{"--calls", "--engine", engine, "--save", save, exe}})
-				if res.code != 0 || res.stdout != "outcall 11\n" {
-					t.Fatalf("exit code %d, stdout %q; want 0 and \"outcall 11\\n\"\n%s", res.code, res.stdout, res)
-				}
-				p, err := pp.Load(save)
-				if err != nil {
-					t.Fatalf("%s: %v", res.cmdline, err)
-				}
-				got := arcSums(p)
+				got, _ := runArcs(t, buildCFrom(t, src, "-g", opt), "outcall 11\n", "--engine", engine)
 				for k, n := range map[arcPair]uint64{
 					{"caller", "hub", pp.ArcDirect}:   10,
 					{"caller", "hub", pp.ArcIndirect}: 0,
