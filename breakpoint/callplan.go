@@ -221,3 +221,19 @@ func (t *Table) callSite(i int, counter uint32) (*jump.Pend, *jump.EntryCheck) {
 	}
 	return pend, entry
 }
+
+// Prologue returns what site i's trampoline runs at its start that moves
+// the stack pointer (jump.Prologue): as BuildTrampoline lays it out.
+func (t *Table) Prologue(i int) jump.Prologue {
+	switch {
+	case t.jump == nil || t.JumpLen(i) == 0:
+		return jump.PrologueNone
+	case t.KeepFlags(i):
+		return jump.PrologueKeepFlags
+	case t.TracksCalls():
+		if _, ok := t.jump.calls.slot[i]; ok {
+			return jump.PrologueEntryCheck
+		}
+	}
+	return jump.PrologueNone
+}

@@ -20,6 +20,11 @@ type Scratch struct {
 	// that the code at pc (in [Lo, Hi)) stands for. It may be called from
 	// any goroutine, at any time after the layout was reported.
 	Original func(pc uint64) uint64
+	// Pushed returns how far below the stack pointer of the instruction
+	// it stands for the code at pc has moved it (a trampoline's entry
+	// check pushes registers); nil for none. The same goroutines may call
+	// it as Original.
+	Pushed func(pc uint64) uint64
 }
 
 // Original returns the runtime address in the program's own code that pc
@@ -31,6 +36,18 @@ func (l *Layout) Original(pc uint64) uint64 {
 		}
 	}
 	return pc
+}
+
+// Pushed returns how far the code at pc has moved the stack pointer below
+// that of the instruction it stands for (Scratch.Pushed): 0 outside the
+// scratch regions.
+func (l *Layout) Pushed(pc uint64) uint64 {
+	for _, s := range l.Scratch {
+		if pc >= s.Lo && pc < s.Hi && s.Pushed != nil {
+			return s.Pushed(pc)
+		}
+	}
+	return 0
 }
 
 // Find returns the image mapping that holds the runtime address pc.

@@ -33,6 +33,17 @@ func (m *mon) notifyLayout(mm *space) {
 					}
 					return tab.RuntimeAddr(i)
 				},
+				Pushed: func(pc uint64) uint64 {
+					if pc < base+jumpHeader {
+						return 0
+					}
+					off := pc - base - jumpHeader
+					i := int(off / jump.TrampolineSize)
+					if i >= n {
+						return 0
+					}
+					return tab.Prologue(i).Pushed(int(off % jump.TrampolineSize))
+				},
 			})
 		}
 		if mp.xol == nil {

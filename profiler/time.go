@@ -1,6 +1,7 @@
 package profiler
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -96,7 +97,7 @@ func (tl *timeline) deliver(batch []sampler.Sample) {
 		if ras, ok := tl.walk(l, &s); ok {
 			tl.addChain(l, leaf, ras, 0)
 		} else {
-			tl.addChain(l, leaf, s.Callers, s.Top)
+			tl.addChain(l, leaf, s.Callers, topWord(l, &s))
 		}
 	}
 }
@@ -312,4 +313,18 @@ func (p *Profiler) timeHooks(h Hooks) (onStart func(int), layout func(monitor.La
 		}
 	}
 	return onStart, tl.layout, isamp, end
+}
+
+// topWord returns the word at the top of s's stack as its site saw it:
+// past what a trampoline's entry check pushed (Layout.Pushed), 0 when the
+// stack copy does not reach it.
+func topWord(l *monitor.Layout, s *sampler.Sample) uint64 {
+	n := l.Pushed(s.IP)
+	if n == 0 {
+		return s.Top
+	}
+	if uint64(len(s.Stack)) < n+8 {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(s.Stack[n:])
 }

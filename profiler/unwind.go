@@ -55,7 +55,9 @@ func (tl *timeline) walk(l *monitor.Layout, s *sampler.Sample) ([]uint64, bool) 
 	if mp, ok := l.Find(l.Original(s.IP)); !ok || tl.cfiOf(mp.Image) == nil {
 		return nil, false
 	}
-	regs := unwind.Regs{IP: s.IP, SP: s.SP, BP: s.BP}
+	// In a trampoline's entry check the stack holds its pushes above
+	// the site's frame, which the site's CFI does not describe.
+	regs := unwind.Regs{IP: s.IP, SP: s.SP + l.Pushed(s.IP), BP: s.BP}
 	ras, complete := unwind.Walk(regs, unwind.Stack{Base: s.SP, Data: s.Stack}, find, maxFrames, nil)
 	if len(ras) == 0 && !complete {
 		return nil, false

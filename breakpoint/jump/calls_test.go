@@ -115,3 +115,31 @@ func TestPendDistance(t *testing.T) {
 		}
 	}
 }
+
+// TestEntryCheckDepth: the entry check's pushes by offset agree with its
+// Rewinds wherever those are given, and every branch lands where the
+// depth is the branch's own.
+func TestEntryCheckDepth(t *testing.T) {
+	c, rw := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
+	for off, r := range rw {
+		if got := PrologueEntryCheck.Pushed(off); got != r.SP {
+			t.Errorf("offset %d: %d bytes pushed, the Rewind says %d", off, got, r.SP)
+		}
+	}
+	for off := 0; off < len(c); {
+		inst, err := x86asm.Decode(c[off:], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
+			to := off + inst.Len + int(rel)
+			if from, at := PrologueEntryCheck.Pushed(off), PrologueEntryCheck.Pushed(to); from != at {
+				t.Errorf("offset %d (%v): %d bytes pushed, its target %d has %d", off, inst, from, to, at)
+			}
+		}
+		off += inst.Len
+	}
+	if PrologueEntryCheck.Pushed(len(c)) != 0 || PrologueNone.Pushed(12) != 0 || PrologueKeepFlags.Pushed(6) != redZone+8 {
+		t.Error("outside the prologue, or the plain update, something pushed; or the keeping update's push not seen")
+	}
+}

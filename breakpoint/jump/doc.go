@@ -45,6 +45,8 @@
 //	edgecount.go  EdgeCount: a trampoline counting arcs of its jump
 //	calls.go      Pend, EntryCheck: which function an indirect call
 //	              entered, met in the thread's slab
+//	pushed.go     Prologue: how far a trampoline's start has moved the
+//	              stack pointer at each offset, for a sampled chain's walk
 //	entrycount.go EntryCount: a dispatch's trampoline counting the jump-table
 //	              entry it takes
 //	wholeblock.go WholeBlock, BlockAt, PlainJcc: blocks displaced whole,

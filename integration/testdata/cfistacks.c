@@ -6,7 +6,10 @@
  * tells any caller of work: only the CFI does. With a second argument,
  * main calls sorter, which sorts through the C library's qsort, whose
  * frames keep no frame pointer either, with a comparator that spins:
- * only the C library's own CFI leads from cmp back to sorter. */
+ * only the C library's own CFI leads from cmp back to sorter. With
+ * "pointer" as the second argument, main calls looper, which calls tiny
+ * through a pointer: under the jump engine with --calls most of tiny's
+ * time is its entry check, whose pushes its CFI does not describe. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -54,9 +57,29 @@ __attribute__((noipa)) long sorter(long n)
 	return v[0] + v[199];
 }
 
+__attribute__((noipa)) long tiny(long x)
+{
+	return x + 1;
+}
+
+long (*volatile tinyp)(long) = tiny;
+
+__attribute__((noipa)) long looper(long n)
+{
+	volatile long pad[4] = {0};
+	long s = 0;
+	for (long i = 0; i < n; i++)
+		s += tinyp(i);
+	return s + pad[1];
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000000, s = 0;
+	if (argc > 2 && argv[2][0] == 'p') {
+		printf("cfistacks pointer %ld\n", looper(n));
+		return 0;
+	}
 	if (argc > 2) {
 		printf("cfistacks sorted %ld\n", sorter(n / 100));
 		return 0;
