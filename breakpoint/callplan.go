@@ -145,6 +145,16 @@ func (t *Table) listEntries(taken func(fn int32) bool) {
 		if t.IsEntry(i) && t.JumpLen(i) > 0 && !t.KeepFlags(i) && !t.jump.derived[i] && taken(t.fn[i]) {
 			cp.slot[i] = len(cp.entries)
 			cp.entries = append(cp.entries, i)
+			// A Go function's stack check runs first, at the entry's
+			// stack pointer, and may leave for morestack, which can
+			// move the goroutine to another thread (another slab)
+			// before the entry runs: its blocks check first, into the
+			// same slots, and the entry then finds nothing pending.
+			for k := i - 1; k >= 0 && t.fn[k] == t.fn[i]; k-- {
+				if t.isPre(k) && t.JumpLen(k) > 0 && !t.KeepFlags(k) && !t.jump.derived[k] {
+					cp.slot[k] = cp.slot[i]
+				}
+			}
 		}
 	}
 }

@@ -42,16 +42,13 @@ func (t *Table) hitIndirect(c *Cursor, i int, sp uint64, entry bool, u *Undo) {
 	u.ind = c.ind
 	pending := c.ind
 	c.ind = indirectCall{}
-	switch {
-	case entry && pending.block > 0 && pending.sp == sp:
+	// Go's stack check runs before the entry site, at the entry's stack
+	// pointer: the call is counted there, before a morestack that could
+	// move the goroutine to another thread (another cursor).
+	if (entry || t.isPre(i)) && pending.block > 0 && pending.sp == sp {
 		k := IndirectArc{Block: pending.block - 1, Callee: t.fn[i]}
 		t.cnt.Indirect[k]++
 		u.indCounted, u.indArc = true, k
-	case pending.block > 0 && pending.sp == sp && t.isPre(i):
-		// Go's stack check runs before the entry site, at the
-		// entry's stack pointer: the call is still on its way.
-		c.ind = pending
-		return
 	}
 	if t.flags[i]&uint8(KindBlock) == 0 || t.siteBlock == nil {
 		return
@@ -99,3 +96,23 @@ func (c *Cursor) SetAside() SetAside {
 // PutBack gives c back the pending call SetAside took, as the handler
 // returns to where the signal found the thread.
 func (c *Cursor) PutBack(s SetAside) { c.ind = s.ind }
+
+// EntryAfter returns, for site i at the start of a Go function's stack
+// check (which runs before the entry site, at the entry's stack pointer),
+// the function's entry site; i itself when i is an entry; false for any
+// other site.
+func (t *Table) EntryAfter(i int) (int, bool) {
+	if t.IsEntry(i) {
+		return i, true
+	}
+	if !t.isPre(i) {
+		return 0, false
+	}
+	fn := t.fn[i]
+	for k := i + 1; k < len(t.addr) && t.fn[k] == fn; k++ {
+		if t.IsEntry(k) {
+			return k, true
+		}
+	}
+	return 0, false
+}

@@ -38,13 +38,23 @@ func (m *mon) callTrap(t *thread, mp *mapping, i int, rsp uint64) {
 	if !m.jumpOn || !mp.tab.TracksCalls() {
 		return
 	}
-	if mp.tab.IsEntry(i) {
-		if p, ok := m.takePend(t); ok && p.mp == mp && uint32(p.sp-(rsp-8)) == p.want && m.returnsTo(t, rsp, p.ret) {
-			mp.tab.AddIndirect(p.site, i, 1)
-		}
+	if e, ok := mp.tab.EntryAfter(i); ok {
+		m.enteredBy(t, mp, e, rsp)
 	}
 	if d, ok := mp.tab.PendDelta(i); ok {
 		m.setPend(t, pendCall{mp: mp, site: i, want: uint32(int32(16) - d), sp: rsp, ret: uint32(mp.tab.PendRet(i))})
+	}
+}
+
+// enteredBy counts the pending call of t as the one that entered the
+// function whose entry is site i of mp, when it is (its stack pointer at
+// the entry is rsp), and clears it either way.
+//
+// Preconditions: on the tracer thread; t is stopped at the entry (its
+// trampoline's count not taken).
+func (m *mon) enteredBy(t *thread, mp *mapping, i int, rsp uint64) {
+	if p, ok := m.takePend(t); ok && p.mp == mp && uint32(p.sp-(rsp-8)) == p.want && m.returnsTo(t, rsp, p.ret) {
+		mp.tab.AddIndirect(p.site, i, 1)
 	}
 }
 

@@ -43,8 +43,12 @@ func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
 	fault := st.fault()
 	switch {
 	case p == jump.InCount:
-		if counted, ok := m.rewind(t, tr); ok && counted {
+		counted, ok := m.rewind(t, tr)
+		if ok && counted {
 			m.uncount(t, mp, i)
+		}
+		if ok && !fault {
+			m.takeEntryCall(t, mp, i)
 		}
 		if f := m.faults[t.tgid]; fault && f != nil {
 			// The update's own fault (its push past the end of the
@@ -75,6 +79,31 @@ func (m *mon) outOfTrampoline(t *thread, st *sigStop) {
 	}
 	if err := pokeUser(t.tid, offRip, orig); err != nil {
 		m.lose(fmt.Errorf("move thread %d out of its trampoline: %w", t.tid, err))
+		return
+	}
+	if p == jump.BeforeCount && !fault {
+		m.takeEntryCall(t, mp, i)
+	}
+}
+
+// takeEntryCall counts, for a thread put back at site i of mp before its
+// function's entry check ran (to be sent into a signal handler), the
+// pending call that entered it, as the check would have: the handler may
+// move the thread's goroutine to another thread (Go's asynchronous
+// preemption at a function's first instruction), whose slab holds no
+// pending call, or run other entry checks on this one, which clear it.
+// Site i is the entry, or the start of a Go function's stack check before
+// it (the same stack pointer). Once taken, the check finds nothing
+// pending when the thread runs it after the handler.
+//
+// Preconditions: on the tracer thread; t is stopped at the site.
+func (m *mon) takeEntryCall(t *thread, mp *mapping, i int) {
+	e, ok := mp.tab.EntryAfter(i)
+	if !ok || mp.tab.Prologue(e) != jump.PrologueEntryCheck {
+		return
+	}
+	if rsp, err := peekUser(t.tid, offRsp); err == nil {
+		m.enteredBy(t, mp, e, rsp)
 	}
 }
 
