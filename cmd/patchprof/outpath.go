@@ -279,15 +279,6 @@ func (b *chunkBuffer) Reset() {
 	b.full, b.cur = nil, b.cur[:0]
 }
 
-// Len returns how many bytes b holds.
-func (b *chunkBuffer) Len() int {
-	n := len(b.cur)
-	for _, c := range b.full {
-		n += len(c)
-	}
-	return n
-}
-
 // WriteTo writes b's bytes to w in order and returns the first error.
 func (b *chunkBuffer) WriteTo(w io.Writer) (int64, error) {
 	var n int64
