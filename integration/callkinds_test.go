@@ -328,3 +328,31 @@ func TestCallGraphOutCall(t *testing.T) {
 		}
 	}
 }
+
+// TestCallGraphWideEntry checks by construction the callers of a function
+// entered only through a pointer whose first block is long: under the jump
+// engine that block runs whole in the entry's trampoline after the entry
+// check, and both must fit (with less room the check was dropped, and
+// every call went to "callers unknown"). Every engine must give 7 calls
+// from one site and 5 from the other.
+func TestCallGraphWideEntry(t *testing.T) {
+	for _, opt := range []string{"-O0", "-O2"} {
+		for _, engine := range engineList() {
+			t.Run(opt+"/"+engine, func(t *testing.T) {
+				needs(t)
+				t.Parallel()
+				src := filepath.Join(testdataDir, "callgraph", "wideentry.c")
+				got, _ := runArcs(t, buildCFrom(t, src, "-g", opt), "wideentry 181\n", "--engine", engine)
+				for k, n := range map[arcPair]uint64{
+					{"seven", "wide", pp.ArcIndirect}: 7,
+					{"five", "wide", pp.ArcIndirect}:  5,
+					{"", "wide", pp.ArcUnknown}:       0,
+				} {
+					if got[k] != n {
+						t.Errorf("arcs %s -> %s (%s): %d calls, want %d", k.caller, k.callee, k.kind, got[k], n)
+					}
+				}
+			})
+		}
+	}
+}

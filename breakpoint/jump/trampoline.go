@@ -28,11 +28,15 @@ import (
 // keepflags.go). A trampoline never shares a cache line with its counter:
 // the counters are in a separate mapping.
 
-// TrampolineSize bounds one trampoline: the counter update, the displaced
-// instructions (a whole block of up to MaxHostLen bytes for a host of a
-// short site) each grown by relocation (an emulated call as the last), and
-// the jmp back. Callers lay trampolines out at this stride.
-const TrampolineSize = 256
+// TrampolineSize bounds one trampoline: an entry check, the counter
+// update, a pending call's record, the displaced instructions (a whole
+// block of up to MaxHostLen bytes, or a host of a short site) each grown
+// by relocation (an emulated call as the last), and the jmp back. A
+// function's entry block displaced whole with its entry check (about 100
+// bytes) must fit, or its indirect callers go unknown. Callers pack
+// trampolines by their lengths, in regions with room for this many bytes
+// a site.
+const TrampolineSize = 384
 
 // counterLen is the length of addq $1, %gs:disp32 (65 48 83 04 25 disp32 01:
 // Intel SDM vol. 2, ADD, REX.W 83 /0 ib, with a SIB byte for an absolute
