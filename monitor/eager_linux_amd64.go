@@ -69,11 +69,12 @@ func (m *mon) jumpAll(t *thread) {
 		}
 		tab := mp.tab
 		if m.anyWanted(mp) && m.jumpRoom(t, mp) == "" {
-			// The module's code and its region are read whole, and the
-			// trampolines built on every CPU (prebuild_linux_amd64.go).
+			// The module's code is read whole, the trampolines built on
+			// every CPU and laid out (prebuild_linux_amd64.go), and the
+			// region staged as far as they go.
 			mm.mem.prefetch(mp.Lo, mp.Hi)
-			mp.jmp.stage(mm.mem)
 			m.prebuild(mm, mp)
+			mp.jmp.stage(mm.mem)
 		}
 		for i := 0; i < tab.Len() && !mm.noJump; {
 			lo, hi := i, i+1

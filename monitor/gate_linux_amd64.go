@@ -57,9 +57,12 @@ func (m *mon) gateSite(t *thread, mp *mapping, i int) string {
 	if !ok {
 		return why
 	}
-	tr, err := jump.BuildTrampoline(code[:n], addr, mp.jmp.at(i), js, 0)
+	tr, err := jump.BuildTrampoline(code[:n], addr, mp.jmp.place(i), js, 0)
 	if err != nil {
 		return breakpoint.JumpRelocation
+	}
+	if !mp.jmp.fits(i, tr) {
+		return breakpoint.JumpNoRoom
 	}
 	if reason := m.writeJump(t, mp, i, tr); reason != "" {
 		return reason

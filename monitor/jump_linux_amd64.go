@@ -5,8 +5,8 @@ package monitor
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
+	"sync/atomic"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/breakpoint/jump"
@@ -61,43 +61,18 @@ type jumpArea struct {
 	// landings maps the landing of each patched short site (in its host's
 	// dead bytes) to the site's trampoline.
 	landings map[uint64]*jump.Trampoline
-}
-
-// jumpSize is the size of the trampoline region of a mapping with n sites.
-func jumpSize(n int) uint64 {
-	return (jumpHeader + uint64(n)*jump.TrampolineSize + pageSize - 1) &^ (pageSize - 1)
-}
-
-// newJumpArea returns the area of n sites' trampolines at base.
-func newJumpArea(base, size uint64, n int) *jumpArea {
-	return &jumpArea{base: base, size: size, state: make([]uint8, n), tramp: make([]*jump.Trampoline, n)}
-}
-
-// at returns where site i's trampoline goes.
-func (j *jumpArea) at(i int) uint64 {
-	return j.base + jumpHeader + uint64(i)*jump.TrampolineSize
-}
-
-// trampolineAt returns the site and trampoline whose code holds pc.
-func (j *jumpArea) trampolineAt(pc uint64) (int, *jump.Trampoline) {
-	if pc < j.base+jumpHeader || pc >= j.base+j.size {
-		return 0, nil
-	}
-	i := int((pc - j.base - jumpHeader) / jump.TrampolineSize)
-	if i >= len(j.tramp) || j.tramp[i] == nil || !j.tramp[i].Contains(pc) {
-		return 0, nil
-	}
-	return i, j.tramp[i]
-}
-
-// clone copies the area for a forked child.
-func (j *jumpArea) clone() *jumpArea {
-	c := *j
-	c.state = slices.Clone(j.state)
-	c.tramp = slices.Clone(j.tramp)
-	c.seen = slices.Clone(j.seen)
-	c.landings = maps.Clone(j.landings)
-	return &c
+	// The trampolines are packed (trampSlot): owner holds, for each slot
+	// of the region after its header, 1 + the site whose trampoline takes
+	// it (0: free), in chunks made at their first use (ownerAt). It is
+	// written on the tracer thread and read from the profiler's
+	// goroutines too (notifyLayout), with atomic loads and stores. first
+	// holds each site's first slot, plus 1 (0: none yet); next is the
+	// first slot after the last one taken at the end; slots how many the
+	// region has.
+	owner []atomic.Pointer[ownerChunk]
+	slots uint32
+	first []uint32
+	next  uint32
 }
 
 // trampolineAt returns the mapping, site and trampoline of mm whose code
@@ -251,37 +226,53 @@ func funcSites(tab *breakpoint.Table, i int) (lo, hi int) {
 }
 
 // aimExits aims the exits of site i's new trampoline tr at the
-// trampolines of the sites of its function they go to, where those are to
-// be patched with it (jumpFunction): a thread then goes from block to block
-// of the function through its trampolines, one jump each, as in the
-// original code (jump.Exit). The trampolines are laid out by site, so
-// a site's trampoline address is known before it is built; an exit whose
-// site ends up unpatched is aimed back by settleExits before any thread
-// runs. Tried before the trampoline is written, this costs no write.
+// trampolines of the sites of its function they go to (aimAt): a thread
+// then goes from block to block of the function through its trampolines,
+// one jump each, as in the original code (jump.Exit). An exit goes to a
+// trampoline already built, or to where one laid out ahead for an
+// untried site will be (an eager attach's); done before the trampoline is
+// written, this costs no write. settleExits then aims what the sites
+// patched after it change, before any thread runs.
 func (m *mon) aimExits(mp *mapping, i int, tr *jump.Trampoline) {
-	tab, j := mp.tab, mp.jmp
-	fn := tab.Func(i)
+	fn := mp.tab.Func(i)
 	if fn < 0 {
 		return
 	}
+	j := mp.jmp
 	for k, x := range tr.Exits() {
-		s, ok := tab.Lookup(x.To)
-		if !ok || tab.Func(s) != fn || tab.JumpLen(s) == 0 || tab.Derived(s) || tab.IsNotify(s) || j.state[s] == jumpRefused {
-			continue
+		via := mp.aimAt(fn, x.To)
+		if s, ok := mp.tab.Lookup(x.To); via == 0 && ok && mp.tab.Func(s) == fn && j.first[s] != 0 && j.state[s] == jumpUntried {
+			via = j.slotAddr(j.first[s] - 1)
 		}
-		tr.Aim(k, j.at(s))
+		if via != 0 {
+			tr.Aim(k, via)
+		}
 	}
 }
 
-// settleExits aims back at original code every exit of a trampoline of
-// site i's function that aimExits aimed at a site left unpatched.
+// aimAt returns the trampoline an exit of a trampoline of function fn
+// that goes to to may go through: that of the site at to, when it is
+// fn's, patched, and entered like any block (no gate); else 0.
+func (mp *mapping) aimAt(fn int32, to uint64) uint64 {
+	tab, j := mp.tab, mp.jmp
+	s, ok := tab.Lookup(to)
+	if !ok || tab.Func(s) != fn || tab.JumpLen(s) == 0 || tab.Derived(s) || tab.IsNotify(s) || j.tramp[s] == nil {
+		return 0
+	}
+	return j.tramp[s].At
+}
+
+// settleExits aims every exit of a trampoline of site i's function where
+// aimAt says: at a site's trampoline patched after its own, or back at
+// original code when the site it was aimed at is no longer patched.
 //
 // It reports false when one could not be written.
 //
 // Preconditions: as for jumpSite; called before any thread runs again.
 func (m *mon) settleExits(mm *space, mp *mapping, i int) bool {
 	j := mp.jmp
-	if j == nil || mp.tab.Func(i) < 0 {
+	fn := mp.tab.Func(i)
+	if j == nil || fn < 0 {
 		return true
 	}
 	lo, hi := funcSites(mp.tab, i)
@@ -290,17 +281,17 @@ func (m *mon) settleExits(mm *space, mp *mapping, i int) bool {
 		if tr == nil {
 			continue
 		}
-		via := func(to uint64) uint64 {
-			if s, ok := mp.tab.Lookup(to); ok && j.tramp[s] != nil {
-				return j.tramp[s].At
+		for n, x := range tr.Exits() {
+			via := mp.aimAt(fn, x.To)
+			if via == x.Via {
+				continue
 			}
-			return 0
-		}
-		for _, n := range tr.Stale(via) {
-			x := tr.Exits()[n]
-			b, _ := tr.Aim(n, 0) // its own target, in reach when built
+			b, ok := tr.Aim(n, via)
+			if !ok {
+				continue // out of reach: it stays as it is
+			}
 			if _, err := mm.mem.WriteMemory(x.At, b); err != nil {
-				m.lose(fmt.Errorf("aim a trampoline of %#x back at %#x in process %d: %w", tr.Addr, x.To, mm.tgid, err))
+				m.lose(fmt.Errorf("aim a trampoline of %#x at %#x in process %d: %w", tr.Addr, x.To, mm.tgid, err))
 				return false
 			}
 		}
@@ -424,19 +415,12 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 	if n < jump.JmpLen {
 		return nil, nil, breakpoint.JumpNoCode
 	}
-	arcs, ecs := mp.arcCounters(i)
-	tr, err := mp.prebuilt(i, code[:n], ecs)
-	if tr == nil && err == nil {
-		tr, err = mp.tab.BuildTrampoline(i, code[:n], j.at(i), j.counterOf(i), ecs)
-	}
-	if err != nil {
-		return nil, nil, breakpoint.JumpRelocation
-	}
+	var host *jump.Trampoline
 	if h, ok := mp.tab.ShortSite(i); ok {
 		// The host block runs whole in its trampoline: its bytes after
-		// the first JumpLen are dead, and hold this site's landing.
-		host := j.tramp[h]
-		if host == nil {
+		// the first JumpLen are dead, and hold this site's landing. It
+		// goes first, taking its slots before this one is placed.
+		if host = j.tramp[h]; host == nil {
 			if j.state[h] != jumpUntried {
 				return nil, nil, breakpoint.JumpNoRoom
 			}
@@ -447,9 +431,28 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 			}
 			m.res.JumpSites++
 		}
-		if host.Len < 2*jump.JmpLen || tr.SetShort(host.Addr+jump.JmpLen) != nil {
+		if host.Len < 2*jump.JmpLen {
 			return nil, nil, breakpoint.JumpNoRoom
 		}
+	}
+	arcs, ecs := mp.arcCounters(i)
+	tr, err := mp.prebuilt(i, code[:n], ecs)
+	if tr == nil && err == nil {
+		tr, err = mp.tab.BuildTrampoline(i, code[:n], j.place(i), j.counterOf(i), slices.Clone(ecs))
+		if err == nil && !j.fits(i, tr) {
+			// Longer than laid out for it: built again at the end.
+			j.unplace(i)
+			tr, err = mp.tab.BuildTrampoline(i, code[:n], j.place(i), j.counterOf(i), ecs)
+		}
+	}
+	if err != nil {
+		return nil, nil, breakpoint.JumpRelocation
+	}
+	if !j.fits(i, tr) {
+		return nil, nil, breakpoint.JumpNoRoom
+	}
+	if host != nil && tr.SetShort(host.Addr+jump.JmpLen) != nil {
+		return nil, nil, breakpoint.JumpNoRoom
 	}
 	return tr, arcs, ""
 }
@@ -508,6 +511,7 @@ func (m *mon) writeJump(t *thread, mp *mapping, i int, tr *jump.Trampoline) stri
 		}
 		moves = append(moves, move{u, to})
 	}
+	j.take(i, tr)
 	m.aimExits(mp, i, tr)
 	if _, err := mm.mem.WriteMemory(tr.At, tr.Code); err != nil {
 		return breakpoint.JumpNoRoom

@@ -2,8 +2,6 @@
 
 package monitor
 
-import "github.com/patchprof/patchprof/breakpoint/jump"
-
 // notifyLayout reports mm's code to Options.Layout, after the monitor
 // changed what it knows of it: images planted or forgotten (start, the
 // dynamic linker's notification, exec), a fork's copy, a scratch region
@@ -20,29 +18,24 @@ func (m *mon) notifyLayout(mm *space) {
 		if j := mp.jmp; j != nil && j.base != 0 {
 			// A trampoline counts and runs its site's displaced
 			// instructions: its time is the site's (the first of them).
-			base, tab, n := j.base, mp.tab, mp.tab.Len()
+			// The slots' owners are read with atomic loads: trampolines
+			// are added while the profiler reads (siteAt).
+			tab := mp.tab
 			l.Scratch = append(l.Scratch, Scratch{
-				Lo: base, Hi: base + j.size,
+				Lo: j.base, Hi: j.base + j.size,
 				Original: func(pc uint64) uint64 {
-					if pc < base+jumpHeader {
-						return pc
-					}
-					i := int((pc - base - jumpHeader) / jump.TrampolineSize)
-					if i >= n {
+					i, _, ok := j.siteAt(pc)
+					if !ok || i >= tab.Len() {
 						return pc
 					}
 					return tab.RuntimeAddr(i)
 				},
 				Pushed: func(pc uint64) uint64 {
-					if pc < base+jumpHeader {
+					i, at, ok := j.siteAt(pc)
+					if !ok || i >= tab.Len() {
 						return 0
 					}
-					off := pc - base - jumpHeader
-					i := int(off / jump.TrampolineSize)
-					if i >= n {
-						return 0
-					}
-					return tab.Prologue(i).Pushed(int(off % jump.TrampolineSize))
+					return tab.Prologue(i).Pushed(int(pc - at))
 				},
 			})
 		}

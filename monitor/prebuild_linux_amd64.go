@@ -60,7 +60,7 @@ func (mp *mapping) prebuilt(i int, code []byte, edges []jump.EdgeCount) (*jump.T
 	}
 	p := mp.pre[i]
 	mp.pre[i] = nil
-	if !p.same(code, edges, mp.jmp.at(i), mp.jmp.counterOf(i)) {
+	if !p.same(code, edges, mp.jmp.place(i), mp.jmp.counterOf(i)) {
 		return nil, nil
 	}
 	return p.tr, p.err
@@ -91,19 +91,21 @@ func buildAll(tab *breakpoint.Table, jobs []int, pre []prebuiltJump) []prebuiltJ
 	return pre
 }
 
-// stage puts j's region in mem's stage: its header read, and the rest
-// known to be zero while no site has been tried (nothing was written
-// there since jumpRoom mapped it), else read.
+// stage puts j's region in mem's stage as far as its trampolines are
+// laid out (planAhead): its header read, and the rest known to be zero
+// while no site has been tried (nothing was written there since jumpRoom
+// mapped it), else read. A page past them is read when first written.
 func (j *jumpArea) stage(mem *procMem) {
 	head := (j.base + jumpHeader + pageSize - 1) &^ (pageSize - 1)
 	mem.prefetch(j.base, head)
+	end := (j.slotAddr(j.next) + pageSize - 1) &^ (pageSize - 1)
 	for _, st := range j.state {
 		if st != jumpUntried {
-			mem.prefetch(head, j.base+j.size)
+			mem.prefetch(head, end)
 			return
 		}
 	}
-	mem.zero(head, j.base+j.size)
+	mem.zero(head, end)
 }
 
 // prebuild puts in mp.pre, until buildJump takes them or jumpAll ends,
@@ -117,7 +119,7 @@ func (m *mon) prebuild(mm *space, mp *mapping) {
 	tab, j := mp.tab, mp.jmp
 	ahead := m.ahead
 	m.ahead = nil
-	if ahead != nil && ahead.lo == mp.Lo && ahead.base == j.base && mp.Image == m.rootImg {
+	if ahead != nil && ahead.lo == mp.Lo && ahead.base == j.base && mp.Image == m.rootImg && ahead.plan.apply(j) {
 		// Built before the attach stopped the process (buildAhead);
 		// buildJump checks each against the code it reads.
 		mp.pre = ahead.pre
@@ -127,7 +129,7 @@ func (m *mon) prebuild(mm *space, mp *mapping) {
 	var pre []prebuiltJump
 	var code [jump.MaxHostLen + 40]byte
 	for k := 0; k < tab.Len(); k++ {
-		if !aheadWanted(tab, k) || !m.jumpWanted(mp, k) {
+		if !aheadWanted(tab, k) || !m.jumpWanted(mp, k) || j.first[k] != 0 {
 			continue
 		}
 		n := mp.originalCode(mm, tab.RuntimeAddr(k), code[:])
@@ -136,9 +138,76 @@ func (m *mon) prebuild(mm *space, mp *mapping) {
 		}
 		_, ecs := mp.arcCounters(k)
 		jobs = append(jobs, k)
-		pre = append(pre, prebuiltJump{code: bytes.Clone(code[:n]), edges: ecs, at: j.at(k), counter: j.counterOf(k)})
+		pre = append(pre, prebuiltJump{code: bytes.Clone(code[:n]), edges: ecs, counter: j.counterOf(k)})
 	}
-	mp.pre = collect(tab.Len(), jobs, buildAll(tab, jobs, pre))
+	plan := planAhead(tab, j, jobs, pre)
+	if !plan.apply(j) {
+		return
+	}
+	mp.pre = collect(tab.Len(), jobs, pre)
+}
+
+// A slotPlan is where an eager attach's trampolines go in a region,
+// laid out in site order from the slot start on.
+type slotPlan struct {
+	start, next uint32
+	first       []uint32 // per site: 1 + its first slot, or 0
+	slots       []uint8  // per site: how many
+}
+
+// planAhead builds the trampolines of tab's sites jobs in pre (indexed
+// like jobs) on every CPU, for j's region from its free end on: once at
+// a place of their own to learn their lengths, then again where those
+// pack them. A site whose second build came out longer has no
+// trampoline built ahead (buildJump builds it at the end).
+func planAhead(tab *breakpoint.Table, j *jumpArea, jobs []int, pre []prebuiltJump) *slotPlan {
+	for n, k := range jobs {
+		pre[n].at = j.base + jumpHeader + uint64(k)*jump.TrampolineSize
+	}
+	buildAll(tab, jobs, pre)
+	plan := &slotPlan{start: j.next, next: j.next, first: make([]uint32, tab.Len()), slots: make([]uint8, tab.Len())}
+	var again, from []int
+	var rebuilt []prebuiltJump
+	for n, k := range jobs {
+		p := &pre[n]
+		if p.err != nil || p.tr == nil {
+			continue
+		}
+		need := slotsFor(len(p.tr.Code))
+		if uint64(plan.next)+uint64(need) > uint64(j.slots) {
+			p.tr = nil
+			continue
+		}
+		plan.first[k], plan.slots[k] = plan.next+1, uint8(need)
+		p.at = j.slotAddr(plan.next)
+		plan.next += need
+		again, from = append(again, k), append(from, n)
+		rebuilt = append(rebuilt, prebuiltJump{code: p.code, edges: p.edges, at: p.at, counter: p.counter})
+	}
+	buildAll(tab, again, rebuilt)
+	for n, k := range again {
+		p, q := &pre[from[n]], &rebuilt[n]
+		p.tr, p.err = q.tr, q.err
+		if q.err == nil && slotsFor(len(q.tr.Code)) > uint32(plan.slots[k]) {
+			p.tr = nil
+		}
+	}
+	return plan
+}
+
+// apply gives j's sites the slots p lays out, when j's free end is still
+// where p began; it reports whether it did.
+func (p *slotPlan) apply(j *jumpArea) bool {
+	if p == nil || j.next != p.start || len(p.first) != len(j.first) {
+		return false
+	}
+	for k, f := range p.first {
+		if f != 0 && j.first[k] == 0 {
+			j.own(k, f-1, uint32(p.slots[k]))
+		}
+	}
+	j.next = p.next
+	return true
 }
 
 // collect indexes pre, built for the sites jobs, by site: n sites.
@@ -166,6 +235,7 @@ func aheadWanted(tab *breakpoint.Table, k int) bool {
 type aheadJumps struct {
 	lo, base uint64
 	pre      []*prebuiltJump
+	plan     *slotPlan
 }
 
 // buildAhead builds the executable's trampolines while pid still runs,
@@ -206,7 +276,9 @@ func (m *mon) buildAhead(pid int, regions []region, used [][2]uint64, exe string
 	// The mapping scanMaps will make, with the region mapScratch will map
 	// and the counters of the first mapping (at the slab's first word
 	// after the call words, jump.CallWords).
-	mp := &mapping{Mapped: Mapped{Bias: bias, Lo: lo, Hi: hi}, tab: tab.At(bias), jmp: &jumpArea{base: base, ctrOff: jump.CallWords}}
+	j := newJumpArea(base, jumpSize(tab.Len()), tab.Len())
+	j.ctrOff = jump.CallWords
+	mp := &mapping{Mapped: Mapped{Bias: bias, Lo: lo, Hi: hi}, tab: tab.At(bias), jmp: j}
 	var jobs []int
 	var pre []prebuiltJump
 	for k := 0; k < mp.tab.Len(); k++ {
@@ -216,7 +288,8 @@ func (m *mon) buildAhead(pid int, regions []region, used [][2]uint64, exe string
 		}
 		_, ecs := mp.arcCounters(k)
 		jobs = append(jobs, k)
-		pre = append(pre, prebuiltJump{code: text[a-lo : min(a-lo+jump.MaxHostLen+40, hi-lo)], edges: ecs, at: mp.jmp.at(k), counter: mp.jmp.counterOf(k)})
+		pre = append(pre, prebuiltJump{code: text[a-lo : min(a-lo+jump.MaxHostLen+40, hi-lo)], edges: ecs, counter: j.counterOf(k)})
 	}
-	m.ahead = &aheadJumps{lo: lo, base: base, pre: collect(mp.tab.Len(), jobs, buildAll(mp.tab, jobs, pre))}
+	plan := planAhead(mp.tab, j, jobs, pre)
+	m.ahead = &aheadJumps{lo: lo, base: base, pre: collect(mp.tab.Len(), jobs, pre), plan: plan}
 }
