@@ -238,13 +238,8 @@ func (m *mon) aimExits(mp *mapping, i int, tr *jump.Trampoline) {
 	if fn < 0 {
 		return
 	}
-	j := mp.jmp
 	for k, x := range tr.Exits() {
-		via := mp.aimAt(fn, x.To)
-		if s, ok := mp.tab.Lookup(x.To); via == 0 && ok && mp.tab.Func(s) == fn && j.first[s] != 0 && j.state[s] == jumpUntried {
-			via = j.slotAddr(j.first[s] - 1)
-		}
-		if via != 0 {
+		if via := mp.aimAt(fn, x.To, true); via != 0 {
 			tr.Aim(k, via)
 		}
 	}
@@ -252,14 +247,21 @@ func (m *mon) aimExits(mp *mapping, i int, tr *jump.Trampoline) {
 
 // aimAt returns the trampoline an exit of a trampoline of function fn
 // that goes to to may go through: that of the site at to, when it is
-// fn's, patched, and entered like any block (no gate); else 0.
-func (mp *mapping) aimAt(fn int32, to uint64) uint64 {
+// fn's, patched, and entered like any block (no gate); with ahead, also
+// where one laid out for an untried site will be. Else 0.
+func (mp *mapping) aimAt(fn int32, to uint64, ahead bool) uint64 {
 	tab, j := mp.tab, mp.jmp
 	s, ok := tab.Lookup(to)
-	if !ok || tab.Func(s) != fn || tab.JumpLen(s) == 0 || tab.Derived(s) || tab.IsNotify(s) || j.tramp[s] == nil {
+	if !ok || tab.Func(s) != fn || tab.JumpLen(s) == 0 || tab.Derived(s) || tab.IsNotify(s) {
 		return 0
 	}
-	return j.tramp[s].At
+	switch {
+	case j.tramp[s] != nil:
+		return j.tramp[s].At
+	case ahead && j.first[s] != 0 && j.state[s] == jumpUntried:
+		return j.slotAddr(j.first[s] - 1)
+	}
+	return 0
 }
 
 // settleExits aims every exit of a trampoline of site i's function where
@@ -282,7 +284,7 @@ func (m *mon) settleExits(mm *space, mp *mapping, i int) bool {
 			continue
 		}
 		for n, x := range tr.Exits() {
-			via := mp.aimAt(fn, x.To)
+			via := mp.aimAt(fn, x.To, false)
 			if via == x.Via {
 				continue
 			}
