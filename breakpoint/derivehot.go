@@ -90,11 +90,8 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 			continue
 		}
 		derivedN++
-		if h, ok := t.jump.host[site[b]]; ok {
-			// The host plans its own jump again, and hosts no more.
-			t.jump.length[h] = t.jump.hostLen[h]
-			delete(t.jump.host, site[b])
-			delete(t.jump.hosting, h)
+		if _, ok := t.jump.host[site[b]]; ok {
+			t.unshort(site[b])
 			t.jump.length[site[b]] = 0
 			unshort++
 		}

@@ -219,10 +219,7 @@ func (p *Plan) keepArcs(sym *symtab.File, arcsOf map[int][]arcCounter, reasons [
 				delete(t.jump.arcOf, ac.site)
 			}
 			for _, i := range shorts {
-				h := t.jump.host[i]
-				t.jump.length[h] = t.jump.hostLen[h]
-				delete(t.jump.host, i)
-				delete(t.jump.hosting, h)
+				t.unshort(i)
 			}
 			t.jump.derive[gi] = nil
 			for i := range t.addr {

@@ -1,8 +1,6 @@
 package breakpoint
 
 import (
-	"sort"
-
 	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/symtab"
@@ -41,8 +39,9 @@ type jumpInfo struct {
 	derived []bool             // per site: never planted, its count derived
 	derive  []*jump.DerivePlan // per graph (Table.Graphs): nil when not derivable
 	host    map[int]int        // short site -> the site of its host block
-	hosting map[int]int        // host -> its short site
+	hosting map[int][]int      // host -> its short sites
 	hostLen map[int]uint8      // a host's jump length before it took a short site
+	landing map[int]uint8      // short site -> its landing's offset in its host block
 	tail    map[int]uint8      // site -> bytes of the block after it its trampoline runs too (planTails)
 	pad     map[int][]byte     // site -> the file's padding bytes its patch covers after its function (padding.go)
 	least   []uint8            // per site displaced whole: the shortest patch, should the whole block not run out of line
@@ -79,13 +78,23 @@ func (t *Table) flowOf(gi int, g *cfg.Graph) *jump.Flow {
 // ShortSite reports whether site i takes a short patch: a jmp rel8 to a
 // landing in the dead bytes of host, the site of a block near it,
 // whose whole code runs in its own trampoline (JumpLen(host) is its length,
-// at most jump.MaxHostLen). The landing is host's address + jump.JmpLen.
+// at most jump.MaxHostLen). The landing is host's address + Landing(i).
 func (t *Table) ShortSite(i int) (host int, ok bool) {
 	if t.jump == nil {
 		return 0, false
 	}
 	host, ok = t.jump.host[i]
 	return host, ok
+}
+
+// Landing returns the offset in its host block of short site i's landing
+// (ShortSite): at least jump.JmpLen, past the host's own jmp, and at most
+// the host's length less jump.JmpLen.
+func (t *Table) Landing(i int) uint64 {
+	if t.jump == nil {
+		return 0
+	}
+	return uint64(t.jump.landing[i])
 }
 
 // Derived reports whether site i is never planted: under the in-process
@@ -141,8 +150,9 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		derivable[fg.Func] = t.jump.derive[gi] != nil
 	}
 	t.jump.host = map[int]int{}
-	t.jump.hosting = map[int]int{}
+	t.jump.hosting = map[int][]int{}
 	t.jump.hostLen = map[int]uint8{}
+	t.jump.landing = map[int]uint8{}
 	failed := map[int32]bool{}
 	reasons := make([]string, len(t.addr))
 	for i := range t.addr {
@@ -235,6 +245,9 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		_, short := t.jump.host[i]
 		costly := t.JumpLen(i) == 0 || t.KeepFlags(i) && !short
 		_, entries := t.entries[i] // a dispatch counting its entries runs
+		if bl.Start == 0xc1ba2 {
+			println("DBG c1ba2 kind", t.Kind(i), t.IsEntry(i), t.IsNotify(i), costly, t.pinned(i), entries, bl.Start >= fg.Entry, bl.Start < fg.Tail, t.JumpLen(i))
+		}
 		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && !t.pinned(i) && !entries && bl.Start >= fg.Entry && bl.Start < fg.Tail {
 			cand = append(cand, b)
 		}
@@ -252,6 +265,11 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	fs := t.flowOf(gi, g) // one system, solved again for each choice
 	dp, unknown := fs.Solve(derived)
 	for unknown != nil {
+		for _, b := range cand {
+			if g.Blocks[b].Start == 0xc1ba2 {
+				println("DBG unknown", len(unknown), derived[b])
+			}
+		}
 		freed := false
 		free := func(b int) {
 			if derived[b] {
@@ -467,119 +485,4 @@ func (t *Table) DeriveFlow(c *Counts, stops []jump.Stop) (bad, arcsLost int) {
 		}
 	}
 	return bad, arcsLost
-}
-
-// planShort plans block site i, too short for a jmp rel32 before a branch
-// or the next block (a return site's `leave; ret`, a lone `jmp`), as a short
-// site: a 2-byte jmp to a landing in a host block of its function, whose
-// whole code runs in its trampoline, leaving its bytes after the first
-// jump.JmpLen dead: a jump site of jump.JmpLen+5 to jump.MaxHostLen bytes
-// whose landing (its address + jump.JmpLen) is within a jmp rel8 of the site. The block that
-// ends where the site starts is tried first, then the others by distance
-// (on SQLite, a block of 2 to 4 bytes often follows another as short). It
-// reports whether it did.
-func (p *Plan) planShort(sym *symtab.File, opt PlanOptions, i int, graphOf map[int32]*cfg.Graph) bool {
-	t := p.Table
-	fn := t.fn[i]
-	g := graphOf[fn]
-	if g == nil || t.BlockOf(i) < 0 || fn < 0 || int(fn) >= len(sym.Funcs) {
-		return false
-	}
-	addr := t.addr[i]
-	k, ok := blockIndex(g, addr)
-	if !ok {
-		return false
-	}
-	f := sym.Funcs[fn]
-	end := f.Addr + f.Size
-	leader := p.leaderOf(g)
-	code, ok := sym.Code(addr, int(min(end-addr, 16)))
-	if !ok {
-		return false
-	}
-	js, ok := jump.PlanRun(code, addr, 2, leader)
-	if !ok || addr+uint64(js.Len) > end {
-		return false
-	}
-	fcode, _ := sym.Code(f.Addr, int(f.Size))
-	keep := !jump.FlagsDead(fcode, f.Addr, addr, 3)
-	if keep && !p.keepsFlags(sym, opt, f) {
-		return false
-	}
-	return p.placeShort(sym, g, k, i, js.Len, keep)
-}
-
-// blockIndex returns the index of the block of g that starts at addr.
-func blockIndex(g *cfg.Graph, addr uint64) (int, bool) {
-	k := sort.Search(len(g.Blocks), func(k int) bool { return g.Blocks[k].Start >= addr })
-	return k, k < len(g.Blocks) && g.Blocks[k].Start == addr
-}
-
-// placeShort finds a host for site i, the start of block k of g, as a
-// short site that displaces length bytes (keep: with the update that
-// keeps the flags), and reports whether it did.
-func (p *Plan) placeShort(sym *symtab.File, g *cfg.Graph, k, i, length int, keep bool) bool {
-	t := p.Table
-	addr := t.addr[i]
-	// Hosts by distance from the site, the block right before it first.
-	var hosts []int
-	for b, hb := range g.Blocks {
-		d := int64(hb.Start+jump.JmpLen) - int64(addr+2)
-		if b != k && d >= -128 && d <= 127 {
-			hosts = append(hosts, b)
-		}
-	}
-	dist := func(b int) uint64 {
-		if g.Blocks[b].End == addr {
-			return 0
-		}
-		if g.Blocks[b].Start > addr {
-			return g.Blocks[b].Start - addr
-		}
-		return addr - g.Blocks[b].Start
-	}
-	sort.SliceStable(hosts, func(x, y int) bool { return dist(hosts[x]) < dist(hosts[y]) })
-	for _, b := range hosts {
-		if h, n, ok := p.hostOf(sym, g, b); ok {
-			t.jump.hostLen[h] = t.jump.length[h]
-			t.jump.length[h] = uint8(n)
-			t.jump.length[i] = uint8(length)
-			t.jump.keep[i] = keep
-			t.jump.host[i] = h
-			t.jump.hosting[h] = i
-			return true
-		}
-	}
-	return false
-}
-
-// hostOf reports whether block b of g can host a short site's landing:
-// a planned jump site, hosting none yet, not derived, not counting an arc,
-// of 2*jump.JmpLen to jump.MaxHostLen bytes whose whole code can run in its
-// trampoline. It returns the host's site and length.
-func (p *Plan) hostOf(sym *symtab.File, g *cfg.Graph, b int) (h, n int, ok bool) {
-	t := p.Table
-	hb := g.Blocks[b]
-	h, ok = t.Index(hb.Start)
-	n = int(hb.End - hb.Start)
-	if !ok || t.jump.length[h] == 0 || t.jump.keep[h] || n < 2*jump.JmpLen || n > jump.MaxHostLen || t.jump.derived[h] {
-		return 0, 0, false
-	}
-	if _, hosting := t.jump.hosting[h]; hosting {
-		return 0, 0, false
-	}
-	if _, arc := t.jump.arcOf[h]; arc {
-		return 0, 0, false // its whole block is displaced to count an arc
-	}
-	if _, short := t.jump.host[h]; short {
-		return 0, 0, false
-	}
-	hcode, ok := sym.Code(hb.Start, n)
-	if !ok {
-		return 0, 0, false
-	}
-	if _, ok := jump.PlanRun(hcode, hb.Start, n, p.leaderOf(g)); !ok {
-		return 0, 0, false
-	}
-	return h, n, true
 }

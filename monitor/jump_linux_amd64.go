@@ -433,7 +433,7 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 			}
 			m.res.JumpSites++
 		}
-		if host.Len < 2*jump.JmpLen {
+		if uint64(host.Len) < mp.tab.Landing(i)+jump.JmpLen {
 			return nil, nil, breakpoint.JumpNoRoom
 		}
 	}
@@ -453,7 +453,7 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 	if !j.fits(i, tr) {
 		return nil, nil, breakpoint.JumpNoRoom
 	}
-	if host != nil && tr.SetShort(host.Addr+jump.JmpLen) != nil {
+	if host != nil && tr.SetShort(host.Addr+mp.tab.Landing(i)) != nil {
 		return nil, nil, breakpoint.JumpNoRoom
 	}
 	return tr, arcs, ""
