@@ -245,9 +245,6 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		_, short := t.jump.host[i]
 		costly := t.JumpLen(i) == 0 || t.KeepFlags(i) && !short
 		_, entries := t.entries[i] // a dispatch counting its entries runs
-		if bl.Start == 0xc1ba2 {
-			println("DBG c1ba2 kind", t.Kind(i), t.IsEntry(i), t.IsNotify(i), costly, t.pinned(i), entries, bl.Start >= fg.Entry, bl.Start < fg.Tail, t.JumpLen(i))
-		}
 		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && !t.pinned(i) && !entries && bl.Start >= fg.Entry && bl.Start < fg.Tail {
 			cand = append(cand, b)
 		}
@@ -265,11 +262,6 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	fs := t.flowOf(gi, g) // one system, solved again for each choice
 	dp, unknown := fs.Solve(derived)
 	for unknown != nil {
-		for _, b := range cand {
-			if g.Blocks[b].Start == 0xc1ba2 {
-				println("DBG unknown", len(unknown), derived[b])
-			}
-		}
 		freed := false
 		free := func(b int) {
 			if derived[b] {
