@@ -165,6 +165,7 @@ func (m *mon) tryJump(t *thread, mp *mapping, i int) bool {
 	if tr != nil {
 		m.res.JumpSites++
 		m.jumpFunction(t, mp, i)
+		m.jumpHot(t, mp, i)
 	}
 	settled := m.settleExits(mm, mp, i)
 	if staged {

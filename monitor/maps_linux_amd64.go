@@ -29,6 +29,9 @@ type mapping struct {
 	// text is what the program did to this code (mremap, munmap,
 	// mprotect: textchange_linux_amd64.go), nil if nothing.
 	text *textChange
+	// hotDone: the functions earlier processes ran were patched at this
+	// mapping's first hit, or there was none (hot_linux_amd64.go).
+	hotDone bool
 }
 
 // lookup returns the mapping and site at runtime address pc.

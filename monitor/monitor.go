@@ -155,6 +155,11 @@ type Image struct {
 	Go *GoRuntime
 
 	id int // index of the image in the monitor, for per-thread cursors
+	// hot are the first sites of the functions a process of the image
+	// ran, in the order first hit, hotSeen their set: patched ahead at
+	// a later process's first hit (hot_linux_amd64.go).
+	hot     []int
+	hotSeen map[int]bool
 }
 
 // A Mapped is one image mapped in a process, with its load bias and the
@@ -194,6 +199,10 @@ type Result struct {
 	// the out-of-line engine at run time, by reason.
 	JumpSites   int
 	JumpRefused map[string]int
+	// JumpAhead counts the functions patched at a process's first hit in
+	// their image, ahead of their own, because an earlier process of the
+	// image ran them.
+	JumpAhead int
 	// Traps counts the stops at a site's breakpoint: every hit under the
 	// trap engines; under the in-process one, the first hits that patch a
 	// site and the hits of the sites that keep a breakpoint.

@@ -43,6 +43,9 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 		reasons["at run time: "+r] += n
 	}
 	notes := []string{fmt.Sprintf(profile.EngineNotePrefix+"%d sites can count in the target, %d were patched, each with its function at its first hit (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
+	if res.JumpAhead > 0 {
+		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d functions were patched ahead, at a process's first hit in their program, because an earlier process of it ran them", res.JumpAhead))
+	}
 	if res.AttachPause > 0 {
 		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"the attached process was stopped %.1f ms for the attach (its threads seized, its sites planted and patched)", float64(res.AttachPause.Microseconds())/1000))
 	}
