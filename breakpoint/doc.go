@@ -85,7 +85,9 @@
 // the trades it calls):
 //
 //	planjumps.go  PlanJumps, JumpPlan, the reasons a site keeps its int3,
-//	              short sites in a host block, DeriveFlow
+//	              DeriveFlow
+//	shortsites.go short sites: a jmp rel8 to a landing in a host block's
+//	              dead bytes, several to a host, ShortSite, Landing
 //	wholeblock.go the tail a block displaced whole runs after it;
 //	              Table.BuildTrampoline and its fallbacks
 //	edgeplan.go   which arcs are counted in the target, so that a function's
