@@ -20,8 +20,8 @@ import (
 // depends only on the site, its original bytes, where it goes in the
 // region and its counters' offsets: all known once the module's region is
 // mapped. So before the sites are patched one by one, the trampolines of
-// the sites that take a jump on their own (not a short site, whose
-// landing depends on its host's trampoline) are built on every CPU at
+// the sites that take a jump (a short site's too: its landing is its
+// host's address and a planned offset) are built on every CPU at
 // once, and buildJump takes one only when what it would build it from is
 // the same, byte for byte; otherwise it builds its own as before.
 
@@ -219,15 +219,12 @@ func collect(n int, jobs []int, pre []prebuiltJump) []*prebuiltJump {
 	return out
 }
 
-// aheadWanted reports whether site k of tab takes a jump patch of its
-// own, whose trampoline can be built ahead: not a gate (Notify, Resume)
-// and not a short site, whose landing is in its host's trampoline.
+// aheadWanted reports whether site k of tab takes a jump patch whose
+// trampoline can be built ahead: not a gate (Notify, Resume). A short
+// site's is built like any other; its patch, a jmp rel8 to the landing in
+// its host's bytes, is made when it is patched (buildJump's SetShort).
 func aheadWanted(tab *breakpoint.Table, k int) bool {
-	if tab.JumpLen(k) == 0 || tab.Derived(k) || tab.IsNotify(k) || tab.IsResume(k) {
-		return false
-	}
-	_, short := tab.ShortSite(k)
-	return !short
+	return tab.JumpLen(k) != 0 && !tab.Derived(k) && !tab.IsNotify(k) && !tab.IsResume(k)
 }
 
 // aheadJumps are the root image's trampolines built before an attach
