@@ -339,8 +339,9 @@ func (t *Table) Lookup(pc uint64) (int, bool) { return t.Index(pc - t.bias) }
 
 // Index returns the site at link-time address addr.
 func (t *Table) Index(addr uint64) (int, bool) {
-	i := sort.Search(len(t.addr), func(k int) bool { return t.addr[k] >= addr })
-	if i < len(t.addr) && t.addr[i] == addr {
+	// slices.BinarySearch, unlike sort.Search, calls no closure: an eager
+	// attach looks up every exit of every trampoline.
+	if i, ok := slices.BinarySearch(t.addr, addr); ok {
 		return i, true
 	}
 	return 0, false
@@ -350,7 +351,8 @@ func (t *Table) Index(addr uint64) (int, bool) {
 // addr, Len() if there is none: the sites in a range of code, in order,
 // without looking up each of its bytes.
 func (t *Table) From(addr uint64) int {
-	return sort.Search(len(t.addr), func(k int) bool { return t.addr[k] >= addr })
+	i, _ := slices.BinarySearch(t.addr, addr)
+	return i
 }
 
 // BytesPerSite estimates the table's memory per site (the parallel slices and
