@@ -102,8 +102,10 @@ func coverageBuildRun(t testing.TB, g gcovRun) (dir, base string) {
 		}
 		// Compile and link separately so the notes file is stem.gcno.
 		// Atomic counter updates keep gcov exact for threaded targets.
+		// A header the source includes with quotes (beats.h) is found
+		// beside the original.
 		obj := strings.TrimSuffix(name, filepath.Ext(name)) + ".o"
-		args := append([]string{"-c", "--coverage", "-fprofile-update=atomic", "-O0", "-g"}, g.flags...)
+		args := append([]string{"-c", "--coverage", "-fprofile-update=atomic", "-O0", "-g", "-iquote", filepath.Dir(g.path(src))}, g.flags...)
 		gccIn(t, dir, cc, append(args, "-o", obj, name)...)
 		objs = append(objs, obj)
 	}

@@ -8,14 +8,13 @@
  *
  * shorthosts N: N calls of each, every third call of twoexits returning
  * early; prints the sums. shorthosts stdin: rounds until its standard
- * input ends, a heartbeat ("beat S TOTAL") every half second, as
- * heartbeat.c, for an attach. */
-#include <poll.h>
+ * input ends, a heartbeat ("beat S TOTAL") every half second
+ * (beats.h), for an attach. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "beats.h"
 
 static volatile long sink;
 
@@ -56,40 +55,10 @@ static void rounds(long n)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* untilEOF beats until standard input ends. */
-static int untilEOF(void)
-{
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	long calls = 0;
-	for (int s = 1;; s++) {
-		double end = now() + 0.5;
-		int eof = 0;
-		while (now() < end && !eof) {
-			rounds(300);
-			calls += 300;
-			struct pollfd p = {0, POLLIN, 0};
-			char buf[256];
-			eof = poll(&p, 1, 1) > 0 && read(0, buf, sizeof buf) <= 0;
-		}
-		printf("beat %d %ld\n", s, calls);
-		fflush(stdout);
-		if (eof)
-			return 0;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "stdin"))
-		return untilEOF();
+		return beatUntilEOF(rounds);
 	long n = argc > 1 ? atol(argv[1]) : 30000;
 	rounds(n);
 	printf("total %ld\n", total);

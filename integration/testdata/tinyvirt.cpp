@@ -7,14 +7,13 @@
  * tinyvirt N: N rounds over a Node, an Element and a Text (N a multiple
  * of 3 gives N/3 of each), each asking every node ToElement and ToText;
  * prints how many of each answered. tinyvirt stdin: rounds until its
- * standard input ends, a heartbeat ("beat S TOTAL") every half second, as
- * heartbeat.c, for an attach. */
-#include <poll.h>
+ * standard input ends, a heartbeat ("beat S TOTAL") every half second
+ * (beats.h), for an attach. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+
+#include "beats.h"
 
 struct Element;
 struct Text;
@@ -47,43 +46,13 @@ __attribute__((noinline)) static void rounds(long n)
 	}
 }
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* untilEOF beats until standard input ends. */
-static int untilEOF(void)
-{
-	printf("ready %d\n", (int)getpid());
-	fflush(stdout);
-	long total = 0;
-	for (int s = 1;; s++) {
-		double end = now() + 0.5;
-		int eof = 0;
-		while (now() < end && !eof) {
-			rounds(300);
-			total += 300;
-			struct pollfd p = {0, POLLIN, 0};
-			char buf[256];
-			eof = poll(&p, 1, 1) > 0 && read(0, buf, sizeof buf) <= 0;
-		}
-		printf("beat %d %ld\n", s, total);
-		fflush(stdout);
-		if (eof)
-			return 0;
-	}
-}
-
 int main(int argc, char **argv)
 {
 	nodes[0] = new Node;
 	nodes[1] = new Element;
 	nodes[2] = new Text;
 	if (argc > 1 && !strcmp(argv[1], "stdin"))
-		return untilEOF();
+		return beatUntilEOF(rounds);
 	long n = argc > 1 ? atol(argv[1]) : 300000;
 	rounds(n);
 	printf("elements %ld texts %ld\n", elements, texts);
