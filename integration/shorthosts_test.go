@@ -32,30 +32,43 @@ func TestShortHosts(t *testing.T) {
 		}
 	}
 	exe := buildC(t, "shorthosts.c", "-g", "-O0")
-	var profs []*profile
-	for _, e := range []string{"jump", "xol", "classic"} {
-		res, p := runProfile(t, runOpts{args: []string{"-v", "--engine=" + e, "--lines", "--funcs", exe, "6000"}})
-		wantExitCode(t, res, p, 0)
-		if res.stdout != "total 12014000\n" {
-			t.Errorf("%s: stdout %q, want the native \"total 12014000\\n\"", res.cmdline, res.stdout)
-		}
+	args := []string{"--lines", "--funcs", exe, "6000"}
+	// 16,000 hits of the three short sites: a trap each if they kept
+	// their breakpoints.
+	acrossEngines(t, args, "total 12014000\n", "keep a breakpoint", func(p *profile) {
 		wantFunc(t, p, "oneexit", 6000)
 		wantFunc(t, p, "twoexits", 6000)
 		wantFunc(t, p, "leaf", 10000)
 		for m, n := range shortHostLines {
 			wantLine(t, p, "shorthosts.c", markerLine(t, "shorthosts.c", m), n)
 		}
+	})
+}
+
+// acrossEngines runs patchprof -v with args under the jump, xol and
+// classic engines, checks that each exits 0 with the target's stdout
+// (the native one), that the jump engine patched sites, trapped at first
+// hits only and has no note containing banned, each run with check, and
+// that the three counted the same.
+func acrossEngines(t *testing.T, args []string, stdout, banned string, check func(p *profile)) {
+	t.Helper()
+	var profs []*profile
+	for _, e := range []string{"jump", "xol", "classic"} {
+		res, p := runProfile(t, runOpts{args: append([]string{"-v", "--engine=" + e}, args...)})
+		wantExitCode(t, res, p, 0)
+		if res.stdout != stdout {
+			t.Errorf("%s: stdout %q, want the native %q", res.cmdline, res.stdout, stdout)
+		}
 		if e == "jump" {
 			wantJumped(t, p)
-			// 16,000 hits of the three short sites: a trap each if they
-			// kept their breakpoints.
 			wantFewTraps(t, res, p, 10)
 			for _, n := range p.Notes {
-				if strings.Contains(n, "keep a breakpoint") {
+				if strings.Contains(n, banned) {
 					t.Errorf("%s: %q", res.cmdline, n)
 				}
 			}
 		}
+		check(p)
 		profs = append(profs, p)
 	}
 	sameEngineCounts(t, profs[0], profs[1], nil)
@@ -70,12 +83,22 @@ func TestShortHostsDetach(t *testing.T) {
 	jumpOnly(t)
 	t.Parallel()
 	exe := buildC(t, "shorthosts.c", "-g", "-O0")
+	attachDetachJump(t, exe, []string{"--lines", "--funcs"}, []string{"oneexit", "twoexits"})
+}
+
+// attachDetachJump starts exe with "stdin" (startTarget), attaches to it
+// for a second under the jump engine with args, and checks the detach:
+// each of funcs counted, the process trapping at first hits only, its code
+// the file's again (checkText), and the program running on to its end.
+func attachDetachJump(t *testing.T, exe string, args, funcs []string) {
+	t.Helper()
 	cmd, pid, in, sc := startTarget(t, exe)
-	res, p := runProfile(t, runOpts{args: []string{"-v", "--engine=jump", "--lines", "--funcs", "-p", strconv.Itoa(pid), "--duration", "1s"}})
+	args = append(append([]string{"-v", "--engine=jump"}, args...), "-p", strconv.Itoa(pid), "--duration", "1s")
+	res, p := runProfile(t, runOpts{args: args})
 	if res.code != 0 || !p.Exit.Detached {
 		t.Fatalf("patchprof exit %d, saved exit %+v; want 0 and detached\n%s", res.code, p.Exit, res)
 	}
-	for _, name := range []string{"oneexit", "twoexits"} {
+	for _, name := range funcs {
 		if n, ok := funcCount(p, name); !ok || n == 0 {
 			t.Errorf("%s counted %d (%v) in a second of rounds", name, n, ok)
 		}

@@ -3,8 +3,6 @@
 package integration
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -49,14 +47,10 @@ func TestPaddingTinyO2(t *testing.T) {
 	t.Parallel()
 	exe := buildC(t, "tinyvirt.cpp", "-g", "-O2")
 	for _, what := range [][]string{{"--funcs"}, {"--lines", "--funcs"}} {
-		var profs []*profile
-		for _, e := range []string{"jump", "xol", "classic"} {
-			args := append(append([]string{"-v", "--engine=" + e}, what...), exe, "30000")
-			res, p := runProfile(t, runOpts{args: args})
-			wantExitCode(t, res, p, 0)
-			if res.stdout != "elements 10000 texts 10000\n" {
-				t.Errorf("%s: stdout %q, want the native \"elements 10000 texts 10000\\n\"", res.cmdline, res.stdout)
-			}
+		args := append(append([]string{}, what...), exe, "30000")
+		// 60,000 calls of the four: a trap each if they kept their
+		// breakpoints.
+		acrossEngines(t, args, "elements 10000 texts 10000\n", "a control transfer before the last displaced instruction", func(p *profile) {
 			for name, n := range tinyCalls {
 				wantFunc(t, p, name, n)
 			}
@@ -65,21 +59,7 @@ func TestPaddingTinyO2(t *testing.T) {
 					wantLine(t, p, "tinyvirt.cpp", markerLine(t, "tinyvirt.cpp", m), n)
 				}
 			}
-			if e == "jump" {
-				wantJumped(t, p)
-				// 60,000 calls of the four: a trap each if they kept
-				// their breakpoints.
-				wantFewTraps(t, res, p, 10)
-				for _, n := range p.Notes {
-					if strings.Contains(n, "a control transfer before the last displaced instruction") {
-						t.Errorf("%s: %q", res.cmdline, n)
-					}
-				}
-			}
-			profs = append(profs, p)
-		}
-		sameEngineCounts(t, profs[0], profs[1], nil)
-		sameEngineCounts(t, profs[0], profs[2], nil)
+		})
 	}
 }
 
@@ -91,18 +71,9 @@ func TestPaddingDetach(t *testing.T) {
 	jumpOnly(t)
 	t.Parallel()
 	exe := buildC(t, "tinyvirt.cpp", "-g", "-O2")
-	cmd, pid, in, sc := startTarget(t, exe)
-	res, p := runProfile(t, runOpts{args: []string{"-v", "--engine=jump", "--funcs", "-p", strconv.Itoa(pid), "--duration", "1s"}})
-	if res.code != 0 || !p.Exit.Detached {
-		t.Fatalf("patchprof exit %d, saved exit %+v; want 0 and detached\n%s", res.code, p.Exit, res)
-	}
+	var funcs []string
 	for name := range tinyCalls {
-		if n, ok := funcCount(p, name); !ok || n == 0 {
-			t.Errorf("%s counted %d (%v) in a second of calls", name, n, ok)
-		}
+		funcs = append(funcs, name)
 	}
-	wantJumped(t, p)
-	wantFewTraps(t, res, p, 10)
-	checkText(t, pid, exe)
-	checkRunsOn(t, cmd, pid, in, sc)
+	attachDetachJump(t, exe, []string{"--funcs"}, funcs)
 }
