@@ -307,19 +307,25 @@ func TestCallGraphManyCallers(t *testing.T) {
 // compares the return address with the pending call's), under every
 // engine.
 func TestCallGraphOutCall(t *testing.T) {
+	wantArcsEverywhere(t, "outcall.c", "outcall 11\n", map[arcPair]uint64{
+		{"caller", "hub", pp.ArcDirect}:   10,
+		{"caller", "hub", pp.ArcIndirect}: 0,
+		{"main", "hub", pp.ArcIndirect}:   1,
+		{"", "hub", pp.ArcUnknown}:        0,
+	})
+}
+
+// wantArcsEverywhere builds callgraph/src at -O0 and -O2, runs it under
+// every engine (its stdout the native one) and checks the arcs in want.
+func wantArcsEverywhere(t *testing.T, src, stdout string, want map[arcPair]uint64) {
 	for _, opt := range []string{"-O0", "-O2"} {
 		for _, engine := range engineList() {
 			t.Run(opt+"/"+engine, func(t *testing.T) {
 				needs(t)
 				t.Parallel()
-				src := filepath.Join(testdataDir, "callgraph", "outcall.c")
-				got, _ := runArcs(t, buildCFrom(t, src, "-g", opt), "outcall 11\n", "--engine", engine)
-				for k, n := range map[arcPair]uint64{
-					{"caller", "hub", pp.ArcDirect}:   10,
-					{"caller", "hub", pp.ArcIndirect}: 0,
-					{"main", "hub", pp.ArcIndirect}:   1,
-					{"", "hub", pp.ArcUnknown}:        0,
-				} {
+				path := filepath.Join(testdataDir, "callgraph", src)
+				got, _ := runArcs(t, buildCFrom(t, path, "-g", opt), stdout, "--engine", engine)
+				for k, n := range want {
 					if got[k] != n {
 						t.Errorf("arcs %s -> %s (%s): %d calls, want %d", k.caller, k.callee, k.kind, got[k], n)
 					}
@@ -336,23 +342,9 @@ func TestCallGraphOutCall(t *testing.T) {
 // every call went to "callers unknown"). Every engine must give 7 calls
 // from one site and 5 from the other.
 func TestCallGraphWideEntry(t *testing.T) {
-	for _, opt := range []string{"-O0", "-O2"} {
-		for _, engine := range engineList() {
-			t.Run(opt+"/"+engine, func(t *testing.T) {
-				needs(t)
-				t.Parallel()
-				src := filepath.Join(testdataDir, "callgraph", "wideentry.c")
-				got, _ := runArcs(t, buildCFrom(t, src, "-g", opt), "wideentry 181\n", "--engine", engine)
-				for k, n := range map[arcPair]uint64{
-					{"seven", "wide", pp.ArcIndirect}: 7,
-					{"five", "wide", pp.ArcIndirect}:  5,
-					{"", "wide", pp.ArcUnknown}:       0,
-				} {
-					if got[k] != n {
-						t.Errorf("arcs %s -> %s (%s): %d calls, want %d", k.caller, k.callee, k.kind, got[k], n)
-					}
-				}
-			})
-		}
-	}
+	wantArcsEverywhere(t, "wideentry.c", "wideentry 181\n", map[arcPair]uint64{
+		{"seven", "wide", pp.ArcIndirect}: 7,
+		{"five", "wide", pp.ArcIndirect}:  5,
+		{"", "wide", pp.ArcUnknown}:       0,
+	})
 }
