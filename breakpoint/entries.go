@@ -44,6 +44,7 @@ type EntrySite struct {
 // (Counts.Entries). Call it only when every block start of t traps (the
 // classic and xol engines), before the first Hit.
 func (p *Plan) CountEntries(sym *symtab.File) {
+	p.Wait()
 	ds := p.model.Dispatches()
 	if len(ds) == 0 {
 		return

@@ -84,6 +84,13 @@ type PlanOptions struct {
 	// function with a jump table needs the image read.
 	LoadImage func(*PlanOptions)
 
+	// ModelAfter builds the line model on another goroutine, beside the
+	// target's run: NewPlan returns once the table is whole, and the
+	// model, Lines and LineFuncs are ready when Wait returns (the
+	// methods that read them wait themselves). The run needs only the
+	// table; the model says what the counts mean, at the report.
+	ModelAfter bool
+
 	// Source reads a source file's lines (nil, or ok false, when it
 	// cannot): gcov counts a `case` or `default` label as a statement
 	// of the block it starts, and DWARF gives such a label no address,
@@ -148,7 +155,14 @@ type Plan struct {
 
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
 	model     *linemodel.Model  // lines derived from blocks (planlines.go)
-	targets   *symtab.Targets   // where the module's code may branch (PlanJumps)
+	// lineFinal maps the table's line numbers (Table.Lines, the indexes
+	// of Counts.LineEntries: the rows' lines, numbered as NewPlan meets
+	// them) to their indexes in Lines, which the line model numbers first.
+	lineFinal []int32
+	// modelDone, when the model is built beside the run
+	// (PlanOptions.ModelAfter), is closed once it and Lines are whole.
+	modelDone chan struct{}
+	targets   *symtab.Targets // where the module's code may branch (PlanJumps)
 
 	graphOnce sync.Once
 	graphAt   []int32 // per function of Funcs, its index in Graphs or -1 (graphIndex)
@@ -212,6 +226,7 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		specs = append(specs, SiteSpec{Addr: a, Func: -1, Resume: true})
 	}
 	p.Table = NewTable(specs, 0)
+	p.Table.sizeLines(len(pending.refs))
 	var blocksErr error
 	if len(p.Graphs) > 0 {
 		blocksErr = p.Table.SetBlocks(p.Graphs)
@@ -228,9 +243,21 @@ func NewPlan(sym *symtab.File, lt *lineinfo.Table, opt PlanOptions) *Plan {
 		go func() { jumps <- p.PlanJumps(sym, opt) }()
 	}
 	if model {
-		p.buildModel(sym, lt, keepFile, opt)
+		graphs := p.modelGraphs()
+		if opt.ModelAfter {
+			p.modelDone = make(chan struct{})
+			go func() {
+				defer close(p.modelDone)
+				p.buildModel(sym, lt, graphs, keepFile, opt)
+				p.lineFinal = pending.resolve(p)
+			}()
+		} else {
+			p.buildModel(sym, lt, graphs, keepFile, opt)
+		}
 	}
-	p.Table.setLines(pending.resolve(p), len(p.Lines))
+	if p.modelDone == nil {
+		p.lineFinal = pending.resolve(p)
+	}
 	if blocksErr != nil {
 		// blockSpecs numbers densely; a failure here is ours, and the
 		// run goes on counting lines and functions.

@@ -158,7 +158,7 @@ func checkInsnStarts(t *testing.T, tg *target, p *Plan) {
 // hasLine reports whether p plants a row of file:line, and where.
 func hasLine(p *Plan, file string, line int) (addrs []uint64) {
 	for i := 0; i < p.Table.Len(); i++ {
-		for _, l := range p.Table.Lines(i) {
+		for _, l := range p.SiteLines(i) {
 			if r := p.Lines[l]; r.Line == line && filepath.Base(r.File) == file {
 				addrs = append(addrs, p.Table.Addr(i))
 			}
@@ -212,7 +212,7 @@ func TestNewPlanLines(t *testing.T) {
 					continue
 				}
 				found := false
-				for _, l := range p.Table.Lines(i) {
+				for _, l := range p.SiteLines(i) {
 					found = found || p.Lines[l] == LineRef{File: tg.lt.Files[r.File], Line: int(r.Line)}
 				}
 				if !found {
@@ -428,7 +428,7 @@ func TestNewPlanSyntheticRows(t *testing.T) {
 			continue
 		}
 		var got []LineRef
-		for _, l := range p.Table.Lines(i) {
+		for _, l := range p.SiteLines(i) {
 			got = append(got, p.Lines[l])
 		}
 		if !slices.Equal(got, w.lines) {

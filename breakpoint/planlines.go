@@ -10,13 +10,18 @@ import (
 // over the plan's flow graphs, numbering its lines first in p.Lines, and
 // handing it the table's counts.
 
-// buildModel models the lines of the functions counted by blocks and
-// numbers the lines the report shows, which come first in p.Lines.
-func (p *Plan) buildModel(sym *symtab.File, lt *lineinfo.Table, keepFile func(string) bool, opt PlanOptions) {
+// modelGraphs returns the plan's flow graphs as the line model takes them.
+func (p *Plan) modelGraphs() []linemodel.Graph {
 	graphs := make([]linemodel.Graph, len(p.Graphs))
 	for gi, fg := range p.Graphs {
 		graphs[gi] = linemodel.Graph{Func: int(fg.Func), Graph: fg.Graph, Entry: fg.Entry, Tail: fg.Tail, FirstBlock: int(fg.FirstBlock), FirstEdge: int(fg.FirstEdge)}
 	}
+	return graphs
+}
+
+// buildModel models the lines of the functions counted by blocks and
+// numbers the lines the report shows, which come first in p.Lines.
+func (p *Plan) buildModel(sym *symtab.File, lt *lineinfo.Table, graphs []linemodel.Graph, keepFile func(string) bool, opt PlanOptions) {
 	p.model = linemodel.Build(linemodel.Inputs{Sym: sym, Rows: lt, Subprograms: opt.Subprograms, Graphs: graphs, KeepFile: keepFile, Source: opt.Source, CallName: opt.CalleeName})
 	for k, ref := range p.model.Lines {
 		p.lineRef(ref, int(p.model.LineFuncs[k]))
@@ -51,7 +56,38 @@ func (p *Plan) lineRef(ref LineRef, fi int) int32 {
 // entries with other values, when they ran): it has no count. See
 // linemodel.Model.Counts.
 func (p *Plan) LineCounts(c *Counts, fault *linemodel.Fault) (counts []uint64, unexecuted, unknown []bool) {
-	return p.model.Counts(p.blockHits(c), c.EdgeCounts, c.BlockArrivals, c.LineEntries, c.Entries, fault)
+	p.Wait()
+	return p.model.Counts(p.blockHits(c), c.EdgeCounts, c.BlockArrivals, p.lineEntries(c), c.Entries, fault)
+}
+
+// Wait returns once the line model, Lines and LineFuncs are whole: at
+// once unless PlanOptions.ModelAfter builds them beside the run.
+func (p *Plan) Wait() {
+	if p.modelDone != nil {
+		<-p.modelDone
+	}
+}
+
+// lineEntries returns c's line entries by index of p.Lines.
+func (p *Plan) lineEntries(c *Counts) []uint64 {
+	out := make([]uint64, len(p.Lines))
+	for k, n := range c.LineEntries {
+		if k < len(p.lineFinal) {
+			out[p.lineFinal[k]] += n
+		}
+	}
+	return out
+}
+
+// SiteLines returns the indexes in Lines of the source lines whose rows
+// start at site i (Table.Lines, renumbered), once Wait has returned.
+func (p *Plan) SiteLines(i int) []int32 {
+	ls := p.Table.Lines(i)
+	out := make([]int32, len(ls))
+	for k, l := range ls {
+		out[k] = p.lineFinal[l]
+	}
+	return out
 }
 
 // blockHits returns the hits in c of each block's site, by table-wide
@@ -75,7 +111,10 @@ func (p *Plan) blockHits(c *Counts) []uint64 {
 // listed under in the line model, as gcov files the block's calls and
 // branches: the last line of its statements. ok is false when the block
 // has none or the function's lines were not derived from blocks.
-func (p *Plan) ListedLine(gi, b int) (LineRef, bool) { return p.model.ListedLine(gi, b) }
+func (p *Plan) ListedLine(gi, b int) (LineRef, bool) {
+	p.Wait()
+	return p.model.ListedLine(gi, b)
+}
 
 // InstanceCounts returns the own line counts of each function that shares
 // its entry's file and line with another modelled function: the instances
@@ -83,6 +122,7 @@ func (p *Plan) ListedLine(gi, b int) (LineRef, bool) { return p.model.ListedLine
 // derived from blocks is in no group: its lines' entries are counted per
 // line, not per function. The counts are those LineCounts sums.
 func (p *Plan) InstanceCounts(c *Counts, fault *linemodel.Fault) []linemodel.FuncLines {
+	p.Wait()
 	funcs := p.model.Funcs()
 	byEntry := make(map[LineRef][]int, len(funcs))
 	for _, fi := range funcs {
@@ -108,4 +148,7 @@ func (p *Plan) InstanceCounts(c *Counts, fault *linemodel.Fault) []linemodel.Fun
 // CallEndsBlock reports whether GCC ends a block after a call to target,
 // so that gcov lists the call (linemodel.Model.CallEndsBlock); true
 // without a line model.
-func (p *Plan) CallEndsBlock(target uint64) bool { return p.model.CallEndsBlock(target) }
+func (p *Plan) CallEndsBlock(target uint64) bool {
+	p.Wait()
+	return p.model.CallEndsBlock(target)
+}

@@ -100,8 +100,9 @@ type Counts struct {
 	// Hits counts the hits of each site, by site index: the raw
 	// per-address counts.
 	Hits []uint64
-	// LineEntries counts, per source line index, how often control entered
-	// the line (see Cursor for the definition).
+	// LineEntries counts, per source line of the sites' rows (Table.Lines;
+	// Plan.LineCounts files them under Plan.Lines), how often control
+	// entered the line (see Cursor for the definition).
 	LineEntries []uint64
 	// EdgeCounts counts, per table-wide edge index, how often control went
 	// along the edge (see SetBlocks); nil without blocks.
@@ -249,12 +250,9 @@ func NewTable(specs []SiteSpec, numLines int) *Table {
 	return t
 }
 
-// setLines gives the sites' lines their final numbers (final[k] for a
-// provisional k: NewPlan's pendingLines) and sizes LineEntries for n lines.
-func (t *Table) setLines(final []int32, n int) {
-	for k, l := range t.lines {
-		t.lines[k] = final[l]
-	}
+// sizeLines sizes LineEntries for the n lines the sites' rows name
+// (NewPlan's pendingLines; Plan.SiteLines gives their numbers in Lines).
+func (t *Table) sizeLines(n int) {
 	t.cnt.LineEntries = make([]uint64, n)
 }
 
@@ -307,8 +305,9 @@ func (t *Table) IsNotify(i int) bool { return t.flags[i]&flagNotify != 0 }
 // (rep sites), else 0.
 func (t *Table) InsnLen(i int) int { return int(t.insnLen[i]) }
 
-// Lines returns the source line indexes whose rows start at site i. The slice
-// aliases the table; do not modify it.
+// Lines returns the indexes in Counts.LineEntries of the source lines
+// whose rows start at site i (Plan.SiteLines gives them as indexes of
+// Plan.Lines). The slice aliases the table; do not modify it.
 func (t *Table) Lines(i int) []int32 { return t.lines[t.lineStart[i]:t.lineStart[i+1]] }
 
 // Armed reports whether site i has been planted (and not restored).

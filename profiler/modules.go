@@ -94,6 +94,7 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 			popt.Subprograms = s.subprograms(sym)
 		}
 		popt.Source = s.source
+		popt.ModelAfter = true
 	}
 	return popt
 }
@@ -193,6 +194,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	plan := breakpoint.NewPlan(sym, lt, popt)
 	counted := want && plan.Table.Len() > len(notify)
 	if plan.Table.Len() == 0 {
+		plan.Wait()
 		sym.Close()
 		return nil
 	}
@@ -264,6 +266,7 @@ func (s *selection) planted(plan *breakpoint.Plan) int {
 func (s *selection) close() error {
 	var errs []error
 	for _, m := range s.mods {
+		m.plan.Wait() // its line model reads m.sym
 		errs = append(errs, m.sym.Close())
 	}
 	return errors.Join(errs...)

@@ -166,6 +166,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	// breakpoints); a static one has nowhere else to look.
 	pending := plan.Table.Len() == 0 && !launcher
 	if pending && !dynamic(read) {
+		plan.Wait()
 		sym.Close()
 		return nil, &UserError{Msg: fmt.Sprintf("nothing to count in %s: no code matches the selection (check --func and --file)", t.Name)}
 	}
@@ -198,6 +199,7 @@ func (p *Profiler) Sites() int { return p.sel.planted(p.root.plan) }
 // Close releases the files Open and the run opened.
 func (p *Profiler) Close() error {
 	p.sel.cache.wait()
+	p.root.plan.Wait() // its line model reads the file
 	return errors.Join(p.root.sym.Close(), p.sel.close())
 }
 
