@@ -83,12 +83,15 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 		return depth[a] > depth[b]
 	})
 	fs := t.flowOf(gi, g)
+	gr, ok := fs.Grow(derived)
+	if !ok {
+		return 0, 0 // not solvable as it is: more unknowns never are
+	}
 	for _, b := range cand {
-		derived[b] = true
-		if !fs.Solvable(derived) {
-			derived[b] = false
+		if !gr.Derive(b) {
 			continue
 		}
+		derived[b] = true
 		derivedN++
 		if _, ok := t.jump.host[site[b]]; ok {
 			t.unshort(site[b])
