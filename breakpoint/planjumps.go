@@ -286,15 +286,15 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	}
 	// Freeing both ends of an unknown edge may free more than needed:
 	// each freed candidate is tried again, one at a time.
-	for _, b := range cand {
-		if derived[b] {
-			continue
+	if gr, ok := fs.Grow(derived); ok {
+		again := false
+		for _, b := range cand {
+			if !derived[b] && gr.Derive(b) {
+				derived[b], again = true, true
+			}
 		}
-		derived[b] = true
-		if d, left := fs.Solve(derived); left == nil {
-			dp = d
-		} else {
-			derived[b] = false
+		if again {
+			dp, _ = fs.Solve(derived)
 		}
 	}
 	return p.setDerived(gi, derived, site, dp)
