@@ -27,15 +27,12 @@ import (
 // returns how many it added, and how many of those were short sites,
 // whose hosts are then planned as they were before (a host runs its whole
 // block in its trampoline). hosts holds the hosts of short sites, which
-// stay planted. A function with more blocks than
-// maxHotBlocks is left as it is: each candidate is one solve of the
-// function's flow.
+// stay planted. Each candidate costs one step of a union-find
+// (jump.Growth), so a function of thousands of blocks is no dearer a
+// block than a small one.
 func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]bool) (derivedN, unshort int) {
 	t := p.Table
 	g := fg.Graph
-	if len(g.Blocks) > maxHotBlocks {
-		return 0, 0
-	}
 	derived := make([]bool, len(g.Blocks))
 	site := make([]int, len(g.Blocks))
 	var cand []int
@@ -105,11 +102,6 @@ func (p *Plan) deriveMore(sym *symtab.File, gi int, fg FuncGraph, hosts map[int]
 	}
 	return derivedN, unshort
 }
-
-// maxHotBlocks bounds the functions deriveMore works on: the solves of a
-// function of that many blocks take milliseconds (SQLite's largest have
-// thousands).
-const maxHotBlocks = 400
 
 // displacesCall reports whether site i's jump patch displaces a call.
 func (p *Plan) displacesCall(sym *symtab.File, i int) bool {
