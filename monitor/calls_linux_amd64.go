@@ -175,6 +175,29 @@ func (m *mon) foldCalls(mm *space, c *counterMem, mp *mapping) {
 	}
 }
 
+// callOverflow counts the call whose caller found every call slot of its
+// callee's entry taken in t's slab (jump.CallSlots): the entry check
+// stopped t at its int3 (jump.Trampoline.CallOverflow) with the caller's
+// key in %eax. The call goes to its block as foldCalls gives the slots';
+// a caller of another module stays among the callers unknown. t goes on
+// after the int3, past the count. It reports false when pc is no such
+// int3.
+//
+// Preconditions: on the tracer thread; t is stopped just after the int3
+// at pc, with registers st.regs.
+func (m *mon) callOverflow(t *thread, pc uint64, st *sigStop) bool {
+	mp, i, tr := t.mm.trampolineAt(pc)
+	if tr == nil || !tr.CallOverflow(pc+1) {
+		return false
+	}
+	m.res.Traps++
+	if cm, ci, ok := t.mm.siteOfCounter(st.regs.Rax & 0xffff_ffff); ok && cm == mp {
+		mp.tab.AddIndirect(ci, i, 1)
+	}
+	m.resume(t, 0)
+	return true
+}
+
 // savedPend is a thread's pending call as a signal found it: its slab's
 // words, or its own record before it had a slab.
 type savedPend struct {

@@ -141,7 +141,9 @@ func (m *mon) jumpWanted(mp *mapping, k int) bool {
 }
 
 // noTraps reports whether no int3 of ours is left planted in mm: every
-// armed site took its jump patch. Then no trap of ours can fire in its
+// armed site took its jump patch, and no trampoline checks the calls
+// that enter it (whose int3 counts a caller past the entry's slots,
+// jump.Trampoline.CallOverflow). Then no trap of ours can fire in its
 // threads, and nothing the system calls change matters to the monitor's
 // signal bookkeeping.
 func (mm *space) noTraps() bool {
@@ -151,6 +153,9 @@ func (mm *space) noTraps() bool {
 	for _, mp := range mm.maps {
 		if mp.tab == nil {
 			continue
+		}
+		if len(mp.tab.CallEntries()) > 0 {
+			return false
 		}
 		for i := 0; i < mp.tab.Len(); i++ {
 			if !mp.tab.Armed(i) {

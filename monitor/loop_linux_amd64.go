@@ -578,8 +578,9 @@ func (m *mon) trap(t *thread) {
 		m.hit(t, mp, i, pc, st)
 		return
 	}
-	// An int3 no site's may be a patch's filler (filler_linux_amd64.go).
-	if st.info.Code == siKernel && !ours && m.intoCovered(t, pc) {
+	// An int3 no site's may be a patch's filler (filler_linux_amd64.go),
+	// or an entry check's whose call slots are all taken.
+	if st.info.Code == siKernel && !ours && (m.intoCovered(t, pc) || m.callOverflow(t, pc, st)) {
 		return
 	}
 	m.signal(t, st)

@@ -21,8 +21,9 @@ import (
 //     pending word; when one is set it clears it and, if the distance
 //     from the recorded SP to its own is the one expected and its return
 //     address is the call's, counts the call in its function's slots: CallSlots pairs (caller key, count),
-//     a slot taken by the first key that needs it, then an overflow word
-//     for the keys that found all slots taken.
+//     a slot taken by the first key that needs it; a key that finds all
+//     slots taken stops the thread at an int3 with the key in %eax, and
+//     the monitor counts the call (Trampoline.CallOverflow).
 //
 // The distance rules out what runs between the two deeper or shallower
 // than the call: a signal handler, or code outside the counted modules
@@ -55,11 +56,10 @@ const (
 )
 
 // CallSlots is how many distinct callers' counts one function's entry keeps
-// per thread; CallSlotLen the bytes of a function's slots with the
-// overflow word.
+// per thread; CallSlotLen the bytes of a function's slots.
 const (
 	CallSlots   = 16
-	CallSlotLen = 16*CallSlots + 8
+	CallSlotLen = 16 * CallSlots
 )
 
 // A Pend has a trampoline record its block's indirect call as pending.
@@ -116,7 +116,7 @@ type EntryCheck struct {
 
 // appendEntryCheck appends the entry check and returns, by offset from
 // the check's start, the Rewind of each instruction after its first up to
-// the count:
+// the count, and the offset after its int3 (Trampoline.CallOverflow):
 //
 //	    cmpl $0, %gs:PendWord          no call pending: on to the count
 //	    je   done
@@ -139,7 +139,7 @@ type EntryCheck struct {
 //	    add  $16, %ecx
 //	    cmp  $SLOTS+16*CallSlots, %ecx
 //	    jb   next
-//	    addq $1, %gs:(%rcx)            all taken: the overflow word
+//	    int3                           all taken: the monitor counts it
 //	    jmp  pop
 //	take:
 //	    mov  %rax, %gs:(%rcx)
@@ -159,7 +159,7 @@ type EntryCheck struct {
 // is found). After the count no point has an equivalent (Where says
 // Inside): the monitor steps the thread on to the counter update, a few
 // instructions.
-func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
+func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind, int) {
 	start := len(c)
 	rw := map[int]Rewind{}
 	none := Rewind{}
@@ -223,8 +223,9 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	at(both)
 	c = append(c, 0x72, byte(int8(next-(len(c)+2)))) // jb next
 	at(both)
-	gsAbs(0x48, 0x83, 0x01, 0x01) // addq $1, %gs:(%rcx)
-	c = append(c, 0xeb, 0)        // jmp pop (counted: no Rewind)
+	c = append(c, 0xcc) // int3: the monitor counts the call
+	overflow := len(c) - start
+	c = append(c, 0xeb, 0) // jmp pop (counted: no Rewind)
 	jmpPop := len(c) - 1
 	take := len(c)
 	at(both)
@@ -247,5 +248,5 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind) {
 	rel(jeHit, hit)
 	rel(jeTake, take)
 	rel(jmpPop, pop)
-	return c, rw
+	return c, rw, overflow
 }

@@ -12,9 +12,17 @@ import (
 // overflow's jmp, the pops and the clearing of the pending word) have
 // none (the monitor steps a thread there on), no other offset has one,
 // every branch lands on an instruction of the check or just past it, and
-// the stack the Rewinds describe follows the pushes and pops.
+// the stack the Rewinds describe follows the pushes and pops. The int3
+// the check stops at when every slot is taken, uncounted, has its Rewind;
+// the offset after it is the overflow's jmp.
 func TestEntryCheckDecodes(t *testing.T) {
-	c, rw := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
+	c, rw, overflow := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
+	if overflow < 1 || overflow >= len(c) || c[overflow-1] != 0xcc || c[overflow] != 0xeb {
+		t.Fatalf("overflow at %d: want just past an int3, at a jmp", overflow)
+	}
+	if r, ok := rw[overflow-1]; !ok || len(r.Saved) != 2 {
+		t.Errorf("the overflow's int3: Rewind %+v %v, want %%rcx and %%rax saved", r, ok)
+	}
 	starts := map[int]bool{len(c): true}
 	depth := 0
 	var stepped []x86asm.Op
@@ -81,6 +89,11 @@ func TestTrampolineCallPoints(t *testing.T) {
 	if orig, p := tr.Where(at); orig != addr || p != BeforeCount {
 		t.Errorf("check's start: %#x %v", orig, p)
 	}
+	for off := 0; off < len(tr.Code); off++ {
+		if got, want := tr.CallOverflow(at+uint64(off)), off == tr.overflow; got != want || want && tr.Code[off-1] != 0xcc {
+			t.Errorf("CallOverflow at offset %d: %v, want %v (just past the check's int3)", off, got, want)
+		}
+	}
 	if orig, p := tr.Where(at + uint64(tr.pre)); orig != addr || p != BeforeCount {
 		t.Errorf("counter update: %#x %v", orig, p)
 	}
@@ -120,7 +133,7 @@ func TestPendDistance(t *testing.T) {
 // Rewinds wherever those are given, and every branch lands where the
 // depth is the branch's own.
 func TestEntryCheckDepth(t *testing.T) {
-	c, rw := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
+	c, rw, _ := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
 	for off, r := range rw {
 		if got := PrologueEntryCheck.Pushed(off); got != r.SP {
 			t.Errorf("offset %d: %d bytes pushed, the Rewind says %d", off, got, r.SP)

@@ -40,7 +40,7 @@ func (p Prologue) Pushed(off int) uint64 {
 // in address order, every path through it reaching an offset with the
 // same pushes (TestEntryCheckDepth).
 var entryCheckDepth = sync.OnceValue(func() map[int]uint64 {
-	c, _ := appendEntryCheck(nil, EntryCheck{})
+	c, _, _ := appendEntryCheck(nil, EntryCheck{})
 	depth := map[int]uint64{}
 	var d uint64
 	for off := 0; off < len(c); {

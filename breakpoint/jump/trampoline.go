@@ -68,15 +68,18 @@ type Trampoline struct {
 	Landing    uint64
 	LandingJmp []byte
 
-	keep   bool // the counter update keeps the flags (keepflags.go)
-	pre    int  // bytes of the entry check before the counter update
-	preRw  map[int]Rewind
-	pendAt []int    // offsets of the pending call's stores, after the count
-	gate   bool     // a gate: it stops the thread, counts nothing (gate.go)
-	starts []int    // offset in Code of each displaced instruction
-	addrs  []uint64 // its original address
-	last   *relocate.Displaced
-	exits  []Exit
+	keep  bool // the counter update keeps the flags (keepflags.go)
+	pre   int  // bytes of the entry check before the counter update
+	preRw map[int]Rewind
+	// overflow is the offset just past the entry check's int3, 0 for
+	// none (CallOverflow).
+	overflow int
+	pendAt   []int    // offsets of the pending call's stores, after the count
+	gate     bool     // a gate: it stops the thread, counts nothing (gate.go)
+	starts   []int    // offset in Code of each displaced instruction
+	addrs    []uint64 // its original address
+	last     *relocate.Displaced
+	exits    []Exit
 }
 
 // An Exit is a jump of a trampoline back to original code: its rel32
@@ -153,7 +156,7 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 		if js.Gate || js.KeepFlags {
 			return nil, fmt.Errorf("jump: BuildTrampoline at %#x: an entry check needs the plain counter update", addr)
 		}
-		c, tr.preRw = appendEntryCheck(c, *js.Entry)
+		c, tr.preRw, tr.overflow = appendEntryCheck(c, *js.Entry)
 		tr.pre = len(c)
 	}
 	switch {
@@ -336,6 +339,15 @@ func (tr *Trampoline) Where(pc uint64) (orig uint64, p TrampolinePoint) {
 		}
 	}
 	return 0, Inside
+}
+
+// CallOverflow reports whether a thread that trapped with its PC at pc
+// stopped at the int3 of tr's entry check, taken when the pending call's
+// caller found every slot of the entry taken (CallSlots): its key is in
+// the low 32 bits of %rax, the call is the monitor's to count, and the
+// thread goes on from pc, after the count.
+func (tr *Trampoline) CallOverflow(pc uint64) bool {
+	return tr.overflow > 0 && pc == tr.At+uint64(tr.overflow)
 }
 
 // Equivalent returns the trampoline address equivalent to original address
