@@ -57,7 +57,9 @@ func IsSystemSource(file string, dirs []string) bool {
 		clean = filepath.Clean(file)
 	}
 	for _, d := range dirs {
-		if strings.HasPrefix(clean, d) || clean+"/" == d {
+		// clean+"/" == d, without making the string: this runs for every
+		// line of a profile.
+		if strings.HasPrefix(clean, d) || len(d) == len(clean)+1 && d[len(clean)] == '/' && strings.HasPrefix(d, clean) {
 			return true
 		}
 	}
