@@ -53,4 +53,6 @@
 //	              MaxHostLen
 //	derive.go     flow conservation: Flow, PlanDerive, DerivePlan.Derive,
 //	              Stop; LoopDepth, the guess at which blocks run most
+//	grow.go       Growth: whether one more derived block keeps a flow
+//	              solvable, by union-find
 package jump
