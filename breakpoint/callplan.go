@@ -16,29 +16,49 @@ import (
 // trampolines run), which entries check, and where each entry's slots
 // are among a mapping's counters: after the sites' and the arcs'.
 
+// An IndirectCall is how a block that ends in a call through a register
+// or memory, or leaves its function by a jump through one (a tail call),
+// reaches its callee.
+type IndirectCall struct {
+	// Delta is the callee's stack pointer at its entry less the block's
+	// at its start: the block's pushes and pops before the call or jump,
+	// less 8 for a call's return address.
+	Delta int64
+	// Tail says the block leaves by the jump: the callee returns to the
+	// caller of the block's function, whose return address is at the
+	// callee's stack pointer.
+	Tail bool
+}
+
 // indirectCallBlocks returns, for each table-wide block of p's graphs that
-// ends in an indirect call, how its instructions move the stack pointer
-// before the call; a block that moves it in a way the code does not say
-// is left out.
-func (p *Plan) indirectCallBlocks(sym *symtab.File) map[int32]int64 {
-	out := map[int32]int64{}
+// ends in an indirect call or leaves its function by an indirect jump, how
+// it reaches its callee; a block that moves the stack pointer in a way
+// the code does not say is left out.
+func (p *Plan) indirectCallBlocks(sym *symtab.File) map[int32]IndirectCall {
+	out := map[int32]IndirectCall{}
 	for _, fg := range p.Graphs {
 		for k, b := range fg.Graph.Blocks {
-			if b.Term != cfg.TermCall && b.Term != cfg.TermNoReturn {
+			call := b.Term == cfg.TermCall || b.Term == cfg.TermNoReturn
+			tail := b.Term == cfg.TermTailCall && len(fg.Graph.Succs(k)) == 0
+			if !call && !tail {
 				continue
 			}
-			if d, ok := indirectCallDelta(sym, b); ok {
-				out[fg.FirstBlock+int32(k)] = d
+			if d, ok := indirectCallDelta(sym, b, tail); ok {
+				if !tail {
+					d -= 8
+				}
+				out[fg.FirstBlock+int32(k)] = IndirectCall{Delta: d, Tail: tail}
 			}
 		}
 	}
 	return out
 }
 
-// indirectCallDelta returns, for block b ending in an indirect call, how
-// its instructions before the call move the stack pointer; false when b
-// ends otherwise or an instruction moves it in another way.
-func indirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
+// indirectCallDelta returns, for block b ending in an indirect call (or,
+// with tail, an indirect jump), how its instructions before it move the
+// stack pointer; false when b ends otherwise or an instruction moves it
+// in another way.
+func indirectCallDelta(sym *symtab.File, b cfg.Block, tail bool) (int64, bool) {
 	var d int64
 	for pc := b.Start; pc < b.End; {
 		code, ok := sym.Code(pc, int(b.End-pc))
@@ -51,7 +71,11 @@ func indirectCallDelta(sym *symtab.File, b cfg.Block) (int64, bool) {
 		}
 		if pc == b.Last {
 			_, direct := inst.Args[0].(x86asm.Rel)
-			return d, inst.Op == x86asm.CALL && !direct
+			op := x86asm.CALL
+			if tail {
+				op = x86asm.JMP
+			}
+			return d, inst.Op == op && !direct
 		}
 		pc += uint64(inst.Len)
 		dst, _ := inst.Args[0].(x86asm.Reg)
@@ -92,8 +116,9 @@ func WritesRSP(op x86asm.Op) bool {
 
 // callPlan is the in-process engine's plan of indirect calls.
 type callPlan struct {
-	pend map[int]int32  // site starting a block that ends in one -> its delta
-	ret  map[int]uint64 // the same sites -> the link-time return address of the call
+	pend map[int]int32  // site starting a block that ends in one -> its IndirectCall.Delta
+	ret  map[int]uint64 // the same sites, but tail jumps' -> the link-time return address of the call
+	tail map[int]bool   // the same sites that end in a tail jump
 	// entries are the entry sites that check: those that take a jump
 	// with the plain counter update (listEntries).
 	entries []int       // the entry sites that check, in site order
@@ -108,16 +133,20 @@ func (p *Plan) planCalls() {
 	if p.IndirectCalls == nil || t.jump == nil {
 		return
 	}
-	cp := &callPlan{pend: map[int]int32{}, ret: map[int]uint64{}, slot: map[int]int{}}
+	cp := &callPlan{pend: map[int]int32{}, ret: map[int]uint64{}, tail: map[int]bool{}, slot: map[int]int{}}
 	for _, fg := range p.Graphs {
 		for k, b := range fg.Graph.Blocks {
-			d, ok := p.IndirectCalls[fg.FirstBlock+int32(k)]
+			ic, ok := p.IndirectCalls[fg.FirstBlock+int32(k)]
 			if !ok {
 				continue
 			}
 			if i, ok := t.Index(b.Start); ok && t.BlockOf(i) == fg.FirstBlock+int32(k) {
-				cp.pend[i] = int32(d)
-				cp.ret[i] = b.End
+				cp.pend[i] = int32(ic.Delta)
+				if ic.Tail {
+					cp.tail[i] = true
+				} else {
+					cp.ret[i] = b.End
+				}
 			}
 		}
 	}
@@ -182,8 +211,9 @@ func (t *Table) CallEntries() []int {
 }
 
 // PendDelta reports whether site i starts a block that ends in an
-// indirect call its trampoline records, and how the block moves the stack
-// pointer before the call.
+// indirect call (or tail jump) its trampoline records, and the callee's
+// stack pointer at its entry less the block's at its start
+// (IndirectCall.Delta).
 func (t *Table) PendDelta(i int) (int32, bool) {
 	if !t.TracksCalls() {
 		return 0, false
@@ -192,8 +222,14 @@ func (t *Table) PendDelta(i int) (int32, bool) {
 	return d, ok
 }
 
+// PendTail reports whether the block site i starts ends in an indirect
+// tail jump its trampoline records (PendDelta): its callee's return
+// address is the one at the callee's stack pointer.
+func (t *Table) PendTail(i int) bool { return t.TracksCalls() && t.jump.calls.tail[i] }
+
 // PendRet returns the runtime return address of the indirect call ending
-// the block site i starts (PendDelta), 0 when there is none.
+// the block site i starts (PendDelta), 0 when there is none or it ends in
+// a tail jump.
 func (t *Table) PendRet(i int) uint64 {
 	if !t.TracksCalls() {
 		return 0
@@ -223,11 +259,12 @@ func (t *Table) callSite(i int, counter uint32) (*jump.Pend, *jump.EntryCheck) {
 	var pend *jump.Pend
 	var entry *jump.EntryCheck
 	if d, ok := t.jump.calls.pend[i]; ok && t.JumpLen(i) > 0 {
-		pend = &jump.Pend{Key: counter, Delta: d, Ret: uint32(t.PendRet(i))}
+		pend = &jump.Pend{Key: counter, Delta: d, Ret: uint32(t.PendRet(i)), Tail: t.PendTail(i)}
 	}
 	if k, ok := t.jump.calls.slot[i]; ok {
 		base := counter - 8*uint32(i) + 8*uint32(t.Len()+t.ArcCounters())
-		entry = &jump.EntryCheck{Slots: base + uint32(k*jump.CallSlotLen)}
+		lo, hi := t.FuncSites(i)
+		entry = &jump.EntryCheck{Slots: base + uint32(k*jump.CallSlotLen), Lo: counter - 8*uint32(i-lo), Hi: counter + 8*uint32(hi-i)}
 	}
 	return pend, entry
 }

@@ -24,13 +24,13 @@ type indirectCall struct {
 	sp    uint64
 }
 
-// SetIndirectCalls gives t the blocks that end in an indirect call, each
-// with the change of the stack pointer from the block's start to the call
-// (pushes and pops before it), and allocates Counts.Indirect. Call it
+// SetIndirectCalls gives t the blocks that end in an indirect call or
+// tail jump, each with how it reaches its callee, and allocates
+// Counts.Indirect. Call it
 // after SetBlocks, before the first Hit, and only when every block start
 // and function entry of t traps (the classic and xol engines).
-func (t *Table) SetIndirectCalls(delta map[int32]int64) {
-	t.indirect = delta
+func (t *Table) SetIndirectCalls(calls map[int32]IndirectCall) {
+	t.indirect = calls
 	t.cnt.Indirect = make(map[IndirectArc]uint64)
 }
 
@@ -54,8 +54,8 @@ func (t *Table) hitIndirect(c *Cursor, i int, sp uint64, entry bool, u *Undo) {
 		return
 	}
 	gb := t.siteBlock[i]
-	if d, ok := t.indirect[gb]; ok {
-		c.ind = indirectCall{block: gb + 1, sp: uint64(int64(sp)+d) - 8}
+	if ic, ok := t.indirect[gb]; ok {
+		c.ind = indirectCall{block: gb + 1, sp: uint64(int64(sp) + ic.Delta)}
 	}
 }
 

@@ -10,7 +10,7 @@ import "testing"
 // restores the pending call.
 func TestIndirectCalls(t *testing.T) {
 	tab := blockTable(t)
-	tab.SetIndirectCalls(map[int32]int64{0: 0})
+	tab.SetIndirectCalls(map[int32]IndirectCall{0: {Delta: -8}})
 	site := func(addr uint64) int {
 		i, ok := tab.Index(addr)
 		if !ok {
@@ -55,7 +55,7 @@ func TestIndirectCalls(t *testing.T) {
 // the entry's stack pointer, and does not end the call.
 func TestIndirectCallsGoCheck(t *testing.T) {
 	tab := blockTable(t)
-	tab.SetIndirectCalls(map[int32]int64{0: 0})
+	tab.SetIndirectCalls(map[int32]IndirectCall{0: {Delta: -8}})
 	check, _ := tab.Index(0x2000)
 	entry, _ := tab.Index(0x2006)
 	call, _ := tab.Index(0x1000)
@@ -66,5 +66,26 @@ func TestIndirectCallsGoCheck(t *testing.T) {
 	tab.Hit(&c, entry, sp-8)
 	if n := tab.cnt.Indirect[IndirectArc{Block: 0, Callee: 1}]; n != 1 {
 		t.Errorf("goish entered through its stack check: %d, want 1 (%v)", n, tab.cnt.Indirect)
+	}
+}
+
+// TestIndirectTailJump checks the callee of an indirect tail jump: block
+// 0 of loop stands for a block ending in `pop %rbx; jmp *%rax`, spin's
+// entry for its callee, entered at the block's stack pointer plus the
+// pop (no return address pushed).
+func TestIndirectTailJump(t *testing.T) {
+	tab := blockTable(t)
+	tab.SetIndirectCalls(map[int32]IndirectCall{0: {Delta: 8, Tail: true}})
+	jmp, _ := tab.Index(0x1000)
+	callee, _ := tab.Index(0x4000)
+	arc := IndirectArc{Block: 0, Callee: 2}
+	var c Cursor
+	const sp = 0x7ff000
+	tab.Hit(&c, jmp, sp)
+	tab.Hit(&c, callee, sp-8) // as a call would enter it: not this jump's
+	tab.Hit(&c, jmp, sp)
+	tab.Hit(&c, callee, sp+8)
+	if n := tab.cnt.Indirect[arc]; n != 1 || len(tab.cnt.Indirect) != 1 {
+		t.Errorf("after two jumps, one entered as a jump enters: %v, want %v once", tab.cnt.Indirect, arc)
 	}
 }

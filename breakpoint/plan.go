@@ -149,9 +149,9 @@ type Plan struct {
 
 	Jumps JumpPlan // the in-process engine's plan, with PlanOptions.Jumps
 	// IndirectCalls maps each table-wide block that ends in an indirect
-	// call to how its instructions move the stack pointer before it
-	// (with PlanOptions.Calls).
-	IndirectCalls map[int32]int64
+	// call or tail jump to how it reaches its callee (with
+	// PlanOptions.Calls).
+	IndirectCalls map[int32]IndirectCall
 
 	lineIndex map[LineRef]int32 // index of each LineRef in Lines
 	model     *linemodel.Model  // lines derived from blocks (planlines.go)

@@ -163,13 +163,13 @@ type Table struct {
 	// and AddArcHits; readers take a copy (Counts).
 	cnt *Counts
 
-	siteBlock []int32           // per site: table-wide block index, -1; nil without blocks
-	resume    map[int]bool      // the Resume sites, nil if none
-	blk       *blockGraph       // the flow graphs of the block-counted functions
-	jump      *jumpInfo         // the in-process engine's plan (PlanJumps), nil without
-	indirect  map[int32]int64   // blocks ending in an indirect call (SetIndirectCalls)
-	entries   map[int]EntrySite // by site: dispatches whose entries are counted (entries.go)
-	entryList []EntrySite       // the same, by site
+	siteBlock []int32                // per site: table-wide block index, -1; nil without blocks
+	resume    map[int]bool           // the Resume sites, nil if none
+	blk       *blockGraph            // the flow graphs of the block-counted functions
+	jump      *jumpInfo              // the in-process engine's plan (PlanJumps), nil without
+	indirect  map[int32]IndirectCall // blocks ending in an indirect call or tail jump (SetIndirectCalls)
+	entries   map[int]EntrySite      // by site: dispatches whose entries are counted (entries.go)
+	entryList []EntrySite            // the same, by site
 
 	bias uint64 // runtime address = link-time address + bias
 }
@@ -263,6 +263,20 @@ func containsInt32(s []int32, x int32) bool {
 		}
 	}
 	return false
+}
+
+// FuncSites returns the range [lo, hi) of the sites of site i's function:
+// the sites are in address order, a function's together.
+func (t *Table) FuncSites(i int) (lo, hi int) {
+	fn := t.fn[i]
+	lo, hi = i, i+1
+	for lo > 0 && t.fn[lo-1] == fn {
+		lo--
+	}
+	for hi < len(t.fn) && t.fn[hi] == fn {
+		hi++
+	}
+	return lo, hi
 }
 
 // Len returns the number of sites.

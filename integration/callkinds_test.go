@@ -334,6 +334,54 @@ func TestCallGraphOutCall(t *testing.T) {
 	})
 }
 
+// TestCallGraphTailPointer checks by construction functions that leave
+// through a pointer: at -O2 relay's `return pick[k](x)` is a jmp through
+// memory entering square 3 times and cube 4, and outward's jumps to the
+// C library's abs (not counted) 6 times, called 5 times directly from
+// one site of main, then once through a pointer. Every engine names
+// relay's callees; outward's entries are main's calls only, never its
+// own stale jump's callee; nothing is left to unknown callers. At -O0 the same arcs are
+// calls. The -O2 arcs are marked as jumps (profile.Arc.Jump).
+func TestCallGraphTailPointer(t *testing.T) {
+	want := map[arcPair]uint64{
+		{"main", "relay", pp.ArcDirect}:        7,
+		{"main", "outward", pp.ArcDirect}:      5,
+		{"relay", "square", pp.ArcIndirect}:    3,
+		{"relay", "cube", pp.ArcIndirect}:      4,
+		{"main", "outward", pp.ArcIndirect}:    1,
+		{"outward", "", pp.ArcIndirect}:        6,
+		{"outward", "outward", pp.ArcIndirect}: 0,
+		{"", "square", pp.ArcUnknown}:          0,
+		{"", "cube", pp.ArcUnknown}:            0,
+		{"", "outward", pp.ArcUnknown}:         0,
+		{"", "relay", pp.ArcUnknown}:           0,
+	}
+	wantArcsEverywhere(t, "tailptr.c", "tailptr 792 19\n", want)
+	for _, engine := range engineList() {
+		t.Run("jumps/"+engine, func(t *testing.T) {
+			needs(t)
+			t.Parallel()
+			path := filepath.Join(testdataDir, "callgraph", "tailptr.c")
+			_, p := runArcs(t, buildCFrom(t, path, "-g", "-O2"), "tailptr 792 19\n", "--engine", engine)
+			jumps := 0
+			for _, a := range p.Arcs {
+				if a.Kind != pp.ArcIndirect || a.Count == 0 {
+					continue
+				}
+				if tail := a.Caller != "main"; a.Jump != tail {
+					t.Errorf("arc %+v: Jump %v, want %v (main's is a call, the others' jumps)", a, a.Jump, tail)
+				}
+				if a.Jump {
+					jumps++
+				}
+			}
+			if jumps != 3 {
+				t.Errorf("%d tail jumps' arcs, want relay's 2 and outward's 1", jumps)
+			}
+		})
+	}
+}
+
 // wantArcsEverywhere builds callgraph/src at -O0 and -O2, runs it under
 // every engine (its stdout the native one) and checks the arcs in want.
 func wantArcsEverywhere(t *testing.T, src, stdout string, want map[arcPair]uint64) {

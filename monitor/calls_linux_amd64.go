@@ -27,6 +27,7 @@ type pendCall struct {
 	want uint32
 	sp   uint64
 	ret  uint32
+	tail bool // an indirect tail jump's (jump.TailKey)
 }
 
 // callTrap plays the trampolines' parts at a trap of t at site i of mp,
@@ -42,18 +43,32 @@ func (m *mon) callTrap(t *thread, mp *mapping, i int, rsp uint64) {
 		m.enteredBy(t, mp, e, rsp)
 	}
 	if d, ok := mp.tab.PendDelta(i); ok {
-		m.setPend(t, pendCall{mp: mp, site: i, want: uint32(int32(16) - d), sp: rsp, ret: uint32(mp.tab.PendRet(i))})
+		p := pendCall{mp: mp, site: i, want: jump.EntryDistance(d), sp: rsp, ret: uint32(mp.tab.PendRet(i)), tail: mp.tab.PendTail(i)}
+		if p.tail {
+			// The callee's return address, at its stack pointer.
+			var b [4]byte
+			if n, err := t.mm.mem.ReadMemory(uint64(int64(rsp)+int64(d)), b[:]); err != nil || n != len(b) {
+				return
+			}
+			p.ret = binary.LittleEndian.Uint32(b[:])
+		}
+		m.setPend(t, p)
 	}
 }
 
 // enteredBy counts the pending call of t as the one that entered the
 // function whose entry is site i of mp, when it is (its stack pointer at
-// the entry is rsp), and clears it either way.
+// the entry is rsp, and it is no tail jump of the function's own, which
+// is stale: jump.EntryCheck), and clears it either way.
 //
 // Preconditions: on the tracer thread; t is stopped at the entry (its
 // trampoline's count not taken).
 func (m *mon) enteredBy(t *thread, mp *mapping, i int, rsp uint64) {
-	if p, ok := m.takePend(t); ok && p.mp == mp && uint32(p.sp-(rsp-8)) == p.want && m.returnsTo(t, rsp, p.ret) {
+	p, ok := m.takePend(t)
+	if !ok || p.mp != mp || p.tail && mp.tab.Func(p.site) == mp.tab.Func(i) {
+		return
+	}
+	if uint32(p.sp-(rsp-8)) == p.want && m.returnsTo(t, rsp, p.ret) {
 		mp.tab.AddIndirect(p.site, i, 1)
 	}
 }
@@ -94,11 +109,11 @@ func (m *mon) takePend(t *thread) (pendCall, bool) {
 	if key == 0 {
 		return old, old.mp != nil
 	}
-	mp, i, ok := t.mm.siteOfCounter(uint64(key))
+	mp, i, ok := t.mm.siteOfCounter(jump.KeySite(uint64(key)))
 	if !ok {
 		return pendCall{}, false
 	}
-	return pendCall{mp: mp, site: i, want: uint32(w >> 32), sp: sp, ret: ret}, true
+	return pendCall{mp: mp, site: i, want: uint32(w >> 32), sp: sp, ret: ret, tail: key&jump.TailKey != 0}, true
 }
 
 // setPend records p as t's pending call.
@@ -110,7 +125,11 @@ func (m *mon) setPend(t *thread, p pendCall) {
 	}
 	storeCounter(c.mem, base+jump.PendSPWord, p.sp)
 	storeCounter(c.mem, base+jump.PendRetWord, uint64(p.ret))
-	storeCounter(c.mem, base+jump.PendWord, uint64(p.want)<<32|uint64(p.mp.jmp.counterOf(p.site)))
+	key := uint64(p.mp.jmp.counterOf(p.site))
+	if p.tail {
+		key |= jump.TailKey
+	}
+	storeCounter(c.mem, base+jump.PendWord, uint64(p.want)<<32|key)
 	t.pend = pendCall{}
 }
 
@@ -167,7 +186,7 @@ func (m *mon) foldCalls(mm *space, c *counterMem, mp *mapping) {
 					continue
 				}
 				j.callSeen[at+16*uint64(q)] = n
-				if cm, ci, ok := mm.siteOfCounter(key); ok && cm == mp {
+				if cm, ci, ok := mm.siteOfCounter(jump.KeySite(key)); ok && cm == mp {
 					tab.AddIndirect(ci, e, d)
 				}
 			}
@@ -191,7 +210,7 @@ func (m *mon) callOverflow(t *thread, pc uint64, st *sigStop) bool {
 		return false
 	}
 	m.res.Traps++
-	if cm, ci, ok := t.mm.siteOfCounter(st.regs.Rax & 0xffff_ffff); ok && cm == mp {
+	if cm, ci, ok := t.mm.siteOfCounter(jump.KeySite(st.regs.Rax & 0xffff_ffff)); ok && cm == mp {
 		mp.tab.AddIndirect(ci, i, 1)
 	}
 	m.resume(t, 0)

@@ -79,7 +79,7 @@ func (m *mon) jumpAll(t *thread) {
 		for i := 0; i < tab.Len() && !mm.noJump; {
 			lo, hi := i, i+1
 			if tab.Func(i) >= 0 {
-				lo, hi = funcSites(tab, i)
+				lo, hi = tab.FuncSites(i)
 			}
 			m.jumpRange(t, mp, lo, hi)
 			i = hi

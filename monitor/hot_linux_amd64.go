@@ -37,7 +37,7 @@ func (m *mon) jumpHot(t *thread, mp *mapping, i int) {
 	if img == nil || tab.Func(i) < 0 {
 		return
 	}
-	lo, _ := funcSites(tab, i)
+	lo, _ := tab.FuncSites(i)
 	ahead := !mp.hotDone
 	mp.hotDone = true
 	if ahead && len(img.hot) > 0 {
@@ -49,7 +49,7 @@ func (m *mon) jumpHot(t *thread, mp *mapping, i int) {
 			if k == lo || !m.untriedFunc(mp, k) {
 				continue
 			}
-			_, hi := funcSites(tab, k)
+			_, hi := tab.FuncSites(k)
 			m.jumpRange(t, mp, k, hi)
 			m.res.JumpAhead++
 		}
@@ -63,7 +63,7 @@ func (m *mon) jumpHot(t *thread, mp *mapping, i int) {
 // which keep their own ways of being patched).
 func (m *mon) untriedFunc(mp *mapping, lo int) bool {
 	tab := mp.tab
-	_, hi := funcSites(tab, lo)
+	_, hi := tab.FuncSites(lo)
 	wanted := false
 	for k := lo; k < hi; k++ {
 		if tab.IsNotify(k) || tab.IsResume(k) {

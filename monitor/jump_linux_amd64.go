@@ -199,7 +199,7 @@ func (m *mon) jumpFunction(t *thread, mp *mapping, i int) {
 	if tab.Func(i) < 0 || t.mm.noJump {
 		return
 	}
-	lo, hi := funcSites(mp.tab, i)
+	lo, hi := mp.tab.FuncSites(i)
 	for k := lo; k < hi && !t.mm.noJump; k++ {
 		if k == i || mp.jmp.state[k] != jumpUntried || tab.JumpLen(k) == 0 || tab.Derived(k) || tab.IsNotify(k) {
 			continue
@@ -210,20 +210,6 @@ func (m *mon) jumpFunction(t *thread, mp *mapping, i int) {
 			m.refuseJump(mp, k, reason)
 		}
 	}
-}
-
-// funcSites returns the range of the table's sites in site i's function
-// (the sites are in address order, a function's together).
-func funcSites(tab *breakpoint.Table, i int) (lo, hi int) {
-	fn := tab.Func(i)
-	lo, hi = i, i+1
-	for lo > 0 && tab.Func(lo-1) == fn {
-		lo--
-	}
-	for hi < tab.Len() && tab.Func(hi) == fn {
-		hi++
-	}
-	return lo, hi
 }
 
 // aimExits aims the exits of site i's new trampoline tr at the
@@ -278,7 +264,7 @@ func (m *mon) settleExits(mm *space, mp *mapping, i int) bool {
 	if j == nil || fn < 0 {
 		return true
 	}
-	lo, hi := funcSites(mp.tab, i)
+	lo, hi := mp.tab.FuncSites(i)
 	for k := lo; k < hi; k++ {
 		tr := j.tramp[k]
 		if tr == nil {

@@ -52,6 +52,7 @@ type graphRow struct {
 	name  string // the other end: the caller above, the callee below
 	site  string // the call site's file:line, or its address
 	kind  string
+	jump  bool // an indirect tail jump's (profile.Arc.Jump)
 	count uint64
 	sites int // call instructions summed
 }
@@ -59,7 +60,10 @@ type graphRow struct {
 // graphRows sums the arcs that were taken by the function at their other
 // end (name), their line and kind, and sorts them by count, then name and site.
 func (r *report) graphRows(arcs []profile.Arc, name func(profile.Arc) string) []graphRow {
-	type key struct{ name, site, kind string }
+	type key struct {
+		name, site, kind string
+		jump             bool
+	}
 	sums := map[key]*graphRow{}
 	var out []*graphRow
 	for _, a := range arcs {
@@ -73,10 +77,10 @@ func (r *report) graphRows(arcs []profile.Arc, name func(profile.Arc) string) []
 		case a.Kind != profile.ArcUnknown:
 			site = a.Site.String()
 		}
-		k := key{name(a), site, a.Kind}
+		k := key{name(a), site, a.Kind, a.Jump}
 		g := sums[k]
 		if g == nil {
-			g = &graphRow{name: k.name, site: site, kind: a.Kind}
+			g = &graphRow{name: k.name, site: site, kind: a.Kind, jump: a.Jump}
 			sums[k] = g
 			out = append(out, g)
 		}
@@ -103,11 +107,14 @@ func kindNote(g graphRow) string {
 	case profile.ArcTail:
 		parts = append(parts, "tail call: a jump, returns to the caller's caller")
 	case profile.ArcIndirect:
-		if g.name == IndirectCallee {
-			parts = append(parts, "through a pointer: callees not known")
-		} else {
-			parts = append(parts, "through a pointer")
+		how := "through a pointer"
+		if g.jump {
+			how = "tail call through a pointer: a jump, returns to the caller's caller"
 		}
+		if g.name == IndirectCallee {
+			how += ": callees not known"
+		}
+		parts = append(parts, how)
 	}
 	if g.sites > 1 && g.kind != profile.ArcUnknown {
 		parts = append(parts, strconv.Itoa(g.sites)+" call sites")
@@ -223,6 +230,9 @@ func callSuffix(idx map[siteLine][]profile.Arc, module, file string, line int) s
 			verb = "tail call"
 		case profile.ArcIndirect:
 			verb = "indirect call"
+			if a.Jump {
+				verb = "indirect tail call"
+			}
 		}
 		name := ""
 		if a.Callee != "" {

@@ -65,6 +65,10 @@ type Arc struct {
 	Count uint64 `json:"count"`
 	// Kind is ArcDirect, ArcPLT, ArcTail, ArcIndirect or ArcUnknown.
 	Kind string `json:"kind"`
+	// Jump, for an ArcIndirect arc, says the site is a jump through a
+	// register or memory that leaves its function (a tail call: the
+	// callee returns to the caller's caller), not a call.
+	Jump bool `json:"jump,omitempty"`
 	// Module is the path of the module holding the call site (for
 	// ArcUnknown, the callee's); "" is the profile's executable.
 	Module string `json:"module,omitempty"`

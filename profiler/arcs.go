@@ -81,7 +81,9 @@ func addArcs(p *profile.Profile, m *module, name string) {
 					add(m.indirectArcs(a, fg.FirstBlock+int32(k), entered)...)
 				}
 			case cfg.TermTailCall, cfg.TermCond:
-				add(m.tailArcs(site, fg, k, count)...)
+				for _, a := range m.tailArcs(site, fg, k, count) {
+					add(m.indirectArcs(a, fg.FirstBlock+int32(k), entered)...)
+				}
 			}
 		}
 	}
@@ -168,13 +170,14 @@ func (m *module) indirectArcs(a profile.Arc, gb int32, entered map[int32][]break
 // tailArcs returns the tail calls that leave the function of fg from its
 // block k, which ran count times: a direct jump's (count), a conditional
 // branch's to another function (the count less the fall-through's), an
-// indirect jump's that no jump table explains (count, without a callee).
+// indirect jump's that no jump table explains (count, without a callee:
+// indirectArcs names the callees its entries saw).
 func (m *module) tailArcs(site profile.Arc, fg breakpoint.FuncGraph, k int, count uint64) []profile.Arc {
 	g, c := fg.Graph, m.counts
 	succ := g.Succs(k)
 	first := g.SuccIndex(k)
 	if g.Blocks[k].Term == cfg.TermTailCall && len(succ) == 0 {
-		site.Kind, site.Count = profile.ArcIndirect, count
+		site.Kind, site.Jump, site.Count = profile.ArcIndirect, true, count
 		return []profile.Arc{site}
 	}
 	var out []profile.Arc

@@ -51,6 +51,9 @@ const (
 	// PendRetWord holds, in its low 32 bits, the low half of the return
 	// address the pending call pushes.
 	PendRetWord = 16
+	// ScratchWord holds %rax while a tail jump's trampoline reads the
+	// return address its callee will have (appendPend).
+	ScratchWord = 24
 	// CallWords is the room kept at a slab's start.
 	CallWords = 64
 )
@@ -62,21 +65,38 @@ const (
 	CallSlotLen = 16 * CallSlots
 )
 
-// A Pend has a trampoline record its block's indirect call as pending.
+// A Pend has a trampoline record its block's indirect call, or its
+// indirect tail jump, as pending.
 type Pend struct {
 	Key uint32 // the block's key: the offset of its site's counter
-	// Delta is how the block's instructions before the call move the
-	// stack pointer (a push: -8).
+	// Delta is the callee's stack pointer at its entry less the block's
+	// at its start: the block's pushes and pops before the call or jump,
+	// less 8 for a call's return address.
 	Delta int32
 	// Ret is the low half of the return address the call pushes: the
 	// runtime address of the instruction after it.
 	Ret uint32
+	// Tail says the block leaves by a jump: the callee's return address
+	// is the one at its stack pointer, read when the block starts, and
+	// the key carries TailKey.
+	Tail bool
 }
 
-// distance is the distance an entry check expects from the recorded
-// SP to its own after its push of %rax: the call's return address, the
-// push, less the block's own moves.
-func (p Pend) distance() uint32 { return uint32(int32(16) - p.Delta) }
+// TailKey marks the key of a pending tail jump (a key is a counter's
+// offset, a multiple of 8): an entry of the jump's own function takes it
+// for stale (appendEntryCheck), and the monitor clears it to find the
+// block (KeySite).
+const TailKey = 1
+
+// KeySite returns the counter offset a pending key names.
+func KeySite(key uint64) uint64 { return key &^ TailKey }
+
+// EntryDistance returns the distance an entry check expects from a
+// pending call's recorded SP to its own after its push of %rax, for a
+// block whose callee has delta (Pend.Delta): the push, less delta.
+func EntryDistance(delta int32) uint32 { return uint32(int32(8) - delta) }
+
+func (p Pend) distance() uint32 { return EntryDistance(p.Delta) }
 
 // appendPend appends the pending call's stores, which write no flag:
 //
@@ -85,8 +105,18 @@ func (p Pend) distance() uint32 { return uint32(int32(16) - p.Delta) }
 //	movl $ret, %gs:PendRetWord    65 c7 04 25 disp32 imm32
 //	movl $key, %gs:PendWord       65 c7 04 25 disp32 imm32
 //
+// For a tail jump the return address is read from the stack instead,
+// the stack pointer left where it is (a thread between the four is
+// stepped on to the key's store):
+//
+//	mov  %rax, %gs:ScratchWord    65 48 89 04 25 disp32
+//	mov  delta(%rsp), %eax        8b 84 24 disp32
+//	mov  %eax, %gs:PendRetWord    65 89 04 25 disp32
+//	mov  %gs:ScratchWord, %rax    65 48 8b 04 25 disp32
+//
 // The key last: an entry that runs in between (a signal handler's) sees
-// no pending call, or one whose SP is not its caller's.
+// no pending call, or one whose SP is not its caller's. It returns the
+// offsets of the stores a thread may be put back from (Counted).
 func appendPend(c []byte, p Pend) ([]byte, []int) {
 	var at []int
 	at = append(at, len(c))
@@ -97,13 +127,26 @@ func appendPend(c []byte, p Pend) ([]byte, []int) {
 	c = append(c, 0x65, 0x48, 0x89, 0x24, 0x25)
 	c = binary.LittleEndian.AppendUint32(c, PendSPWord)
 	at = append(at, len(c))
-	c = append(c, 0x65, 0xc7, 0x04, 0x25)
-	c = binary.LittleEndian.AppendUint32(c, PendRetWord)
-	c = binary.LittleEndian.AppendUint32(c, p.Ret)
+	key := p.Key
+	if p.Tail {
+		key |= TailKey
+		c = append(c, 0x65, 0x48, 0x89, 0x04, 0x25) // mov %rax, %gs:ScratchWord
+		c = binary.LittleEndian.AppendUint32(c, ScratchWord)
+		c = append(c, 0x8b, 0x84, 0x24) // mov delta(%rsp), %eax
+		c = binary.LittleEndian.AppendUint32(c, uint32(p.Delta))
+		c = append(c, 0x65, 0x89, 0x04, 0x25) // mov %eax, %gs:PendRetWord
+		c = binary.LittleEndian.AppendUint32(c, PendRetWord)
+		c = append(c, 0x65, 0x48, 0x8b, 0x04, 0x25) // mov %gs:ScratchWord, %rax
+		c = binary.LittleEndian.AppendUint32(c, ScratchWord)
+	} else {
+		c = append(c, 0x65, 0xc7, 0x04, 0x25)
+		c = binary.LittleEndian.AppendUint32(c, PendRetWord)
+		c = binary.LittleEndian.AppendUint32(c, p.Ret)
+	}
 	at = append(at, len(c))
 	c = append(c, 0x65, 0xc7, 0x04, 0x25)
 	c = binary.LittleEndian.AppendUint32(c, PendWord)
-	c = binary.LittleEndian.AppendUint32(c, p.Key)
+	c = binary.LittleEndian.AppendUint32(c, key)
 	return c, at
 }
 
@@ -112,6 +155,12 @@ func appendPend(c []byte, p Pend) ([]byte, []int) {
 // bytes).
 type EntryCheck struct {
 	Slots uint32
+	// Lo and Hi bound the keys of the entry's own function's blocks
+	// ([Lo, Hi)): a tail jump pending from one of them is stale (the
+	// callee it jumped to was not counted and has returned to the
+	// function's caller, which calls the function again), and the check
+	// clears it uncounted.
+	Lo, Hi uint32
 }
 
 // appendEntryCheck appends the entry check and returns, by offset from
@@ -129,6 +178,13 @@ type EntryCheck struct {
 //	    cmp  %gs:PendRetWord, %eax     the call's?
 //	    jne  clear
 //	    mov  %gs:PendWord, %eax        the key
+//	    test $TailKey, %al             a tail jump's
+//	    jz   mine
+//	    cmp  $LO, %eax                 from a block of this function?
+//	    jb   mine
+//	    cmp  $HI, %eax
+//	    jb   clear                     stale: not counted
+//	mine:
 //	    push %rcx
 //	    mov  $SLOTS, %ecx
 //	next:
@@ -200,6 +256,24 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind, int) {
 	gsAbs(0x8b, 0x04, 0x25) // mov %gs:PendWord, %eax
 	u32(PendWord)
 	at(rax)
+	c = append(c, 0xa8, TailKey) // test $TailKey, %al
+	at(rax)
+	c = append(c, 0x74, 0) // jz mine
+	jzMine := len(c) - 1
+	at(rax)
+	c = append(c, 0x3d) // cmp $LO, %eax
+	u32(e.Lo)
+	at(rax)
+	c = append(c, 0x72, 0) // jb mine
+	jbMine := len(c) - 1
+	at(rax)
+	c = append(c, 0x3d) // cmp $HI, %eax
+	u32(e.Hi)
+	at(rax)
+	c = append(c, 0x72, 0) // jb clear
+	jbStale := len(c) - 1
+	at(rax)
+	mine := len(c)
 	c = append(c, 0x51) // push %rcx
 	at(both)
 	c = append(c, 0xb9) // mov $SLOTS, %ecx
@@ -245,6 +319,9 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind, int) {
 	rel(jeDone, done)
 	rel(jneClear, clear)
 	rel(jneRet, clear)
+	rel(jzMine, mine)
+	rel(jbMine, mine)
+	rel(jbStale, clear)
 	rel(jeHit, hit)
 	rel(jeTake, take)
 	rel(jmpPop, pop)

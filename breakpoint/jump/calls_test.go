@@ -1,6 +1,7 @@
 package jump
 
 import (
+	"encoding/binary"
 	"slices"
 	"testing"
 
@@ -116,13 +117,19 @@ func TestTrampolineCallPoints(t *testing.T) {
 	}
 }
 
-// TestPendDistance checks the distance an entry expects: the return
-// address and the check's own push, less the block's pushes.
+// TestPendDistance checks the distance an entry expects: the check's own
+// push, less the callee's stack pointer's delta from the block's start
+// (Pend.Delta): for a call, the block's moves less the return address.
 func TestPendDistance(t *testing.T) {
 	for _, tc := range []struct {
 		delta int32
 		want  uint32
-	}{{0, 16}, {-8, 24}, {8, 8}} {
+	}{
+		{-8, 16},  // a call, nothing pushed before it
+		{-16, 24}, // a call after a push
+		{0, 8},    // a call after a pop; a tail jump, nothing moved
+		{8, 0},    // a tail jump after a pop
+	} {
 		if got := (Pend{Delta: tc.delta}).distance(); got != tc.want {
 			t.Errorf("delta %d: %d, want %d", tc.delta, got, tc.want)
 		}
@@ -154,5 +161,47 @@ func TestEntryCheckDepth(t *testing.T) {
 	}
 	if PrologueEntryCheck.Pushed(len(c)) != 0 || PrologueNone.Pushed(12) != 0 || PrologueKeepFlags.Pushed(6) != redZone+8 {
 		t.Error("outside the prologue, or the plain update, something pushed; or the keeping update's push not seen")
+	}
+}
+
+// TestTrampolineTailPend builds the trampoline of a block that leaves by
+// a jump through a pointer after a pop (Delta 8): its pending key carries
+// TailKey, the return address is read from 8(%rsp) into PendRetWord
+// through %rax saved in ScratchWord, the stack pointer never moves, and
+// a thread between those four instructions is stepped on (Inside).
+func TestTrampolineTailPend(t *testing.T) {
+	code := []byte{0x5b, 0x48, 0x89, 0xc3, 0x90} // pop %rbx; mov %rax,%rbx; nop: the block's first bytes
+	const addr, at = 0x401000, 0x501000
+	js := Site{Len: len(code), FlagsDead: true, Pend: &Pend{Key: 0x48, Delta: 8, Tail: true}}
+	tr, err := BuildTrampoline(code, addr, at, js, 0x40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr.pendAt) != 4 {
+		t.Fatalf("stores at %v, want 4", tr.pendAt)
+	}
+	var ops []x86asm.Op
+	for off := tr.pendAt[2]; off < tr.pendAt[3]; {
+		inst, err := x86asm.Decode(tr.Code[off:], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if off > tr.pendAt[2] {
+			if _, p := tr.Where(at + uint64(off)); p != Inside {
+				t.Errorf("offset %d inside the return address's read: %v, want Inside", off, p)
+			}
+		}
+		ops = append(ops, inst.Op)
+		if mem, ok := inst.Args[1].(x86asm.Mem); ok && mem.Base == x86asm.RSP && mem.Disp != 8 {
+			t.Errorf("%v: reads %d(%%rsp), want 8(%%rsp)", inst, mem.Disp)
+		}
+		off += inst.Len
+	}
+	if !slices.Equal(ops, []x86asm.Op{x86asm.MOV, x86asm.MOV, x86asm.MOV, x86asm.MOV}) {
+		t.Errorf("the return address's read: %v, want four movs", ops)
+	}
+	key := binary.LittleEndian.Uint32(tr.Code[tr.pendAt[3]+8:])
+	if key != 0x48|TailKey || KeySite(uint64(key)) != 0x48 {
+		t.Errorf("pending key %#x, want %#x with TailKey", key, 0x48)
 	}
 }
