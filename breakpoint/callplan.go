@@ -188,6 +188,17 @@ func (t *Table) listEntries(taken func(fn int32) bool) {
 	}
 }
 
+// SetCallTraps says whether the entry checks of t's trampolines stop at
+// an int3 for the monitor to count a caller that finds the entry's call
+// slots taken (jump.EntryCheck.Trap); without, such calls are among the
+// callers unknown. A process that is to run without system-call stops
+// (an eager attach) must have none: the int3 would be a forced SIGTRAP.
+// Set it before the views of t are made (At).
+func (t *Table) SetCallTraps(on bool) { t.callTraps = on }
+
+// CallTraps reports what SetCallTraps set.
+func (t *Table) CallTraps() bool { return t.callTraps }
+
 // TracksCalls reports whether the in-process engine counts the callees of
 // t's indirect calls in the target.
 func (t *Table) TracksCalls() bool { return t.jump != nil && t.jump.calls != nil }
@@ -264,7 +275,7 @@ func (t *Table) callSite(i int, counter uint32) (*jump.Pend, *jump.EntryCheck) {
 	if k, ok := t.jump.calls.slot[i]; ok {
 		base := counter - 8*uint32(i) + 8*uint32(t.Len()+t.ArcCounters())
 		lo, hi := t.FuncSites(i)
-		entry = &jump.EntryCheck{Slots: base + uint32(k*jump.CallSlotLen), Lo: counter - 8*uint32(i-lo), Hi: counter + 8*uint32(hi-i)}
+		entry = &jump.EntryCheck{Slots: base + uint32(k*jump.CallSlotLen), Lo: counter - 8*uint32(i-lo), Hi: counter + 8*uint32(hi-i), Trap: t.callTraps}
 	}
 	return pend, entry
 }

@@ -171,7 +171,8 @@ type Table struct {
 	entries   map[int]EntrySite      // by site: dispatches whose entries are counted (entries.go)
 	entryList []EntrySite            // the same, by site
 
-	bias uint64 // runtime address = link-time address + bias
+	bias      uint64 // runtime address = link-time address + bias
+	callTraps bool   // entry checks trap past their slots (SetCallTraps)
 }
 
 // NewTable builds a table from specs. Specs at the same address are merged

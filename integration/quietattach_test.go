@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -18,8 +19,15 @@ import (
 // notification (a gate, no int3) and counted exactly, as in a child it
 // forks (whose copy of the gate stops it for patchprof, not for good), the program's
 // SIGTRAP state is as it set it throughout, and the detach leaves it as
-// it was.
+// it was. With --calls too: the entry checks of an attach never trap
+// (breakpoint.Table.SetCallTraps).
 func TestAttachQuiet(t *testing.T) {
+	for _, flags := range [][]string{{"--funcs"}, {"--funcs", "--calls"}} {
+		t.Run(strings.Join(flags, " "), func(t *testing.T) { attachQuiet(t, flags) })
+	}
+}
+
+func attachQuiet(t *testing.T, flags []string) {
 	mustHaveCC(t)
 	mustHavePtrace(t)
 	mustHaveCLI(t)
@@ -52,7 +60,7 @@ func TestAttachQuiet(t *testing.T) {
 	ask("300", "done 300 300") // before the attach: not counted
 
 	save := filepath.Join(t.TempDir(), "p.json")
-	pp, esc := startAttached(t, "-v", "--save", save, "--funcs", "-p", strconv.Itoa(pid))
+	pp, esc := startAttached(t, append(append([]string{"-v", "--save", save}, flags...), "-p", strconv.Itoa(pid))...)
 	ask("2000", "done 2000 2300")
 	ask("load", "loaded 9900")
 	ask("fork", "forked exited=0") // the child's copy of the gate: its SIGSTOP is ours

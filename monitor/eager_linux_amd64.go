@@ -141,11 +141,11 @@ func (m *mon) jumpWanted(mp *mapping, k int) bool {
 }
 
 // noTraps reports whether no int3 of ours is left planted in mm: every
-// armed site took its jump patch, and no trampoline checks the calls
-// that enter it (whose int3 counts a caller past the entry's slots,
-// jump.Trampoline.CallOverflow). Then no trap of ours can fire in its
-// threads, and nothing the system calls change matters to the monitor's
-// signal bookkeeping.
+// armed site took its jump patch, and no entry check stops at an int3
+// for a caller past the entry's slots (breakpoint.Table.SetCallTraps:
+// an attach's have none). Then no trap of ours can fire in its threads,
+// and nothing the system calls change matters to the monitor's signal
+// bookkeeping.
 func (mm *space) noTraps() bool {
 	if mm.noJump {
 		return false
@@ -154,7 +154,7 @@ func (mm *space) noTraps() bool {
 		if mp.tab == nil {
 			continue
 		}
-		if len(mp.tab.CallEntries()) > 0 {
+		if mp.tab.CallTraps() && len(mp.tab.CallEntries()) > 0 {
 			return false
 		}
 		for i := 0; i < mp.tab.Len(); i++ {

@@ -44,10 +44,14 @@ type module struct {
 // A selection says what to count in every module; its image method is the
 // monitor's Options.Images.
 type selection struct {
-	lines, funcs, std      bool
-	blocks                 bool // --blocks: block and edge counts (blocks.go)
-	calls                  bool // --calls: the call graph (arcs.go)
-	jump                   bool // the in-process engine: plan its jump sites
+	lines, funcs, std bool
+	blocks            bool // --blocks: block and edge counts (blocks.go)
+	calls             bool // --calls: the call graph (arcs.go)
+	jump              bool // the in-process engine: plan its jump sites
+	// callTraps: the entry checks trap for the callers past their slots
+	// (breakpoint.Table.SetCallTraps); not under an attach, which is to
+	// run without system-call stops.
+	callTraps              bool
 	funcFilter, fileFilter func(string) bool
 	// libs are the --lib patterns: when set, exactly the libraries whose
 	// path or base name matches one of them are profiled (system libraries
@@ -192,6 +196,7 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	popt.Notify = notify
 	popt.Jumps = s.jump
 	plan := breakpoint.NewPlan(sym, lt, popt)
+	plan.Table.SetCallTraps(s.callTraps)
 	counted := want && plan.Table.Len() > len(notify)
 	if plan.Table.Len() == 0 {
 		plan.Wait()

@@ -122,7 +122,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	cfg.defaults()
 	sel := &selection{lines: cfg.Lines, funcs: cfg.Funcs, std: cfg.Std, blocks: cfg.Blocks, calls: cfg.Calls,
 		funcFilter: cfg.FuncFilter, fileFilter: cfg.FileFilter, libs: cfg.Libs, source: cfg.Source,
-		jump: cfg.Engine == monitor.EngineJump, cache: openCache(cfg)}
+		jump: cfg.Engine == monitor.EngineJump, cache: openCache(cfg), callTraps: t.Attach == 0}
 	read := t.Path
 	if t.Read != "" {
 		read = t.Read
@@ -161,6 +161,7 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 	}
 	popt.Jumps = sel.jump
 	plan := breakpoint.NewPlan(sym, lt, popt)
+	plan.Table.SetCallTraps(sel.callTraps)
 	// Nothing selected in a dynamically linked program may still select code
 	// in its libraries, loaded at start or later (like gdb's pending
 	// breakpoints); a static one has nowhere else to look.

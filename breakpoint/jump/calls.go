@@ -23,7 +23,10 @@ import (
 //     address is the call's, counts the call in its function's slots: CallSlots pairs (caller key, count),
 //     a slot taken by the first key that needs it; a key that finds all
 //     slots taken stops the thread at an int3 with the key in %eax, and
-//     the monitor counts the call (Trampoline.CallOverflow).
+//     the monitor counts the call (EntryCheck.Trap,
+//     Trampoline.CallOverflow), or, in a process that runs without
+//     system-call stops (where an int3 would be a forced SIGTRAP), adds
+//     it to an overflow word, among the callers unknown.
 //
 // The distance rules out what runs between the two deeper or shallower
 // than the call: a signal handler, or code outside the counted modules
@@ -59,10 +62,11 @@ const (
 )
 
 // CallSlots is how many distinct callers' counts one function's entry keeps
-// per thread; CallSlotLen the bytes of a function's slots.
+// per thread; CallSlotLen the bytes of a function's slots with the
+// overflow word.
 const (
 	CallSlots   = 16
-	CallSlotLen = 16 * CallSlots
+	CallSlotLen = 16*CallSlots + 8
 )
 
 // A Pend has a trampoline record its block's indirect call, or its
@@ -161,11 +165,16 @@ type EntryCheck struct {
 	// function's caller, which calls the function again), and the check
 	// clears it uncounted.
 	Lo, Hi uint32
+	// Trap stops the thread at an int3 when the calling key finds every
+	// slot taken, for the monitor to count it (Trampoline.CallOverflow);
+	// without, the call goes to the overflow word after the slots.
+	Trap bool
 }
 
 // appendEntryCheck appends the entry check and returns, by offset from
 // the check's start, the Rewind of each instruction after its first up to
-// the count, and the offset after its int3 (Trampoline.CallOverflow):
+// the count, and the offset after its int3 (Trampoline.CallOverflow; 0
+// without EntryCheck.Trap, where an overflow word takes the call):
 //
 //	    cmpl $0, %gs:PendWord          no call pending: on to the count
 //	    je   done
@@ -196,6 +205,8 @@ type EntryCheck struct {
 //	    cmp  $SLOTS+16*CallSlots, %ecx
 //	    jb   next
 //	    int3                           all taken: the monitor counts it
+//	                                   (addq $1, %gs:(%rcx) without Trap:
+//	                                   the overflow word)
 //	    jmp  pop
 //	take:
 //	    mov  %rax, %gs:(%rcx)
@@ -297,8 +308,13 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind, int) {
 	at(both)
 	c = append(c, 0x72, byte(int8(next-(len(c)+2)))) // jb next
 	at(both)
-	c = append(c, 0xcc) // int3: the monitor counts the call
-	overflow := len(c) - start
+	overflow := 0
+	if e.Trap {
+		c = append(c, 0xcc) // int3: the monitor counts the call
+		overflow = len(c) - start
+	} else {
+		gsAbs(0x48, 0x83, 0x01, 0x01) // addq $1, %gs:(%rcx)
+	}
 	c = append(c, 0xeb, 0) // jmp pop (counted: no Rewind)
 	jmpPop := len(c) - 1
 	take := len(c)

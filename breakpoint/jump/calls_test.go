@@ -17,11 +17,20 @@ import (
 // the check stops at when every slot is taken, uncounted, has its Rewind;
 // the offset after it is the overflow's jmp.
 func TestEntryCheckDecodes(t *testing.T) {
-	c, rw, overflow := appendEntryCheck(nil, EntryCheck{Slots: 0x1000})
-	if overflow < 1 || overflow >= len(c) || c[overflow-1] != 0xcc || c[overflow] != 0xeb {
+	for _, trap := range []bool{false, true} {
+		entryCheckDecodes(t, trap)
+	}
+}
+
+func entryCheckDecodes(t *testing.T, trap bool) {
+	c, rw, overflow := appendEntryCheck(nil, EntryCheck{Slots: 0x1000, Trap: trap})
+	if !trap && overflow != 0 {
+		t.Errorf("without Trap: an int3 at %d", overflow-1)
+	}
+	if trap && (overflow < 1 || overflow >= len(c) || c[overflow-1] != 0xcc || c[overflow] != 0xeb) {
 		t.Fatalf("overflow at %d: want just past an int3, at a jmp", overflow)
 	}
-	if r, ok := rw[overflow-1]; !ok || len(r.Saved) != 2 {
+	if r, ok := rw[overflow-1]; trap && (!ok || len(r.Saved) != 2) {
 		t.Errorf("the overflow's int3: Rewind %+v %v, want %%rcx and %%rax saved", r, ok)
 	}
 	starts := map[int]bool{len(c): true}
@@ -82,7 +91,7 @@ func TestEntryCheckDecodes(t *testing.T) {
 func TestTrampolineCallPoints(t *testing.T) {
 	code := []byte{0x55, 0x48, 0x89, 0xe5, 0x48, 0x83, 0xec, 0x10} // push %rbp; mov %rsp,%rbp; sub $16,%rsp
 	const addr, at = 0x401000, 0x501000
-	js := Site{Len: 8, FlagsDead: true, Entry: &EntryCheck{Slots: 0x2000}, Pend: &Pend{Key: 0x48, Delta: -8}}
+	js := Site{Len: 8, FlagsDead: true, Entry: &EntryCheck{Slots: 0x2000, Trap: true}, Pend: &Pend{Key: 0x48, Delta: -8}}
 	tr, err := BuildTrampoline(code, addr, at, js, 0x40)
 	if err != nil {
 		t.Fatal(err)
