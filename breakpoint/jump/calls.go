@@ -312,6 +312,9 @@ func appendEntryCheck(c []byte, e EntryCheck) ([]byte, map[int]Rewind, int) {
 	if e.Trap {
 		c = append(c, 0xcc) // int3: the monitor counts the call
 		overflow = len(c) - start
+		// nopl 0(%rax): the check as long as with the add, so that
+		// its pushes by offset (Prologue.Pushed) are the same.
+		c = append(c, 0x0f, 0x1f, 0x40, 0x00)
 	} else {
 		gsAbs(0x48, 0x83, 0x01, 0x01) // addq $1, %gs:(%rcx)
 	}

@@ -27,8 +27,11 @@ func entryCheckDecodes(t *testing.T, trap bool) {
 	if !trap && overflow != 0 {
 		t.Errorf("without Trap: an int3 at %d", overflow-1)
 	}
-	if trap && (overflow < 1 || overflow >= len(c) || c[overflow-1] != 0xcc || c[overflow] != 0xeb) {
-		t.Fatalf("overflow at %d: want just past an int3, at a jmp", overflow)
+	if trap && (overflow < 1 || overflow >= len(c) || c[overflow-1] != 0xcc || c[overflow] != 0x0f) {
+		t.Fatalf("overflow at %d: want just past an int3, at a nop", overflow)
+	}
+	if plain, _, _ := appendEntryCheck(nil, EntryCheck{Slots: 0x1000}); len(plain) != len(c) {
+		t.Errorf("the check is %d bytes with Trap, %d without: Prologue.Pushed reads one layout", len(c), len(plain))
 	}
 	if r, ok := rw[overflow-1]; trap && (!ok || len(r.Saved) != 2) {
 		t.Errorf("the overflow's int3: Rewind %+v %v, want %%rcx and %%rax saved", r, ok)
@@ -64,7 +67,11 @@ func entryCheckDecodes(t *testing.T, trap bool) {
 	if depth != 0 {
 		t.Errorf("pushes and pops leave %d words", depth)
 	}
-	if !slices.Equal(stepped, []x86asm.Op{x86asm.JMP, x86asm.POP, x86asm.MOV, x86asm.POP}) {
+	want := []x86asm.Op{x86asm.JMP, x86asm.POP, x86asm.MOV, x86asm.POP}
+	if trap {
+		want = append([]x86asm.Op{x86asm.NOP}, want...)
+	}
+	if !slices.Equal(stepped, want) {
 		t.Errorf("instructions without a Rewind: %v, want the overflow's jmp, pop, the clearing mov, pop", stepped)
 	}
 	for off := range rw {
