@@ -46,11 +46,11 @@ func (m *mon) callTrap(t *thread, mp *mapping, i int, rsp uint64) {
 		p := pendCall{mp: mp, site: i, want: jump.EntryDistance(d), sp: rsp, ret: uint32(mp.tab.PendRet(i)), tail: mp.tab.PendTail(i)}
 		if p.tail {
 			// The callee's return address, at its stack pointer.
-			var b [4]byte
-			if n, err := t.mm.mem.ReadMemory(uint64(int64(rsp)+int64(d)), b[:]); err != nil || n != len(b) {
+			ret, ok := m.lowWord(t, uint64(int64(rsp)+int64(d)))
+			if !ok {
 				return
 			}
-			p.ret = binary.LittleEndian.Uint32(b[:])
+			p.ret = ret
 		}
 		m.setPend(t, p)
 	}
@@ -77,9 +77,16 @@ func (m *mon) enteredBy(t *thread, mp *mapping, i int, rsp uint64) {
 // at a function's entry, has ret as its low half: the entry was made by
 // the pending call, not by another at the same depth.
 func (m *mon) returnsTo(t *thread, rsp uint64, ret uint32) bool {
+	w, ok := m.lowWord(t, rsp)
+	return ok && w == ret
+}
+
+// lowWord returns the low half of the return address at addr in t's
+// process: what the pending words compare.
+func (m *mon) lowWord(t *thread, addr uint64) (uint32, bool) {
 	var b [4]byte
-	n, err := t.mm.mem.ReadMemory(rsp, b[:])
-	return err == nil && n == len(b) && binary.LittleEndian.Uint32(b[:]) == ret
+	n, err := t.mm.mem.ReadMemory(addr, b[:])
+	return binary.LittleEndian.Uint32(b[:]), err == nil && n == len(b)
 }
 
 // slabWords returns the offset of t's slab in its space's counter memory,
