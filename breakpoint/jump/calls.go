@@ -120,9 +120,12 @@ func (p Pend) distance() uint32 { return EntryDistance(p.Delta) }
 //
 // The key last: an entry that runs in between (a signal handler's) sees
 // no pending call, or one whose SP is not its caller's. It returns the
-// offsets of the stores a thread may be put back from (Counted).
-func appendPend(c []byte, p Pend) ([]byte, []int) {
+// offsets of the stores a thread may be put back from (Counted), and
+// the offset of the return address's imm32 (an absolute address of the
+// original code's low half), -1 for a tail jump's.
+func appendPend(c []byte, p Pend) ([]byte, []int, int) {
 	var at []int
+	ret := -1
 	at = append(at, len(c))
 	c = append(c, 0x65, 0xc7, 0x04, 0x25)
 	c = binary.LittleEndian.AppendUint32(c, PendWord+4)
@@ -145,13 +148,14 @@ func appendPend(c []byte, p Pend) ([]byte, []int) {
 	} else {
 		c = append(c, 0x65, 0xc7, 0x04, 0x25)
 		c = binary.LittleEndian.AppendUint32(c, PendRetWord)
+		ret = len(c)
 		c = binary.LittleEndian.AppendUint32(c, p.Ret)
 	}
 	at = append(at, len(c))
 	c = append(c, 0x65, 0xc7, 0x04, 0x25)
 	c = binary.LittleEndian.AppendUint32(c, PendWord)
 	c = binary.LittleEndian.AppendUint32(c, key)
-	return c, at
+	return c, at, ret
 }
 
 // An EntryCheck has a function entry's trampoline count the pending call

@@ -55,4 +55,6 @@
 //	              Stop; LoopDepth, the guess at which blocks run most
 //	grow.go       Growth: whether one more derived block keeps a flow
 //	              solvable, by union-find
+//	moved.go      Template, MovedTo: a trampoline moved to another
+//	              process of its program, its absolute words shifted
 package jump

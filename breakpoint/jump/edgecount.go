@@ -146,6 +146,7 @@ func countTableArcs(d *relocate.Displaced, ecs []EdgeCount) (*relocate.Displaced
 	}
 	c = append(c, d.Code...)
 	for _, ec := range ecs {
+		nd.Abs = append(nd.Abs, relocate.AbsWord{Lo: len(c), Wide: true})
 		c = binary.LittleEndian.AppendUint64(c, ec.Table)
 	}
 	nd.ResumePoints = append(nd.ResumePoints, relocate.ResumePoint{Off: uint8(jmpAt), To: d.Addr})

@@ -80,6 +80,9 @@ type Trampoline struct {
 	addrs    []uint64 // its original address
 	last     *relocate.Displaced
 	exits    []Exit
+	// abs are the places of Code that hold absolute addresses of the
+	// original code (MovedTo shifts them).
+	abs []relocate.AbsWord
 }
 
 // An Exit is a jump of a trampoline back to original code: its rel32
@@ -170,7 +173,11 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 		c = appendCounter(c, counter)
 	}
 	if js.Pend != nil {
-		c, tr.pendAt = appendPend(c, *js.Pend)
+		var ret int
+		c, tr.pendAt, ret = appendPend(c, *js.Pend)
+		if ret >= 0 {
+			tr.abs = append(tr.abs, relocate.AbsWord{Lo: ret})
+		}
 	}
 	if js.TableEntry != nil {
 		if js.Gate || js.KeepFlags {
@@ -221,6 +228,13 @@ func BuildTrampoline(code []byte, addr, at uint64, js Site, counter uint32) (*Tr
 			if int(x.Off) < len(body) { // not the jump back dropped above
 				tr.exits = append(tr.exits, Exit{At: at + uint64(len(c)) + uint64(x.Off), To: x.To})
 			}
+		}
+		for _, w := range d.Abs {
+			w.Lo += len(c)
+			if w.Hi != 0 {
+				w.Hi += len(c)
+			}
+			tr.abs = append(tr.abs, w)
 		}
 		tr.starts = append(tr.starts, len(c))
 		tr.addrs = append(tr.addrs, pc)

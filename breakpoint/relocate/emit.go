@@ -55,9 +55,11 @@ func (e *emitter) jmp(target uint64) {
 func (e *emitter) pushReturn(ret uint64) {
 	e.mark(e.d.Addr)
 	e.bytes(0xC7, 0x44, 0x24, 0xF8) // mov dword [rsp-8], imm32
+	lo := len(e.d.Code)
 	e.d.Code = binary.LittleEndian.AppendUint32(e.d.Code, uint32(ret))
 	e.mark(e.d.Addr)
 	e.bytes(0xC7, 0x44, 0x24, 0xFC) // mov dword [rsp-4], imm32
+	e.d.Abs = append(e.d.Abs, AbsWord{Lo: lo, Hi: len(e.d.Code)})
 	e.d.Code = binary.LittleEndian.AppendUint32(e.d.Code, uint32(ret>>32))
 	e.mark(e.d.Addr)
 	e.bytes(0x48, 0x8D, 0x64, 0x24, 0xF8) // lea rsp, [rsp-8]

@@ -1,6 +1,7 @@
 package relocate
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -160,6 +161,34 @@ type Displaced struct {
 	// code: a trampoline's way back, which the monitor may aim at the
 	// trampoline of the site there instead (breakpoint's Trampoline.Exits).
 	Exits []Exit
+	// Abs are the places of Code that hold an absolute address of the
+	// original code (an emulated call's return address). Everything
+	// else in Code depends on Addr and Slot only through Slot-Addr.
+	Abs []AbsWord
+}
+
+// An AbsWord is an absolute address of the original code held in a
+// slot's code: its low 32 bits at Lo, and its high 32 bits at Hi when
+// Hi is not 0 (a 64-bit address written as two imm32), or, with Wide,
+// all 64 bits at Lo.
+type AbsWord struct {
+	Lo, Hi int
+	Wide   bool
+}
+
+// Shift adds d to the address w holds in code.
+func (w AbsWord) Shift(code []byte, d uint64) {
+	switch {
+	case w.Wide:
+		binary.LittleEndian.PutUint64(code[w.Lo:], binary.LittleEndian.Uint64(code[w.Lo:])+d)
+	case w.Hi != 0:
+		v := uint64(binary.LittleEndian.Uint32(code[w.Lo:])) | uint64(binary.LittleEndian.Uint32(code[w.Hi:]))<<32
+		v += d
+		binary.LittleEndian.PutUint32(code[w.Lo:], uint32(v))
+		binary.LittleEndian.PutUint32(code[w.Hi:], uint32(v>>32))
+	default:
+		binary.LittleEndian.PutUint32(code[w.Lo:], binary.LittleEndian.Uint32(code[w.Lo:])+uint32(d))
+	}
 }
 
 // An Exit is a rel32 displacement at offset Off of a slot's code whose
