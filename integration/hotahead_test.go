@@ -55,6 +55,12 @@ func TestHotAhead(t *testing.T) {
 			if ahead < 9*len(hotCalls) {
 				t.Errorf("%s: %d functions patched ahead, want at least %d (main and its callees in the nine later processes); notes %q", res.cmdline, ahead, 9*len(hotCalls), p.Notes)
 			}
+			// The later processes move the first one's trampolines, at
+			// least one a function of hotCalls each, and count as exactly
+			// (above, and against the classic engine below).
+			if moved := movedTrampolines(p); moved < 9*len(hotCalls) {
+				t.Errorf("%s: %d trampolines moved from an earlier process, want at least %d; notes %q", res.cmdline, moved, 9*len(hotCalls), p.Notes)
+			}
 		}
 		profs = append(profs, p)
 	}
@@ -84,4 +90,16 @@ func trapsAhead(t *testing.T, p *profile) (traps, ahead int) {
 		t.Fatalf("no note of the in-process engine in %q", p.Notes)
 	}
 	return traps, ahead
+}
+
+// movedTrampolines returns how many trampolines an in-process engine's
+// run moved from an earlier process of their program, from its notes.
+func movedTrampolines(p *profile) int {
+	for _, n := range p.Notes {
+		var k int
+		if _, err := fmt.Sscanf(n, "in-process engine: %d trampolines were moved", &k); err == nil {
+			return k
+		}
+	}
+	return 0
 }

@@ -427,11 +427,21 @@ func (m *mon) buildJump(t *thread, mp *mapping, i int) (*jump.Trampoline, []int,
 	arcs, ecs := mp.arcCounters(i)
 	tr, err := mp.prebuilt(i, code[:n], ecs)
 	if tr == nil && err == nil {
+		if tr = mp.Image.movedJump(i, code[:n], addr, j.place(i), j.counterOf(i), ecs); tr != nil && !j.fits(i, tr) {
+			tr = nil
+		} else if tr != nil {
+			m.res.JumpMoved++
+		}
+	}
+	if tr == nil && err == nil {
 		tr, err = mp.tab.BuildTrampoline(i, code[:n], j.place(i), j.counterOf(i), slices.Clone(ecs))
 		if err == nil && !j.fits(i, tr) {
 			// Longer than laid out for it: built again at the end.
 			j.unplace(i)
 			tr, err = mp.tab.BuildTrampoline(i, code[:n], j.place(i), j.counterOf(i), ecs)
+		}
+		if err == nil {
+			mp.Image.keepJump(i, tr, code[:n], j.counterOf(i), ecs)
 		}
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/breakpoint/jump"
 )
 
 // Options says what to run and where to count.
@@ -160,6 +161,18 @@ type Image struct {
 	// a later process's first hit (hot_linux_amd64.go).
 	hot     []int
 	hotSeen map[int]bool
+	// tmpl are, per site, its trampoline as an earlier process built it,
+	// moved into later ones (moved_linux_amd64.go).
+	tmpl []*jumpTemplate
+}
+
+// A jumpTemplate is a site's trampoline as built in one process of its
+// image, with what it was built from.
+type jumpTemplate struct {
+	tr      *jump.Trampoline // Template: exits not aimed, no landing
+	src     []byte           // the original bytes it relocated (Source)
+	counter uint32
+	edges   []jump.EdgeCount
 }
 
 // A Mapped is one image mapped in a process, with its load bias and the
@@ -203,6 +216,9 @@ type Result struct {
 	// their image, ahead of their own, because an earlier process of the
 	// image ran them.
 	JumpAhead int
+	// JumpMoved counts the trampolines moved from an earlier process of
+	// their image instead of built (moved_linux_amd64.go).
+	JumpMoved int
 	// Traps counts the stops at a site's breakpoint: every hit under the
 	// trap engines; under the in-process one, the first hits that patch a
 	// site and the hits of the sites that keep a breakpoint.

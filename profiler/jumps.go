@@ -46,6 +46,9 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	if res.JumpAhead > 0 {
 		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d functions were patched ahead, at a process's first hit in their program, because an earlier process of it ran them", res.JumpAhead))
 	}
+	if res.JumpMoved > 0 {
+		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d trampolines were moved from an earlier process of their program, not built again", res.JumpMoved))
+	}
 	if res.AttachPause > 0 {
 		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"the attached process was stopped %.1f ms for the attach (its threads seized, its sites planted and patched)", float64(res.AttachPause.Microseconds())/1000))
 	}
