@@ -246,6 +246,7 @@ func (m *mon) scanMaps(mm *space) error {
 			}
 			continue
 		}
+		img.planted++
 		mm.maps = append(mm.maps, mp)
 	}
 	kept := mm.maps[:0]

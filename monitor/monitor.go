@@ -162,8 +162,10 @@ type Image struct {
 	hot     []int
 	hotSeen map[int]bool
 	// tmpl are, per site, its trampoline as an earlier process built it,
-	// moved into later ones (moved_linux_amd64.go).
-	tmpl []*jumpTemplate
+	// moved into later ones (moved_linux_amd64.go); planted counts the
+	// processes that planted the image (fork children aside).
+	tmpl    []*jumpTemplate
+	planted int
 }
 
 // A jumpTemplate is a site's trampoline as built in one process of its

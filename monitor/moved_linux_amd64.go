@@ -49,9 +49,12 @@ func (img *Image) movedJump(i int, code []byte, addr, at uint64, counter uint32,
 
 // keepJump keeps tr, just built for site i from code with counter and
 // edges, as the template of the image's later processes, unless one is
-// kept already.
+// kept already. The first process of an image keeps none: a program run
+// once (SQLite's driver: 15,000 trampolines, 8 to 20 MB) would pay for
+// templates nothing moves; a suite's second process keeps them for the
+// rest.
 func (img *Image) keepJump(i int, tr *jump.Trampoline, code []byte, counter uint32, edges []jump.EdgeCount) {
-	if img == nil || img.Table == nil || i >= img.Table.Len() {
+	if img == nil || img.Table == nil || i >= img.Table.Len() || img.planted < 2 {
 		return
 	}
 	if img.tmpl == nil {
