@@ -122,7 +122,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 		return arcCounter{}, false
 	}
 	last := off + n - uint64(js.Insns[len(js.Insns)-1])
-	d, err := relocate.Relocate(fcode[last:], faddr+last, faddr+last)
+	form, _, err := relocate.Measure(fcode[last:], faddr+last)
 	if err != nil {
 		return arcCounter{}, false
 	}
@@ -130,7 +130,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 		// The cmp before the jump writes the flags on every dispatch:
 		// they must be dead at every target of the table. The check of
 		// the jump itself is the trampoline's, when it is built.
-		if d.Form != relocate.FormTransfer || !jump.FlagsDead(fcode, faddr, bl.Start, 3) {
+		if form != relocate.FormTransfer || !jump.FlagsDead(fcode, faddr, bl.Start, 3) {
 			return arcCounter{}, false
 		}
 		for _, o := range g.Succs(e.From) {
@@ -144,7 +144,7 @@ func (p *Plan) arcSite(g *cfg.Graph, fg FuncGraph, fcode []byte, faddr uint64, k
 	if e.Kind == cfg.Taken {
 		dest = e.Target
 	}
-	if d.Form != relocate.FormCond || !jump.FlagsDead(fcode, faddr, bl.Start, 3) || !jump.FlagsDead(fcode, faddr, dest, 3) {
+	if form != relocate.FormCond || !jump.FlagsDead(fcode, faddr, bl.Start, 3) || !jump.FlagsDead(fcode, faddr, dest, 3) {
 		return arcCounter{}, false
 	}
 	return arcCounter{site: i, edge: k, taken: e.Kind == cfg.Taken, length: uint8(n), short: short}, true

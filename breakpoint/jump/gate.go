@@ -107,13 +107,13 @@ func PlanGate(code []byte, addr, room uint64) (Site, bool) {
 	var js Site
 	off := 0
 	for off < JmpLen {
-		d, err := relocate.Relocate(code[off:], addr+uint64(off), addr+uint64(off))
-		if err != nil || (d.Form != relocate.FormCopy && d.Form != relocate.FormTransfer) {
+		form, n, err := relocate.Measure(code[off:], addr+uint64(off))
+		if err != nil || (form != relocate.FormCopy && form != relocate.FormTransfer) {
 			return Site{}, false
 		}
-		js.Insns = append(js.Insns, d.Len)
-		off += d.Len
-		if d.Form == relocate.FormTransfer && off < JmpLen {
+		js.Insns = append(js.Insns, n)
+		off += n
+		if form == relocate.FormTransfer && off < JmpLen {
 			js.Dead = JmpLen - off
 			off = JmpLen
 		}

@@ -103,17 +103,17 @@ func Plan(code []byte, addr uint64, o Options) Site {
 		if o.End != 0 && pc >= o.End {
 			return Site{Reason: ReasonEnd}
 		}
-		d, err := relocate.Relocate(code[off:], pc, pc)
+		form, n, err := relocate.Measure(code[off:], pc)
 		if err != nil {
 			return Site{Reason: ReasonUndecodable}
 		}
-		if d.Form != relocate.FormCopy && off+d.Len < JmpLen {
+		if form != relocate.FormCopy && off+n < JmpLen {
 			// The trampoline runs the displaced instructions in order:
 			// one that goes elsewhere must be the last.
 			return Site{Reason: ReasonTransfer}
 		}
-		js.Insns = append(js.Insns, d.Len)
-		off += d.Len
+		js.Insns = append(js.Insns, n)
+		off += n
 	}
 	if o.End != 0 && addr+uint64(off) > o.End {
 		return Site{Reason: ReasonEnd}
@@ -144,12 +144,12 @@ func PlanRun(code []byte, addr uint64, n int, leader func(uint64) bool) (Site, b
 		if off >= len(code) {
 			return Site{}, false
 		}
-		d, err := relocate.Relocate(code[off:], pc, pc)
-		if err != nil || (d.Form != relocate.FormCopy && off+d.Len < n) {
+		form, k, err := relocate.Measure(code[off:], pc)
+		if err != nil || (form != relocate.FormCopy && off+k < n) {
 			return Site{}, false
 		}
-		js.Insns = append(js.Insns, d.Len)
-		off += d.Len
+		js.Insns = append(js.Insns, k)
+		off += k
 	}
 	js.Len = off
 	return js, true

@@ -3,6 +3,7 @@ package relocate
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 )
 
 // An emitter builds a slot's code, recording the first error (a target out
@@ -12,10 +13,23 @@ type emitter struct {
 	err string
 }
 
-// newEmitter starts the slot code for the n-byte instruction at addr.
+// newEmitter starts the slot code for the n-byte instruction at addr, in
+// a Displaced from displacedPool: a fresh one, or one Measure gave back,
+// whose buffers are reused.
 func newEmitter(addr, slot uint64, n int, form Form) *emitter {
-	return &emitter{d: &Displaced{Addr: addr, Slot: slot, Len: n, Form: form, Code: make([]byte, 0, MaxSlot)}}
+	d := displacedPool.Get().(*Displaced)
+	*d = Displaced{Addr: addr, Slot: slot, Len: n, Form: form,
+		Code: d.Code[:0], ResumePoints: d.ResumePoints[:0], Exits: d.Exits[:0], Abs: d.Abs[:0]}
+	if cap(d.Code) < MaxSlot {
+		d.Code = make([]byte, 0, MaxSlot)
+	}
+	return &emitter{d: d}
 }
+
+// displacedPool holds the Displaced values Measure is done with. Only
+// Measure puts one back, and only one that Relocate returned to it and
+// nothing else holds: every other caller owns what Relocate returns.
+var displacedPool = sync.Pool{New: func() any { return new(Displaced) }}
 
 // pc returns the runtime address of the next byte emitted.
 func (e *emitter) pc() uint64 { return e.d.Slot + uint64(len(e.d.Code)) }
@@ -98,6 +112,16 @@ func (e *emitter) done(raw []byte) (*Displaced, error) {
 		// Not reached: MaxSlot bounds every form. Refusing keeps a bug
 		// here from overwriting the next slot.
 		return nil, &Error{Addr: e.d.Addr, Bytes: append([]byte(nil), raw...), Reason: fmt.Sprintf("%s: %d bytes", ReasonTooLong, len(e.d.Code))}
+	}
+	// A reused Displaced's empty lists are nil, as a fresh one's are.
+	if len(e.d.ResumePoints) == 0 {
+		e.d.ResumePoints = nil
+	}
+	if len(e.d.Exits) == 0 {
+		e.d.Exits = nil
+	}
+	if len(e.d.Abs) == 0 {
+		e.d.Abs = nil
 	}
 	return e.d, nil
 }

@@ -244,6 +244,22 @@ func (d *Displaced) Write(mem Memory) error {
 	return nil
 }
 
+// Measure returns the length of the instruction at the start of code, found
+// at runtime address addr, and the form Relocate gives it, or Relocate's
+// error: what a plan asks of an instruction (can it run out of line, and
+// does it transfer control), without the slot code, whose buffers go back
+// to be reused. Planning asks it of every instruction a patch would cover,
+// tens of thousands in a large program.
+func Measure(code []byte, addr uint64) (Form, int, error) {
+	d, err := Relocate(code, addr, addr)
+	if err != nil {
+		return 0, 0, err
+	}
+	form, n := d.Form, d.Len
+	displacedPool.Put(d)
+	return form, n, nil
+}
+
 // Relocate returns the out-of-line form of the instruction code[:n] found at
 // runtime address addr (code may be longer than the instruction; n is found by
 // decoding), to be placed at slot. It returns a *Error wrapping

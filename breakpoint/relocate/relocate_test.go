@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -385,4 +386,34 @@ func FuzzRelocate(f *testing.F) {
 			t.Fatalf("%x at %#x to %#x: %v\ncode %x", code, addr, slot, err, d.Code)
 		}
 	})
+}
+
+// TestMeasure checks that Measure gives every case of relocate.txt the
+// length and form (or the error) Relocate does, and that a Relocate after
+// Measures, whose Displaced values it reuses, returns what a fresh one
+// would: each case's slot code, resume points, exits and absolute words.
+func TestMeasure(t *testing.T) {
+	cases := readRelocCases(t)
+	fresh := make([]*Displaced, len(cases))
+	for i, c := range cases {
+		fresh[i], _ = Relocate(c.code, c.addr, c.addr)
+	}
+	for round := range 2 {
+		for i, c := range cases {
+			form, n, err := Measure(c.code, c.addr)
+			want := fresh[i]
+			switch {
+			case want == nil && err == nil:
+				t.Errorf("line%d %x: Measure gave form %v, %d bytes; Relocate refuses it", c.line, c.code, form, n)
+			case want != nil && err != nil:
+				t.Errorf("line%d %x: Measure: %v; Relocate relocates it", c.line, c.code, err)
+			case want != nil && (form != want.Form || n != want.Len):
+				t.Errorf("line%d %x: Measure gave form %v, %d bytes; Relocate %v, %d", c.line, c.code, form, n, want.Form, want.Len)
+			}
+			// Reusing what the Measures gave back.
+			if d, _ := Relocate(c.code, c.addr, c.addr); !reflect.DeepEqual(d, want) {
+				t.Errorf("round %d, line%d %x: Relocate after Measure:\n have %+v\n want %+v", round, c.line, c.code, d, want)
+			}
+		}
+	}
 }
