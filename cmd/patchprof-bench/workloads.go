@@ -145,6 +145,11 @@ var workloads = append([]Workload{
 		Mode: []string{"--lines", "--funcs"},
 	},
 	{
+		Name: "pingpong", Title: "2 threads passing a byte through pipes 50,000 times, a counted call a pass, `--funcs` (the cost of a context switch)",
+		Sources: []string{"cmd/patchprof-bench/testdata/pingpong.c"}, CFlags: []string{"-pthread"},
+		CoverFlags: []string{"-fprofile-update=atomic"}, Args: []string{"50000"}, Mode: []string{"--funcs"},
+	},
+	{
 		Name: "gohello", Title: "Go hello world, `--funcs` (a Go program's start)",
 		Go: true, Dir: "cmd/patchprof-bench/testdata/gohello", Mode: []string{"--funcs"},
 	},
