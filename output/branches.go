@@ -171,6 +171,9 @@ func percent(n, total uint64) string {
 // branchSuffix is what the listing prints after a line's source text: its
 // branch outcomes, "  [branch 0 taken 90%, branch 1 taken 10%]".
 func branchSuffix(idx map[branchKey][]profile.Branch, file string, line int) string {
+	if len(idx) == 0 {
+		return "" // without --blocks: no key of a listing's lines hashed
+	}
 	bs := idx[branchKey{file, line}]
 	if len(bs) == 0 {
 		return ""

@@ -218,6 +218,9 @@ func callIndex(p *profile.Profile) map[siteLine][]profile.Arc {
 // callee and calls, "  [call fib 88, call fib 88]", as gcov -b's "call 0
 // returned 88" but naming the callee.
 func callSuffix(idx map[siteLine][]profile.Arc, module, file string, line int) string {
+	if len(idx) == 0 {
+		return "" // without --calls
+	}
 	as := idx[siteLine{module, file, line}]
 	if len(as) == 0 {
 		return ""

@@ -331,9 +331,12 @@ func (r *report) listing(lines []profile.Line) {
 			r.extra = append(r.extra, fmt.Sprintf("source not found: %s (use --source-dir DIR or --subst-path FROM=TO)", f.path))
 			continue
 		}
+		fileGroups := groups[f.path]
 		for i, text := range src {
 			add(i+1, text)
-			rows = r.instanceRows(rows, groups[f.path], allBranches, f.path, name, i+1, src)
+			if len(fileGroups) > 0 {
+				rows = r.instanceRows(rows, fileGroups, allBranches, f.path, name, i+1, src)
+			}
 		}
 		if last := f.lines[len(f.lines)-1]; last > len(src) {
 			for _, l := range f.lines {
