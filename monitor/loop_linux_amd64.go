@@ -392,6 +392,12 @@ func (m *mon) resume(t *thread, sig int) {
 	// Without system-call stops: into the dynamic linker's mapping
 	// window, to its next stop; or where the filter stops the thread at
 	// the calls that matter.
+	if t.idleExit {
+		// Its call runs as one the filter lets through: the next stop
+		// reads whatever state it left (handleStop).
+		t.idleExit = false
+		t.sysEntry, t.inSyscall, t.atEntry = false, false, false
+	}
 	t.untraced = t.loading && sig == 0 || !m.resumeSyscalls(t)
 	t.loading = false
 	resume := contSyscall
@@ -483,8 +489,10 @@ func (m *mon) dispatch(ev event) (*thread, stop, outcome) {
 	case stopSignal:
 		return t, st, outSignal
 	case stopSyscall:
+		m.res.SyscallStops++
 		m.syscallStop(t)
 	case stopSeccomp:
+		m.res.SyscallStops++
 		m.seccompStop(t)
 	case stopExit:
 		m.threadExit(t)

@@ -225,6 +225,9 @@ type Result struct {
 	// trap engines; under the in-process one, the first hits that patch a
 	// site and the hits of the sites that keep a breakpoint.
 	Traps int
+	// SyscallStops counts the stops at system calls: syscall-entry and
+	// syscall-exit stops, and the seccomp filter's stops before a call.
+	SyscallStops int
 	// AttachPause is how long an attached process was stopped for the
 	// attach: from the first thread seized to the last resumed, the
 	// sites read, planted and patched in between (-p only).

@@ -371,6 +371,33 @@ func (m *mon) seccompStop(t *thread) {
 	if strictRequest(si.Val, si.Args) {
 		m.strictEntry(t, si.Val, si.Args)
 	}
+	t.idleExit = m.exitIdle(t, si.Val, si.Args)
+}
+
+// exitIdle reports whether the exit of t's call nr with args, stopped at
+// by the filter and seen at its entry (sysEnter), leaves the monitor
+// nothing to do: a call that maps, unmaps, moves, protects or drops
+// memory holding none of the profiled code (textEntry found none), where
+// no mapping of code is searched for wrgsbase (guardExit). The thread is
+// then resumed past it without the system-call stops, as after a call
+// the filter lets run: one stop instead of two (the dynamic linker's
+// mprotect of each library's RELRO pages, a Go runtime's madvise of its
+// heap). Every other call keeps its exit.
+func (m *mon) exitIdle(t *thread, nr uint64, args [6]uint64) bool {
+	if !m.filtered || t.strict || t.allCalls || t.kicked || t.onTerm || t.textCall != nil || !t.sysEntry {
+		return false
+	}
+	mm := t.mm
+	searched := mm.ctr != nil && !mm.noJump && mm.guard.fsgsbase > 0
+	switch nr {
+	case sysMunmap, sysMremap, sysMadvise, sysPkeyMprotect:
+		return true
+	case sysMprotect:
+		return args[2]&protExec == 0 || !searched
+	case sysMmap:
+		return !searched
+	}
+	return false
 }
 
 // strictRequest reports whether call nr with args asks for seccomp strict

@@ -4,7 +4,12 @@ package monitor
 
 import (
 	"encoding/binary"
+	"runtime"
+	"strconv"
 	"testing"
+
+	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/symtab"
 )
 
 // runFilter interprets the classic BPF program prog (the few instructions
@@ -100,6 +105,73 @@ func TestFilter(t *testing.T) {
 			if got := runFilter(t, prog, c.arch, c.nr, c.args); got != want {
 				t.Errorf("tty %v: call %d %x (arch %#x): %#x, want %#x", tty, c.nr, c.args, c.arch, got, want)
 			}
+		}
+	}
+}
+
+// memCallsC makes n rounds of the memory calls the filter stops at but
+// whose exits leave the monitor nothing to do: mprotect of a data page
+// (read-only and back), munmap of a page it mapped, madvise(MADV_DONTNEED)
+// of another, each round after one call of f; it checks that each call
+// did what it should.
+const memCallsC = `#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+__attribute__((noinline)) int f(int x) { return x + 1; }
+int main(int argc, char **argv) {
+	int n = atoi(argv[1]), s = 0;
+	char *keep = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (keep == MAP_FAILED) return 2;
+	for (int i = 0; i < n; i++) {
+		s = f(s);
+		if (mprotect(keep, 4096, PROT_READ) || mprotect(keep, 4096, PROT_READ | PROT_WRITE)) return 3;
+		keep[0] = 'k';
+		char *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED) return 4;
+		p[0] = 'p';
+		if (madvise(keep, 4096, MADV_DONTNEED) || keep[0] != 0) return 5;
+		if (munmap(p, 4096)) return 6;
+	}
+	printf("%d\n", s);
+	return s == n ? 0 : 7;
+}`
+
+// TestIdleExits runs memCallsC under each engine with n = 0 and n = 200: f
+// is counted n times, the program exits 0, and each of its 4n memory calls
+// costs one stop, the filter's before it, no syscall-exit-stop after
+// (exitIdle).
+func TestIdleExits(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	prog := buildC(t, memCallsC)
+	sym, err := symtab.Open(prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sym.Close()
+	for _, engine := range []string{EngineClassic, EngineXOL, EngineJump} {
+		stops := map[int]int{}
+		for _, n := range []int{0, 200} {
+			plan := breakpoint.NewPlan(sym, nil, breakpoint.PlanOptions{Funcs: true, Jumps: engine == EngineJump,
+				FuncFilter: func(name string) bool { return name == "f" }})
+			res, err := Run(Options{Path: prog, Args: []string{prog, strconv.Itoa(n)}, Table: plan.Table, Entry: sym.Entry,
+				Engine: engine, Stdout: devNull(t)})
+			if err != nil {
+				t.Fatalf("%s, n=%d: %v", engine, n, err)
+			}
+			if res.Exit.Code != 0 || res.Exit.Signal != 0 {
+				t.Fatalf("%s, n=%d: exit %+v, want 0", engine, n, res.Exit)
+			}
+			k, _ := plan.Table.Index(funcAddr(t, sym, "f"))
+			if got := res.Counts[plan.Table].Hits[k]; got != uint64(n) {
+				t.Errorf("%s, n=%d: f counted %d, want %d", engine, n, got, n)
+			}
+			stops[n] = res.SyscallStops
+		}
+		if d := stops[200] - stops[0]; d != 4*200 {
+			t.Errorf("%s: %d system-call stops for 200 rounds of 4 memory calls (%d and %d in all), want one a call: 800",
+				engine, d, stops[200], stops[0])
 		}
 	}
 }

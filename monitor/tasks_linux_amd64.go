@@ -88,6 +88,9 @@ type thread struct {
 	// textCall is a system call changing code, from its entry to its
 	// exit (textchange_linux_amd64.go).
 	textCall *textCall
+	// idleExit: the call the filter stopped the thread at leaves the
+	// monitor nothing to do at its exit (exitIdle), so it runs untraced.
+	idleExit bool
 	// frames are the program's signal handlers the thread was sent into
 	// and has not returned from through rt_sigreturn, innermost last.
 	// noted is 1 + the index in Result.Handled of the fault of the
