@@ -394,9 +394,14 @@ func (m *mon) resume(t *thread, sig int) {
 	// the calls that matter.
 	if t.idleExit {
 		// Its call runs as one the filter lets through: the next stop
-		// reads whatever state it left (handleStop).
+		// reads whatever state it left (handleStop), and the action it
+		// sets is the one read at its entry (exitIdle).
 		t.idleExit = false
 		t.sysEntry, t.inSyscall, t.atEntry = false, false, false
+		if t.pendSig != 0 && t.sigs != nil {
+			t.sigs.act[t.pendSig-1] = t.pendAct
+		}
+		t.pendSig = 0
 	}
 	t.untraced = t.loading && sig == 0 || !m.resumeSyscalls(t)
 	t.loading = false

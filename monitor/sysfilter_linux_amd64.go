@@ -378,7 +378,8 @@ func (m *mon) seccompStop(t *thread) {
 // by the filter and seen at its entry (sysEnter), leaves the monitor
 // nothing to do: a call that maps, unmaps, moves, protects or drops
 // memory holding none of the profiled code (textEntry found none), where
-// no mapping of code is searched for wrgsbase (guardExit). The thread is
+// no mapping of code is searched for wrgsbase (guardExit); a query of a
+// signal's action or of the mask; a new action known to succeed. The thread is
 // then resumed past it without the system-call stops, as after a call
 // the filter lets run: one stop instead of two (the dynamic linker's
 // mprotect of each library's RELRO pages, a Go runtime's madvise of its
@@ -390,6 +391,17 @@ func (m *mon) exitIdle(t *thread, nr uint64, args [6]uint64) bool {
 	mm := t.mm
 	searched := mm.ctr != nil && !mm.noJump && mm.guard.fsgsbase > 0
 	switch nr {
+	case sysRtSigaction:
+		// A query changes nothing. A new action read at the entry
+		// (sysEnter) is the one the call sets whenever it succeeds, and
+		// it fails then only for a signal that cannot be caught or a
+		// sigset size other than 8 (kernel/signal.c): it is recorded as
+		// the thread resumes (resume). A Go program's start makes some
+		// hundred of these.
+		sig := args[0]
+		return args[1] == 0 || t.pendSig != 0 && sig != uint64(unix.SIGKILL) && sig != uint64(unix.SIGSTOP) && args[3] == 8
+	case sysRtSigprocmask:
+		return args[1] == 0 // a query of the mask
 	case sysMunmap, sysMremap, sysMadvise, sysPkeyMprotect:
 		return true
 	case sysMprotect:

@@ -109,22 +109,28 @@ func TestFilter(t *testing.T) {
 	}
 }
 
-// memCallsC makes n rounds of the memory calls the filter stops at but
-// whose exits leave the monitor nothing to do: mprotect of a data page
+// memCallsC makes n rounds of the calls the filter stops at but whose
+// exits leave the monitor nothing to do: mprotect of a data page
 // (read-only and back), munmap of a page it mapped, madvise(MADV_DONTNEED)
-// of another, each round after one call of f; it checks that each call
-// did what it should.
-const memCallsC = `#include <stdio.h>
+// of another, a new action for SIGTRAP (a handler or SIG_IGN by turns),
+// then one call of f (a trap of the monitor's under the trap engines,
+// after which the kernel has reset an ignored SIGTRAP and the monitor puts
+// back the action it knows), a query of that action and one of the mask.
+// It checks that each call did what it should, that the action is the
+// one it set, and at the end that SIGTRAP reaches the handler.
+const memCallsC = `#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+static volatile sig_atomic_t got;
+static void on(int sig) { got = sig; }
 __attribute__((noinline)) int f(int x) { return x + 1; }
 int main(int argc, char **argv) {
 	int n = atoi(argv[1]), s = 0;
 	char *keep = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (keep == MAP_FAILED) return 2;
 	for (int i = 0; i < n; i++) {
-		s = f(s);
 		if (mprotect(keep, 4096, PROT_READ) || mprotect(keep, 4096, PROT_READ | PROT_WRITE)) return 3;
 		keep[0] = 'k';
 		char *p = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -132,15 +138,30 @@ int main(int argc, char **argv) {
 		p[0] = 'p';
 		if (madvise(keep, 4096, MADV_DONTNEED) || keep[0] != 0) return 5;
 		if (munmap(p, 4096)) return 6;
+		struct sigaction sa, old;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = i % 2 ? on : SIG_IGN;
+		if (sigaction(SIGTRAP, &sa, 0)) return 8;
+		s = f(s);
+		if (sigaction(SIGTRAP, 0, &old) || old.sa_handler != sa.sa_handler) return 12;
+		sigset_t m;
+		if (sigprocmask(SIG_BLOCK, 0, &m) || sigismember(&m, SIGTRAP)) return 9;
 	}
+	if (n % 2 == 0 && n > 0) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on;
+		if (sigaction(SIGTRAP, &sa, 0)) return 10;
+	}
+	if (n > 0 && (raise(SIGTRAP) || got != SIGTRAP)) return 11;
 	printf("%d\n", s);
 	return s == n ? 0 : 7;
 }`
 
 // TestIdleExits runs memCallsC under each engine with n = 0 and n = 200: f
-// is counted n times, the program exits 0, and each of its 4n memory calls
-// costs one stop, the filter's before it, no syscall-exit-stop after
-// (exitIdle).
+// is counted n times, the program exits 0, and each of the 7n calls of its
+// rounds costs one stop, the filter's before it, no syscall-exit-stop
+// after (exitIdle).
 func TestIdleExits(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -169,8 +190,11 @@ func TestIdleExits(t *testing.T) {
 			}
 			stops[n] = res.SyscallStops
 		}
-		if d := stops[200] - stops[0]; d != 4*200 {
-			t.Errorf("%s: %d system-call stops for 200 rounds of 4 memory calls (%d and %d in all), want one a call: 800",
+		// n = 200 makes one more sigaction and the raise (a kill,
+		// not stopped at) than n = 0, and the rt_sigreturn of the
+		// handler, which keeps its exit (the mask it restores).
+		if d := stops[200] - stops[0]; d != 7*200+1+2 {
+			t.Errorf("%s: %d system-call stops for 200 rounds of 7 calls (%d and %d in all), want one a call and 3 more: 1403",
 				engine, d, stops[200], stops[0])
 		}
 	}
