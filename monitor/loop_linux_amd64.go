@@ -402,6 +402,9 @@ func (m *mon) resume(t *thread, sig int) {
 			t.sigs.act[t.pendSig-1] = t.pendAct
 		}
 		t.pendSig = 0
+		if t.pendMaskSet {
+			t.mask, t.pendMaskSet = t.pendMask, false
+		}
 	}
 	t.untraced = t.loading && sig == 0 || !m.resumeSyscalls(t)
 	t.loading = false

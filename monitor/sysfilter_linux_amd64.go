@@ -71,6 +71,9 @@ import (
 // PATCHPROF_SYSCALL_STOPS=all keeps PTRACE_SYSCALL for every target, as
 // before the filter (a fallback, and the baseline of the bench).
 
+// sigSetmask is rt_sigprocmask's SIG_SETMASK (asm-generic/signal-defs.h).
+const sigSetmask = 2
+
 // filterData is the SECCOMP_RET_DATA of the monitor's filter: a
 // PTRACE_EVENT_SECCOMP stop with other data is the program's own filter's.
 const filterData = 0x5050
@@ -401,7 +404,22 @@ func (m *mon) exitIdle(t *thread, nr uint64, args [6]uint64) bool {
 		sig := args[0]
 		return args[1] == 0 || t.pendSig != 0 && sig != uint64(unix.SIGKILL) && sig != uint64(unix.SIGSTOP) && args[3] == 8
 	case sysRtSigprocmask:
-		return args[1] == 0 // a query of the mask
+		// A query of the mask; or SIG_SETMASK, which sets the mask read
+		// here less SIGKILL and SIGSTOP whatever the mask was (a Go
+		// runtime's and glibc's around each new thread).
+		if args[1] == 0 {
+			return true
+		}
+		var b [8]byte
+		if args[0] != sigSetmask || args[3] != 8 {
+			return false
+		}
+		if _, err := t.mm.mem.ReadMemory(args[1], b[:]); err != nil {
+			return false
+		}
+		t.pendMask = binary.LittleEndian.Uint64(b[:]) &^ (1<<(unix.SIGKILL-1) | 1<<(unix.SIGSTOP-1))
+		t.pendMaskSet = true
+		return true
 	case sysMunmap, sysMremap, sysMadvise, sysPkeyMprotect:
 		return true
 	case sysMprotect:

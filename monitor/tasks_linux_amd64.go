@@ -71,7 +71,11 @@ type thread struct {
 	sysNr   uint64 // the system call of the last syscall-entry-stop
 	pendSig int
 	pendAct sigAction
-	onTerm  bool // in a system call on patchprof's terminal (termEntry)
+	// pendMask, with pendMaskSet, is the blocked mask the call the
+	// filter stopped the thread at sets (exitIdle), taken as it resumes.
+	pendMask    uint64
+	pendMaskSet bool
+	onTerm      bool // in a system call on patchprof's terminal (termEntry)
 	// loading: resumed next without system-call stops, into the dynamic
 	// linker's mapping window (loader_linux_amd64.go).
 	loading bool
