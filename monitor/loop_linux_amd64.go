@@ -389,9 +389,6 @@ func (m *mon) resume(t *thread, sig int) {
 	if m.isamp != nil {
 		m.resumed(t) // before the thread can run again
 	}
-	// Without system-call stops: into the dynamic linker's mapping
-	// window, to its next stop; or where the filter stops the thread at
-	// the calls that matter.
 	if t.idleExit {
 		// Its call runs as one the filter lets through: the next stop
 		// reads whatever state it left (handleStop), and the action it
@@ -406,6 +403,9 @@ func (m *mon) resume(t *thread, sig int) {
 			t.mask, t.pendMaskSet = t.pendMask, false
 		}
 	}
+	// Without system-call stops: into the dynamic linker's mapping
+	// window, to its next stop; or where the filter stops the thread at
+	// the calls that matter.
 	t.untraced = t.loading && sig == 0 || !m.resumeSyscalls(t)
 	t.loading = false
 	resume := contSyscall

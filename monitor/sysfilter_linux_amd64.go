@@ -382,11 +382,12 @@ func (m *mon) seccompStop(t *thread) {
 // nothing to do: a call that maps, unmaps, moves, protects or drops
 // memory holding none of the profiled code (textEntry found none), where
 // no mapping of code is searched for wrgsbase (guardExit); a query of a
-// signal's action or of the mask; a new action known to succeed. The thread is
-// then resumed past it without the system-call stops, as after a call
-// the filter lets run: one stop instead of two (the dynamic linker's
-// mprotect of each library's RELRO pages, a Go runtime's madvise of its
-// heap). Every other call keeps its exit.
+// signal's action or of the mask; a new action or mask known to be the
+// one the call sets. The thread is then resumed past it without the
+// system-call stops, as after a call the filter lets run: one stop
+// instead of two (the dynamic linker's mprotect of each library's RELRO
+// pages, a Go runtime's madvise of its heap and its signal set-up).
+// Every other call keeps its exit.
 func (m *mon) exitIdle(t *thread, nr uint64, args [6]uint64) bool {
 	if !m.filtered || t.strict || t.allCalls || t.kicked || t.onTerm || t.textCall != nil || !t.sysEntry {
 		return false
