@@ -41,7 +41,12 @@ func TestTimeStacks(t *testing.T) {
 // export's calls (each arc charged the time sampled under it). Then, under
 // the jump engine, a tiny function called through a pointer, most of
 // whose samples fall in its trampoline's entry check: the walk starts
-// above the check's pushes, so every chain is tiny, looper, main.
+// above the check's pushes, so every chain is tiny, looper, main. Then
+// the C library's random_r called in a loop: its samples, outside the
+// counted code, keep a frame in libc.so.6 named by the library's dynamic
+// symbols and their chain through roller (the library's CFI again), so
+// roller's inclusive time holds them; and its PLT stub, named as perf
+// names it, whose chain the linker's CFA expression for the PLT gives.
 func TestTimeStacksCFI(t *testing.T) {
 	needs(t)
 	t.Parallel()
@@ -53,6 +58,8 @@ func TestTimeStacksCFI(t *testing.T) {
 		{"calls", "work", "work middle outer main _start", []string{"10000000"}},
 		{"qsort", "cmp", "cmp sorter main _start", []string{"10000000", "qsort"}},
 		{"pointer", "tiny", "tiny looper main _start", []string{"30000000", "pointer"}},
+		{"library", "random_r", "random_r roller main _start", []string{"100000000", "library"}},
+		{"plt", "random_r@plt", "random_r@plt roller main _start", []string{"100000000", "library"}},
 	} {
 		for _, engine := range engineList() {
 			if c.name == "pointer" && engine != "jump" {
@@ -94,12 +101,18 @@ func stacksCFI(t *testing.T, exe, engine, leaf, want string, args []string) {
 	for _, s := range p.Samples {
 		inSamples += s.Samples
 	}
+	outside := false
 	for _, s := range p.Stacks {
-		inStacks += s.Samples
+		if !s.Frames[0].Outside {
+			inStacks += s.Samples
+		}
 		if s.Frames[0].Function != leaf {
 			continue
 		}
 		inLeaf += s.Samples
+		if outside = s.Frames[0].Outside; outside && !strings.HasSuffix(s.Frames[0].Module, "/libc.so.6") {
+			t.Errorf("%d samples in %s outside the counted code, in %q; want libc.so.6", s.Samples, leaf, s.Frames[0].Module)
+		}
 		var names []string
 		for _, f := range s.Frames {
 			names = append(names, f.Function)
@@ -109,7 +122,10 @@ func stacksCFI(t *testing.T, exe, engine, leaf, want string, args []string) {
 		}
 	}
 	if inStacks != inSamples || inLeaf == 0 {
-		t.Fatalf("%d samples in chains, %d at sampled addresses, %d in %s; want the same, and some in %s", inStacks, inSamples, inLeaf, leaf, leaf)
+		t.Fatalf("%d samples in chains sampled in counted code, %d at sampled addresses, %d in %s; want the same, and some in %s", inStacks, inSamples, inLeaf, leaf, leaf)
+	}
+	if outside && inLeaf > p.Time.Outside {
+		t.Errorf("%d samples in %s, outside the counted code, but %d outside in all", inLeaf, leaf, p.Time.Outside)
 	}
 	out := filepath.Join(dir, "p.pb.gz")
 	if r := run(t, runOpts{args: []string{"report", "--format", "pprof", "-o", out, save}}); r.code != 0 {
@@ -134,15 +150,20 @@ func stacksCFI(t *testing.T, exe, engine, leaf, want string, args []string) {
 		}
 	}
 	if engine == "jump" {
-		checkCallgrindInclusive(t, save, leaf, strings.Fields(want)[1:], flat[leaf])
+		counted := false
+		for _, f := range p.Functions {
+			counted = counted || f.Name == leaf
+		}
+		checkCallgrindInclusive(t, save, leaf, counted, strings.Fields(want)[1:], flat[leaf])
 	}
 }
 
 // checkCallgrindInclusive writes the saved profile as a callgrind file and
 // checks that callgrind_annotate --inclusive=yes gives each of callers
 // (but _start, whose call the C library makes) at least leafNS of
-// inclusive time, and leaf itself at least that.
-func checkCallgrindInclusive(t *testing.T, save, leaf string, callers []string, leafNS uint64) {
+// inclusive time, and leaf itself at least that when it is counted
+// (withLeaf; a function outside has no cost lines of its own).
+func checkCallgrindInclusive(t *testing.T, save, leaf string, withLeaf bool, callers []string, leafNS uint64) {
 	t.Helper()
 	mustHaveTool(t, "callgrind_annotate", "reads the callgrind export")
 	out := filepath.Join(filepath.Dir(save), "callgrind.out")
@@ -158,7 +179,11 @@ func checkCallgrindInclusive(t *testing.T, save, leaf string, callers []string, 
 		n, _ := strconv.ParseUint(strings.ReplaceAll(string(m[1]), ",", ""), 10, 64)
 		incl[string(m[2])] = max(incl[string(m[2])], n)
 	}
-	for _, fn := range append([]string{leaf}, callers...) {
+	fns := callers
+	if withLeaf {
+		fns = append([]string{leaf}, callers...)
+	}
+	for _, fn := range fns {
 		if fn != "_start" && incl[fn] < leafNS {
 			t.Errorf("callgrind_annotate --inclusive=yes: %s %d ns, less than %s's %d ns flat\n%s", fn, incl[fn], leaf, leafNS, text)
 		}

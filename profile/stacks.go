@@ -12,8 +12,10 @@ import (
 // it: where the thread was (Frames[0], a sampled address) and the calls it
 // was in, innermost first, walked by the code's call frame information
 // where it has it and by frame pointers elsewhere (docs/profile-format.md).
-// Frames outside the counted modules are left out. pprof's inclusive
-// (cum) time is read from them.
+// Frames in modules that are not counted are left out, but for the
+// sampled address (Frame.Outside): time spent in a library's function,
+// such as the C library's strlen, stays under the counted code that
+// called it. pprof's inclusive (cum) time is read from them.
 type Stack struct {
 	// Frames are the sampled address, then each caller's return address
 	// less one (an address inside its call instruction, so its line is
@@ -33,12 +35,20 @@ type Frame struct {
 	Function string  `json:"function,omitempty"`
 	File     string  `json:"file,omitempty"`
 	Line     int     `json:"line,omitempty"`
+	// Outside says the frame is in a file that was not counted: Module
+	// is then that file's path (not one of the profile's modules),
+	// Address a link-time address in it, and Function the ELF symbol
+	// that holds it, when one does.
+	Outside bool `json:"outside,omitempty"`
 }
 
 // key identifies a stack by its frames' modules and addresses.
 func (s Stack) key() string {
 	var b strings.Builder
 	for _, f := range s.Frames {
+		if f.Outside {
+			b.WriteByte(1)
+		}
 		b.WriteString(f.Module)
 		b.WriteByte(0)
 		b.WriteString(strconv.FormatUint(uint64(f.Address), 16))
@@ -53,12 +63,23 @@ func (p *Profile) sortStacks() {
 	slices.SortStableFunc(p.Stacks, func(a, b Stack) int {
 		for k := 0; k < len(a.Frames) && k < len(b.Frames); k++ {
 			x, y := a.Frames[k], b.Frames[k]
-			if c := cmp.Or(strings.Compare(x.Module, y.Module), cmp.Compare(x.Address, y.Address)); c != 0 {
+			if c := cmp.Or(cmpBool(x.Outside, y.Outside), strings.Compare(x.Module, y.Module), cmp.Compare(x.Address, y.Address)); c != 0 {
 				return c
 			}
 		}
 		return cmp.Compare(len(a.Frames), len(b.Frames))
 	})
+}
+
+// cmpBool orders false before true.
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // validateStacks checks the sampled chains: at least one frame each, in
@@ -71,7 +92,10 @@ func (p *Profile) validateStacks(modules map[string]bool) error {
 			return &FormatError{Field: field + ".frames", Msg: "no frame"}
 		}
 		for k, f := range s.Frames {
-			if !modules[f.Module] {
+			if f.Outside && f.Module == "" {
+				return &FormatError{Field: fmt.Sprintf("%s.frames[%d].module", field, k), Msg: "a frame outside the counted modules names no file"}
+			}
+			if !f.Outside && !modules[f.Module] {
 				return &FormatError{Field: fmt.Sprintf("%s.frames[%d].module", field, k), Msg: fmt.Sprintf("%q is not in modules", f.Module)}
 			}
 		}

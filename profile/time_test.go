@@ -131,3 +131,61 @@ func TestBlockTime(t *testing.T) {
 		}
 	}
 }
+
+// TestOutsideFrames: a chain sampled in a file that is not counted keeps
+// its first frame, marked outside, with the file's path as its module;
+// it validates, survives a save and a load, and a merge sums it apart
+// from the same address in a counted module; an outside frame without a
+// file does not validate.
+func TestOutsideFrames(t *testing.T) {
+	p, err := Load(filepath.Join("testdata", "example.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	libc := Frame{Address: 0x40dd0, Module: "/usr/lib/x86_64-linux-gnu/libc.so.6", Function: "random_r", Outside: true}
+	caller := Frame{Address: p.Functions[0].Address, Function: p.Functions[0].Name}
+	p.Stacks = []Stack{
+		{Frames: []Frame{libc, caller}, Samples: 3, TimeNS: 3},
+		{Frames: []Frame{{Address: 0x40dd0}, caller}, Samples: 2, TimeNS: 2},
+	}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	var b bytes.Buffer
+	if err := p.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Decode(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Merge(false, p, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Stacks) != 2 {
+		t.Fatalf("merged %d stacks; want 2", len(m.Stacks))
+	}
+	for _, s := range m.Stacks {
+		want := uint64(4)
+		if s.Frames[0].Outside {
+			want = 6
+			if s.Frames[0] != libc {
+				t.Errorf("outside frame %+v; want %+v", s.Frames[0], libc)
+			}
+		}
+		if s.Samples != want {
+			t.Errorf("stack at %+v: %d samples; want %d", s.Frames[0], s.Samples, want)
+		}
+	}
+	bad := p.Clone()
+	for i := range bad.Stacks {
+		if bad.Stacks[i].Frames[0].Outside {
+			bad.Stacks[i].Frames[0].Module = ""
+		}
+	}
+	var fe *FormatError
+	if err := bad.Validate(); !errors.As(err, &fe) {
+		t.Errorf("outside frame without a file: Validate = %v, want a *FormatError", err)
+	}
+}

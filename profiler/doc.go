@@ -60,6 +60,8 @@
 //	time.go     --time: the timeline of layouts and samples, resolved to
 //	            lines, functions and blocks
 //	stacks.go   --time: the sampled call chains, resolved to frames
+//	outside.go  --time: a chain sampled in a file that is not counted,
+//	            its frame named by the file's ELF symbols
 //	unwind.go   --time: the chains walked by each image's call frame
 //	            information, the kernel's frame-pointer chain past it
 //	fallback.go --time-fallback: the ptrace interrupts in place of perf

@@ -30,6 +30,9 @@ type module struct {
 	// callee names a call's target: a function's entry or a PLT stub
 	// (cfg.CalleeNames); nil when no flow graph was built.
 	callee func(addr uint64) string
+	// plt names a PLT stub for the sampled time when callee is nil
+	// (pltName), read on first use.
+	plt func(addr uint64) string
 	// got names the symbol a GOT slot binds, for -fno-plt calls
 	// through it (cfg.ELFImage.GOTName); nil when none was read.
 	got func(slot uint64) string

@@ -1,14 +1,18 @@
 package profiler
 
 import (
+	"bytes"
+	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/patchprof/patchprof/breakpoint"
+	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
+	"github.com/patchprof/patchprof/sampler"
 	"github.com/patchprof/patchprof/symtab"
 )
 
@@ -24,7 +28,11 @@ type chain struct {
 	// nothing (topCaller).
 	top    placeKey
 	hasTop bool
-	n      uint64
+	// out is the sampled address when it lies in a file that is not
+	// counted (places[0] is then unused): the chain is kept for its
+	// counted callers' inclusive time.
+	out *outsidePlace
+	n   uint64
 }
 
 // chainKey identifies places as a map key: each table's identity (its
@@ -71,6 +79,34 @@ func (tl *timeline) addChain(l *monitor.Layout, leaf placeKey, callers []uint64,
 	c.n++
 }
 
+// addOutsideChain counts a sample at op, in a file that is not counted,
+// whose callers are walked by CFI where the files have it and else the
+// kernel's frame-pointer chain; a chain with no caller in a profiled
+// image is not kept (its time is outside, and nothing counted is under
+// it). Called with tl.mu held.
+func (tl *timeline) addOutsideChain(l *monitor.Layout, op outsidePlace, s *sampler.Sample) {
+	ras, ok := tl.walk(l, s)
+	if !ok {
+		ras = s.Callers
+	}
+	places := make([]placeKey, 1, 1+len(ras))
+	for _, ra := range ras {
+		if pk, ok := returnPlace(l, ra); ok {
+			places = append(places, pk)
+		}
+	}
+	if len(places) == 1 {
+		return
+	}
+	k := "out " + op.path + " " + strconv.FormatUint(op.addr, 16) + " " + tl.chainKey(places[1:])
+	c := tl.chains[k]
+	if c == nil {
+		c = &chain{places: places, out: &op}
+		tl.chains[k] = c
+	}
+	c.n++
+}
+
 // returnPlace maps return address ra (runtime) through layout l to its
 // call's place: the address before it, in a profiled image; false when it
 // is in none (or 0).
@@ -89,17 +125,23 @@ func returnPlace(l *monitor.Layout, ra uint64) (placeKey, bool) {
 // addStacks adds the sampled chains to p (Profile.Stacks), each frame
 // named by its module's symbols and line table; a frame in a module not
 // counted (mods, names: as in addTime) is left out, and a chain whose
-// sampled address is in one is not listed, as its sample is outside.
+// sampled address is in one is not listed, as its sample is outside; a
+// chain sampled in a file that is not counted at all (addOutsideChain)
+// keeps that frame, marked Outside, when a caller of it is counted.
 func (tl *timeline) addStacks(p *profile.Profile, mods map[*breakpoint.Table]*module, names map[*module]string) {
 	merged := map[string]int{} // two chains may differ only in frames left out
 	for _, c := range tl.chains {
-		if mods[c.places[0].tab] == nil {
-			continue
-		}
 		var frames []profile.Frame
 		var key strings.Builder
 		places := c.places
-		if c.hasTop && mods[c.top.tab] != nil && mods[c.places[0].tab].topCaller(c.places[0].addr) {
+		switch {
+		case c.out != nil:
+			frames = append(frames, profile.Frame{Address: profile.Address(c.out.addr), Module: c.out.path, Function: c.out.name, Outside: true})
+			key.WriteString("\x01" + c.out.path + "\x00" + strconv.FormatUint(c.out.addr, 16) + "\x00")
+			places = places[1:]
+		case mods[c.places[0].tab] == nil:
+			continue
+		case c.hasTop && mods[c.top.tab] != nil && mods[c.places[0].tab].topCaller(c.places[0].addr):
 			places = append([]placeKey{places[0], c.top}, places[1:]...)
 		}
 		for _, pk := range places {
@@ -110,6 +152,8 @@ func (tl *timeline) addStacks(p *profile.Profile, mods map[*breakpoint.Table]*mo
 			f := profile.Frame{Address: profile.Address(pk.addr), Module: names[m]}
 			if i, ok := m.sym.FuncAt(pk.addr); ok {
 				f.Function = m.sym.Funcs[i].Name
+			} else {
+				f.Function = m.pltName(pk.addr)
 			}
 			if m.lt != nil {
 				if file, line, ok := m.lt.Lookup(pk.addr); ok {
@@ -119,6 +163,9 @@ func (tl *timeline) addStacks(p *profile.Profile, mods map[*breakpoint.Table]*mo
 			frames = append(frames, f)
 			key.WriteString(f.Module + "\x00" + strconv.FormatUint(pk.addr, 16) + "\x00")
 		}
+		if len(frames) == 1 && c.out != nil {
+			continue // no caller counted (a library that is not counted since)
+		}
 		if i, ok := merged[key.String()]; ok {
 			p.Stacks[i].Samples += c.n
 			p.Stacks[i].TimeNS += c.n * tl.period
@@ -127,6 +174,34 @@ func (tl *timeline) addStacks(p *profile.Profile, mods map[*breakpoint.Table]*mo
 		merged[key.String()] = len(p.Stacks)
 		p.Stacks = append(p.Stacks, profile.Stack{Frames: frames, Samples: c.n, TimeNS: c.n * tl.period})
 	}
+}
+
+// pltName names the PLT stub of m that holds link-time address addr as
+// perf does ("random_r@plt"), "" when none is known to: a stub is named
+// at its start and at its jump (cfg.ELFImage.PLTName), and a stub is 8
+// or 16 bytes.
+func (m *module) pltName(addr uint64) string {
+	name := m.callee
+	if name == nil {
+		if m.plt == nil {
+			m.plt = func(uint64) string { return "" }
+			if data, err := os.ReadFile(m.sym.Path); err == nil {
+				if im, err := cfg.NewELFImage(bytes.NewReader(data)); err == nil {
+					m.plt = im.PLTName
+				}
+			}
+		}
+		name = m.plt
+	}
+	for _, a := range []uint64{addr, addr &^ 15, addr &^ 7} {
+		if _, ok := m.sym.FuncAt(a); ok {
+			continue
+		}
+		if name := name(a); name != "" {
+			return name + "@plt"
+		}
+	}
+	return ""
 }
 
 // topCaller reports whether, at link-time address addr of module m, the
@@ -139,7 +214,9 @@ func (tl *timeline) addStacks(p *profile.Profile, mods map[*breakpoint.Table]*mo
 func (m *module) topCaller(addr uint64) bool {
 	i, ok := m.sym.FuncAt(addr)
 	if !ok {
-		return false
+		// A PLT stub's jump runs with the caller's return address at
+		// the stack pointer.
+		return m.pltName(addr) != ""
 	}
 	f := m.sym.Funcs[i]
 	if addr == f.Addr {

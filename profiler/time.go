@@ -31,12 +31,15 @@ type timeline struct {
 	tabIDs  map[*breakpoint.Table]int
 	// procs are the other executable mappings of each process (foreign),
 	// files each file's call frame information, nil if none (cfiFile).
-	procs   map[int]*procMaps
-	files   map[string]*unwind.Table
-	total   uint64 // every sample delivered
-	outside uint64 // samples outside every profiled module
-	lost    uint64
-	smp     *sampler.Sampler
+	procs map[int]*procMaps
+	files map[string]*unwind.Table
+	// outsideFiles are the symbols of the files samples fell in that
+	// are not counted, nil for one that cannot be read (outsidePlace).
+	outsideFiles map[string]*outsideFile
+	total        uint64 // every sample delivered
+	outside      uint64 // samples outside every profiled module
+	lost         uint64
+	smp          *sampler.Sampler
 	// byPtrace is set when the samples come from the monitor's interrupts
 	// (the fallback where perf events are refused).
 	byPtrace bool
@@ -59,7 +62,7 @@ func newTimeline(rate int) *timeline {
 		rate = sampler.DefaultRate
 	}
 	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{},
-		procs: map[int]*procMaps{}, files: map[string]*unwind.Table{}}
+		procs: map[int]*procMaps{}, files: map[string]*unwind.Table{}, outsideFiles: map[string]*outsideFile{}}
 }
 
 // layout is the monitor's Options.Layout: the process is stopped, so the
@@ -90,6 +93,9 @@ func (tl *timeline) deliver(batch []sampler.Sample) {
 		mp, ok := l.Find(pc)
 		if !ok {
 			tl.outside++
+			if op, ok := tl.outsidePlace(l.PID, pc); ok {
+				tl.addOutsideChain(l, op, &s)
+			}
 			continue
 		}
 		leaf := placeKey{mp.Image.Table, pc - mp.Bias}
@@ -176,6 +182,8 @@ func (tl *timeline) addTime(p *profile.Profile, root *module, sel *selection) {
 		if i, ok := m.sym.FuncAt(k.addr); ok {
 			s.Function = m.sym.Funcs[i].Name
 			ix.addFunc(s.Module, m.sym.Funcs[i].Addr, n, tl.period)
+		} else {
+			s.Function = m.pltName(k.addr)
 		}
 		if m.lt != nil {
 			if file, line, ok := m.lt.Lookup(k.addr); ok {

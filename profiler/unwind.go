@@ -33,8 +33,9 @@ func (tl *timeline) cfiFile(path string) *unwind.Table {
 }
 
 // walk returns the return addresses of sample s, walked by the call frame
-// information of the profiled images of layout l, and true; false when
-// the sampled address is in no image with CFI, or the walk found nothing
+// information of the profiled images of layout l and of the other files
+// the process maps, and true; false when the sampled address is in no
+// file with CFI, or the walk found nothing
 // there (the kernel's frame-pointer chain stands then). Where the walk
 // stops short of the outermost frame (in a module without CFI, or past
 // the copy of the stack), the kernel's chain goes on from the last
@@ -52,8 +53,12 @@ func (tl *timeline) walk(l *monitor.Layout, s *sampler.Sample) ([]uint64, bool) 
 		t := tl.cfiOf(mp.Image)
 		return t, pc - mp.Bias, t != nil
 	}
-	if mp, ok := l.Find(l.Original(s.IP)); !ok || tl.cfiOf(mp.Image) == nil {
+	if mp, ok := l.Find(l.Original(s.IP)); ok && tl.cfiOf(mp.Image) == nil {
 		return nil, false
+	} else if !ok {
+		if _, _, ok := tl.foreign(l.PID, l.Original(s.IP)); !ok {
+			return nil, false
+		}
 	}
 	// In a trampoline's entry check the stack holds its pushes above
 	// the site's frame, which the site's CFI does not describe.
@@ -99,23 +104,34 @@ const rereadAfter = 100 * time.Millisecond
 // there; false when none holds it, the file has no CFI, or the process's
 // mappings cannot be read (it has exited). Called with tl.mu held.
 func (tl *timeline) foreign(pid int, pc uint64) (*unwind.Table, uint64, bool) {
+	m, ok := tl.foreignMapping(pid, pc)
+	if !ok {
+		return nil, 0, false
+	}
+	t := tl.cfiFile(m.path)
+	if t == nil {
+		return nil, 0, false
+	}
+	link, ok := t.LinkAddr(pc - m.lo + m.off)
+	return t, link, ok
+}
+
+// foreignMapping returns the executable file mapping of process pid that
+// holds runtime address pc outside its profiled images, reading the
+// process's mappings again when none does and they are stale; false when
+// none holds it. Called with tl.mu held.
+func (tl *timeline) foreignMapping(pid int, pc uint64) (foreignMap, bool) {
 	pm := tl.procs[pid]
 	if pm == nil || !pm.holds(pc) && time.Since(pm.read) > rereadAfter {
 		pm = &procMaps{maps: readMaps(pid), read: time.Now()}
 		tl.procs[pid] = pm
 	}
 	for _, m := range pm.maps {
-		if pc < m.lo || pc >= m.hi {
-			continue
+		if pc >= m.lo && pc < m.hi {
+			return m, true
 		}
-		t := tl.cfiFile(m.path)
-		if t == nil {
-			return nil, 0, false
-		}
-		link, ok := t.LinkAddr(pc - m.lo + m.off)
-		return t, link, ok
 	}
-	return nil, 0, false
+	return foreignMap{}, false
 }
 
 // holds reports whether one of pm's mappings holds pc.

@@ -3,7 +3,8 @@
 // --call-graph dwarf and debuggers do: from the sampled registers and a
 // copy of the stack, each frame's rules give its canonical frame address
 // (CFA), where its caller's return address and frame pointer were saved,
-// and so the caller's registers. It needs no frame pointers, so it follows
+// and so the caller's registers (a CFA given by a DWARF expression is
+// evaluated where it is the linker's PLT form). It needs no frame pointers, so it follows
 // C and C++ built at -O1 and above as well as code that keeps them.
 //
 // It knows nothing of processes or layouts: the caller maps each runtime

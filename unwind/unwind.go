@@ -87,14 +87,20 @@ func Walk(r Regs, s Stack, find Find, max int, out []uint64) (_ []uint64, comple
 			return out, false
 		}
 		fc, err := fde.EstablishFrame(link)
-		if err != nil || fc.CFA.Rule != frame.RuleCFA {
+		if err != nil {
 			return out, false
 		}
 		var cfa uint64
-		switch fc.CFA.Reg {
-		case regSP:
+		switch {
+		case fc.CFA.Rule == frame.RuleExpression:
+			if cfa, ok = cfaExpr(fc.CFA.Expression, pc, sp); !ok {
+				return out, false
+			}
+		case fc.CFA.Rule != frame.RuleCFA:
+			return out, false
+		case fc.CFA.Reg == regSP:
 			cfa = sp + uint64(fc.CFA.Offset)
-		case regBP:
+		case fc.CFA.Reg == regBP:
 			if !bpKnown {
 				return out, false
 			}
@@ -126,6 +132,109 @@ func Walk(r Regs, s Stack, find Find, max int, out []uint64) (_ []uint64, comple
 		pc, sp = ra, cfa
 	}
 	return out, false
+}
+
+// cfaExpr evaluates a DWARF expression that gives a frame's CFA from its
+// stack pointer and instruction pointer (pc, sp): the form the linker
+// writes for a PLT, whose stubs move the stack pointer by where in the
+// stub the thread is (rsp + 8 + ((rip & 15) >= 11) * 8). It follows the
+// operations such an expression needs (DWARF 5, 2.5.1: breg of rsp or
+// rip, literals, and, ge, shl, plus, plus_uconst, constu) and refuses
+// any other: false.
+func cfaExpr(expr []byte, pc, sp uint64) (uint64, bool) {
+	var st []uint64
+	pop2 := func() (uint64, uint64, bool) {
+		if len(st) < 2 {
+			return 0, 0, false
+		}
+		a, b := st[len(st)-2], st[len(st)-1]
+		st = st[:len(st)-2]
+		return a, b, true
+	}
+	for k := 0; k < len(expr); {
+		op := expr[k]
+		k++
+		switch {
+		case op >= 0x30 && op <= 0x4f: // DW_OP_lit0..31
+			st = append(st, uint64(op-0x30))
+		case op == 0x77 || op == 0x80: // DW_OP_breg7 (rsp), DW_OP_breg16 (rip)
+			off, n := sleb(expr[k:])
+			if n == 0 {
+				return 0, false
+			}
+			k += n
+			base := sp
+			if op == 0x80 {
+				base = pc
+			}
+			st = append(st, base+uint64(off))
+		case op == 0x10 || op == 0x23: // DW_OP_constu, DW_OP_plus_uconst
+			v, n := uleb(expr[k:])
+			if n == 0 {
+				return 0, false
+			}
+			k += n
+			if op == 0x10 {
+				st = append(st, v)
+			} else if len(st) > 0 {
+				st[len(st)-1] += v
+			} else {
+				return 0, false
+			}
+		case op == 0x1a || op == 0x2a || op == 0x24 || op == 0x22: // and, ge, shl, plus
+			a, b, ok := pop2()
+			if !ok {
+				return 0, false
+			}
+			var v uint64
+			switch op {
+			case 0x1a:
+				v = a & b
+			case 0x2a:
+				if int64(a) >= int64(b) {
+					v = 1
+				}
+			case 0x24:
+				v = a << (b & 63)
+			case 0x22:
+				v = a + b
+			}
+			st = append(st, v)
+		default:
+			return 0, false
+		}
+	}
+	if len(st) != 1 {
+		return 0, false
+	}
+	return st[0], true
+}
+
+// uleb and sleb decode a LEB128 number at the start of b, and its length;
+// 0 when b ends first.
+func uleb(b []byte) (uint64, int) {
+	var v uint64
+	for k := 0; k < len(b) && k < 10; k++ {
+		v |= uint64(b[k]&0x7f) << (7 * k)
+		if b[k]&0x80 == 0 {
+			return v, k + 1
+		}
+	}
+	return 0, 0
+}
+
+func sleb(b []byte) (int64, int) {
+	var v int64
+	for k := 0; k < len(b) && k < 10; k++ {
+		v |= int64(b[k]&0x7f) << (7 * k)
+		if b[k]&0x80 == 0 {
+			if k < 9 && b[k]&0x40 != 0 {
+				v |= -1 << (7 * (k + 1))
+			}
+			return v, k + 1
+		}
+	}
+	return 0, 0
 }
 
 // saved returns the value rule says a register held in the caller, the

@@ -124,3 +124,38 @@ func FuzzWalk(f *testing.F) {
 		Walk(Regs{IP: ip, SP: sp}, Stack{Base: sp, Data: stack}, find, 8, nil)
 	})
 }
+
+// TestCFAExpr evaluates the CFA expression GNU ld writes for a PLT (as
+// readelf -wf shows it: rsp + 8, and 8 more from the stub's push on):
+// a thread at a stub's jump (offset 0 of 16) has its return address at
+// the stack pointer, one after the push (offset 11) a word above; an
+// operation the evaluator does not follow refuses the expression.
+func TestCFAExpr(t *testing.T) {
+	plt := []byte{0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22}
+	for _, c := range []struct{ pc, want uint64 }{
+		{0x1030, 0x7000 + 8}, {0x1036, 0x7000 + 8}, {0x103a, 0x7000 + 8},
+		{0x103b, 0x7000 + 16}, {0x103f, 0x7000 + 16},
+	} {
+		if got, ok := cfaExpr(plt, c.pc, 0x7000); !ok || got != c.want {
+			t.Errorf("at %#x: cfa %#x, %v; want %#x", c.pc, got, ok, c.want)
+		}
+	}
+	for _, bad := range [][]byte{
+		{0x06},             // DW_OP_deref
+		{0x77},             // breg without its offset
+		{0x22},             // plus on an empty stack
+		{0x77, 0x08, 0x31}, // two values left
+		{0x77, 0x7f},       // a negative offset is fine...
+	} {
+		got, ok := cfaExpr(bad, 0x1000, 0x7000)
+		if len(bad) == 2 && bad[1] == 0x7f {
+			if !ok || got != 0x7000-1 {
+				t.Errorf("%x: %#x, %v; want %#x", bad, got, ok, 0x7000-1)
+			}
+			continue
+		}
+		if ok {
+			t.Errorf("%x: %#x accepted; want refused", bad, got)
+		}
+	}
+}

@@ -9,8 +9,12 @@
  * only the C library's own CFI leads from cmp back to sorter. With
  * "pointer" as the second argument, main calls looper, which calls tiny
  * through a pointer: under the jump engine with --calls most of tiny's
- * time is its entry check, whose pushes its CFI does not describe. */
+ * time is its entry check, whose pushes its CFI does not describe. With
+ * "library", main calls roller, which calls the C library's random_r in
+ * a loop: the samples in random_r, a file that is not counted, keep their
+ * chain through roller. */
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 __attribute__((noipa)) long work(long n)
@@ -73,9 +77,27 @@ __attribute__((noipa)) long looper(long n)
 	return s + pad[1];
 }
 
+__attribute__((noipa)) long roller(long n)
+{
+	static char state[256];
+	struct random_data rd = {0};
+	int32_t r;
+	long s = 0;
+	initstate_r(1, state, sizeof state, &rd);
+	for (long i = 0; i < n; i++) {
+		random_r(&rd, &r);
+		s += r & 1;
+	}
+	return s;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 20000000, s = 0;
+	if (argc > 2 && argv[2][0] == 'l') {
+		printf("cfistacks library %ld\n", roller(n));
+		return 0;
+	}
 	if (argc > 2 && argv[2][0] == 'p') {
 		printf("cfistacks pointer %ld\n", looper(n));
 		return 0;
