@@ -166,6 +166,12 @@ type Plan struct {
 
 	graphOnce sync.Once
 	graphAt   []int32 // per function of Funcs, its index in Graphs or -1 (graphIndex)
+	// entryGraphs has PlanJumps build the flow graph of every function
+	// counted only at its entry, as it did before entryScan (a test's
+	// reference).
+	entryGraphs bool
+	// entryScanned counts the entries planned by entryScan.
+	entryScanned int
 }
 
 // NewPlan chooses the sites for one executable. lt may be nil when only
@@ -315,6 +321,7 @@ func (p *Plan) describeFuncs(sym *symtab.File, lt *lineinfo.Table, keepFile func
 func (p *Plan) funcSpecs(sym *symtab.File, keepFunc []bool, opt PlanOptions) []SiteSpec {
 	var specs []SiteSpec
 	if opt.Funcs {
+		specs = make([]SiteSpec, 0, len(sym.Funcs))
 		for i := range sym.Funcs {
 			if !keepFunc[i] {
 				continue

@@ -342,6 +342,12 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 	}
 	g := graphOf[fn]
 	f := sym.Funcs[fn]
+	if g == nil && k&(KindLine|KindBlock) == 0 && t.addr[i] == f.Addr && !p.entryGraphs {
+		if n, ok := entryScan(sym, opt, f); ok {
+			p.entryScanned++
+			return p.entryJump(sym, opt, i, f, n)
+		}
+	}
 	if g == nil {
 		if failed[fn] {
 			return JumpNoFlow
@@ -367,6 +373,23 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 		}
 		graphOf[fn] = g
 	}
+	n, _ := jump.WholeBlock(g, t.addr[i])
+	return p.siteJump(sym, opt, i, f, p.leaderOf(g), n)
+}
+
+// entryJump plans the patch of entry site i of function f, counted only
+// there, whose entry block is n bytes to run whole (entryScan): no block
+// of f but those symtab.Targets knows starts inside it.
+func (p *Plan) entryJump(sym *symtab.File, opt *PlanOptions, i int, f symtab.Func, n int) string {
+	return p.siteJump(sym, opt, i, f, p.targets.Has, n)
+}
+
+// siteJump plans the patch of site i of function f, where leader says a
+// branch may land and the site's block is whole bytes to run whole (0
+// for none): the jump's length, whether it keeps the flags, or why it
+// keeps its breakpoint.
+func (p *Plan) siteJump(sym *symtab.File, opt *PlanOptions, i int, f symtab.Func, leader func(uint64) bool, whole int) string {
+	t := p.Table
 	addr := t.addr[i]
 	end := f.Addr + f.Size
 	code, ok := sym.Code(addr, int(min(end-addr, 32)))
@@ -374,7 +397,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 		return JumpNoCode
 	}
 	fcode, _ := sym.Code(f.Addr, int(f.Size))
-	js := jump.Plan(code, addr, jump.Options{Target: p.leaderOf(g), End: end, Func: fcode, FuncAddr: f.Addr})
+	js := jump.Plan(code, addr, jump.Options{Target: leader, End: end, Func: fcode, FuncAddr: f.Addr})
 	if js.Len == 0 {
 		return js.Reason
 	}
@@ -386,7 +409,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 	}
 	t.jump.length[i] = uint8(js.Len)
 	t.jump.keep[i] = !js.FlagsDead
-	if n, _ := jump.WholeBlock(g, addr); n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) && !p.targets.Within(addr, addr+uint64(n)) {
+	if n := whole; n > js.Len && (i+1 >= len(t.addr) || t.addr[i+1] >= addr+uint64(n)) && !p.targets.Within(addr, addr+uint64(n)) {
 		t.jump.least[i] = uint8(js.Len)
 		t.jump.length[i] = uint8(n)
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -97,6 +98,9 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 	if mode != profile.ModeFuncs {
 		counts, unexecuted, unknown := plan.LineCounts(c, at)
 		untold := 0
+		// The whole module's rows at once: growing a profile of 100,000
+		// functions by appends was a tenth of its run.
+		p.Lines = slices.Grow(p.Lines, len(counts))
 		for i, c := range counts {
 			if unknown[i] {
 				untold++
@@ -134,6 +138,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 		}
 	}
 	if mode != profile.ModeLines {
+		p.Functions = slices.Grow(p.Functions, len(plan.Funcs))
 		for fi, f := range plan.Funcs {
 			if !f.Planted {
 				continue
@@ -151,6 +156,7 @@ func addModule(p *profile.Profile, m *module, name, mode string, blocks bool, fa
 	} else {
 		p.Functions = append(p.Functions, entryCounts(plan, c, name)...)
 	}
+	p.Sites = slices.Grow(p.Sites, t.Len())
 	for i := 0; i < t.Len(); i++ {
 		if t.Kind(i) == 0 {
 			continue // the dynamic linker's notification point: ours, not the program's

@@ -45,6 +45,27 @@ func addImage(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	popt.LandingPads, _ = cfg.ELFLandingPads(bytes.NewReader(data))
 }
 
+// landingPads reads the C++ landing pads of sym's file (milliseconds,
+// from its exception tables alone), so that a function counted only at
+// its entry needs no flow graph to know none lands in its patch
+// (breakpoint's entry scan); nil when the file cannot be read, which
+// leaves every entry to its graph.
+func landingPads(sym *symtab.File) map[uint64][]uint64 {
+	if !sym.HasSection(".gcc_except_table") {
+		return map[uint64][]uint64{}
+	}
+	f, err := os.Open(sym.Path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	pads, err := cfg.ELFLandingPads(f)
+	if err != nil {
+		return nil
+	}
+	return pads
+}
+
 // addFlowNotes notes the functions of module m whose flow could not be
 // recovered: no block counts, and lines counted at their rows with the
 // previous-row rule instead of derived from blocks.

@@ -91,6 +91,7 @@ func (s *selection) planOptions(sym *symtab.File, lt *lineinfo.Table) breakpoint
 		addCFG(&popt, sym)
 	} else if s.jump {
 		popt.LoadImage = func(o *breakpoint.PlanOptions) { addImage(o, sym) }
+		popt.LandingPads = landingPads(sym)
 	}
 	if s.lines && lt != nil {
 		// Without .debug_info the rows alone are used: a C function's

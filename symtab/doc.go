@@ -27,6 +27,8 @@
 //	    x86asm, and the ENDBR and VZEROUPPER tests
 //	insnlen.go: instruction lengths and branch displacements from the
 //	    opcode maps, without a full decode
+//	linscan.go: ScanJumps, a function's in-function jump targets from the
+//	    lengths alone, or no answer where a flow graph would know more
 //	taken.go: AddressTaken, the function entries whose address the
 //	    module may take, which alone its own indirect calls can enter
 //	targets.go: Targets, every address control may reach other than by

@@ -283,7 +283,7 @@ func (f *File) funcs(syms []elf.Symbol) []Func {
 		s    *elf.Symbol
 		rank int
 	}
-	var cand []ranked
+	cand := make([]ranked, 0, len(syms))
 	for i := range syms {
 		s := &syms[i]
 		if !isFunc(s) || s.Name == "" || f.segmentOf(s.Value) == nil {
@@ -303,7 +303,7 @@ func (f *File) funcs(syms []elf.Symbol) []Func {
 		}
 		return strings.Compare(a.s.Name, b.s.Name)
 	})
-	var out []Func
+	out := make([]Func, 0, len(cand))
 	for i := 0; i < len(cand); {
 		j := i
 		fn := Func{Name: cand[i].s.Name, Addr: cand[i].s.Value, Size: cand[i].s.Size}
@@ -501,4 +501,9 @@ func ImportsFunc(path, name string) bool {
 	}
 	_, found := exports(ef, name, func(s *elf.Symbol) bool { return s.Section == elf.SHN_UNDEF })
 	return found
+}
+
+// HasSection reports whether the file has a section named name.
+func (f *File) HasSection(name string) bool {
+	return f.ef != nil && f.ef.Section(name) != nil
 }

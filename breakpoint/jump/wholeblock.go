@@ -29,10 +29,10 @@ import (
 // takes a shorter patch or keeps its breakpoint.
 const MaxHostLen = 176
 
-// maxWholeInsts bounds the instructions of a block displaced whole: a
+// MaxWholeInsts bounds the instructions of a block displaced whole: a
 // thread that a signal finds in the middle of them is single-stepped out
 // of the trampoline (monitor's leaveScratch, at most 64 steps).
-const maxWholeInsts = 48
+const MaxWholeInsts = 48
 
 // WholeBlock returns how many bytes from addr, the start of a block of g,
 // a jump patch displaces to run the block whole in its trampoline, and
@@ -41,7 +41,7 @@ const maxWholeInsts = 48
 // or the block is too long.
 func WholeBlock(g *cfg.Graph, addr uint64) (n int, falls bool) {
 	b, ok := BlockAt(g, addr)
-	if !ok || b.Insts > maxWholeInsts {
+	if !ok || b.Insts > MaxWholeInsts {
 		return 0, false
 	}
 	switch b.Term {
