@@ -3,8 +3,6 @@ package breakpoint
 import (
 	"slices"
 
-	"golang.org/x/arch/x86/x86asm"
-
 	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -47,23 +45,18 @@ func entryScan(sym *symtab.File, opt *PlanOptions, f symtab.Func) (int, bool) {
 				return whole(insts, off), true // falls into the next block
 			}
 		}
-		inst, err := symtab.DecodeInst(code[off:])
-		if err != nil || inst.Len == 0 {
-			return 0, false
-		}
+		n, e := symtab.EndOf(code[off:])
 		insts++
-		end := off + inst.Len
-		switch inst.Op {
-		case x86asm.RET, x86asm.LRET, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ, x86asm.JMP:
+		end := off + n
+		switch e {
+		case symtab.EndsUnknown:
+			return 0, false
+		case symtab.EndsAfter:
 			return whole(insts, end), true
-		case x86asm.UD0, x86asm.UD1, x86asm.UD2, x86asm.HLT, x86asm.CALL:
+		case symtab.EndsAt:
 			// The call, or the trap, stays in the original code.
 			return whole(insts, off), true
-		case x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JNE,
-			x86asm.JG, x86asm.JGE, x86asm.JL, x86asm.JLE, x86asm.JO, x86asm.JNO,
-			x86asm.JP, x86asm.JNP, x86asm.JS, x86asm.JNS,
-			x86asm.JCXZ, x86asm.JECXZ, x86asm.JRCXZ,
-			x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE, x86asm.XBEGIN:
+		case symtab.EndsCond:
 			if end >= len(code) {
 				return 0, false // the graph refuses a branch that ends the function
 			}

@@ -173,7 +173,8 @@
 // # Files
 //
 //	report.go: Write: the report's sections, the listing, the hottest
-//	    lines, the function table and the notes
+//	    lines and the notes
+//	functable.go: the function table
 //	options.go: Options, Style and Subst, and their parsers
 //	header.go: the header line, and PinnedNote
 //	bars.go: the histogram and scaled COUNT cells

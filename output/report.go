@@ -570,65 +570,6 @@ func padRight(s string, w int) string {
 	return s
 }
 
-func (r *report) functions(list []profile.Function) {
-	funcs := slices.Clone(list)
-	if len(funcs) == 0 {
-		r.extra = append(r.extra, "the profile has no function counts")
-		return
-	}
-	names := make(map[string]string, len(funcs)) // symbol -> display name
-	for _, f := range funcs {
-		names[f.Name] = escapeControl(DisplayName(f.Name))
-	}
-	byTime := r.opt.Sort.resolve(r.p) == KeyTime
-	slices.SortFunc(funcs, func(a, b profile.Function) int {
-		if byTime && a.TimeNS != b.TimeNS {
-			return cmp.Compare(b.TimeNS, a.TimeNS)
-		}
-		return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(names[a.Name], names[b.Name]),
-			strings.Compare(a.Name, b.Name), cmp.Compare(a.Address, b.Address))
-	})
-	title := "FUNCTION CALLS"
-	if r.opt.Top > 0 && len(funcs) > r.opt.Top {
-		title = fmt.Sprintf("FUNCTION CALLS (%d of %d functions)", r.opt.Top, len(funcs))
-		funcs = funcs[:r.opt.Top]
-	}
-	cw, nw := len("COUNT"), len("FUNCTION")
-	limit := r.opt.maxNameColumn()
-	for _, f := range funcs {
-		cw = max(cw, len(strconv.FormatUint(f.Count, 10)))
-		if n := utf8.RuneCountInString(names[f.Name]); n <= limit {
-			nw = max(nw, n)
-		}
-	}
-	var maxCalls uint64
-	for _, f := range funcs {
-		maxCalls = max(maxCalls, f.Count)
-	}
-	tcells, tw := r.funcTimes(funcs)
-	r.section()
-	r.line(r.paint(sgrBold, title))
-	head := padLeft("COUNT", cw)
-	if tw != nil {
-		head += strings.Replace(timeHeader(*tw), "PER EXEC", padLeft("PER CALL", len("PER EXEC")), 1)
-	}
-	r.line(r.paint(sgrBold, head+"  "+padRight("FUNCTION", nw)+"  LOCATION"))
-	for k, f := range funcs {
-		loc := ""
-		if f.File != "" {
-			loc = r.display(f.File)
-			if f.Line > 0 {
-				loc += ":" + strconv.Itoa(f.Line)
-			}
-		}
-		count := r.paintCell(heat(f.Count, maxCalls), padLeft(strconv.FormatUint(f.Count, 10), cw))
-		if tw != nil {
-			count += timeColumns(tcells[k], *tw)
-		}
-		r.line(count + "  " + padRight(names[f.Name], nw) + "  " + loc + blockSummary(f))
-	}
-}
-
 func (r *report) notes() {
 	notes := slices.DeleteFunc(slices.Clone(r.p.Notes), func(n string) bool {
 		return n == PinnedNote || !r.opt.EngineNotes && profile.IsDetailNote(n) // said in the header; run detail

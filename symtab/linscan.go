@@ -89,3 +89,62 @@ func opcode(inst []byte) (op byte, esc bool, reg byte, ok bool) {
 	}
 	return op, false, reg, true
 }
+
+// An Ender says how an instruction ends a basic block, as a flow graph
+// reads it.
+type Ender uint8
+
+const (
+	// EndsNot: the instruction does not end its block.
+	EndsNot Ender = iota
+	// EndsAfter: RET, IRET or a direct JMP; the block ends after it.
+	EndsAfter
+	// EndsCond: a conditional branch (Jcc, LOOPcc, JrCXZ, XBEGIN); the
+	// block ends after it and falls through too.
+	EndsCond
+	// EndsAt: a near CALL, UD0, UD1, UD2 or HLT: the block ends with it,
+	// and a patch displacing the block leaves it in place.
+	EndsAt
+	// EndsUnknown: an indirect or far jump, INT, or an encoding the
+	// length decoder does not know: a flow graph is needed.
+	EndsUnknown
+)
+
+// EndOf returns the length of the instruction at the start of code and how
+// it ends a block, from the length decoder and the opcode alone.
+func EndOf(code []byte) (int, Ender) {
+	n, _, isRel, ok := instLen(code)
+	if !ok || n == 0 {
+		return 0, EndsUnknown
+	}
+	op, esc, reg, ok := opcode(code[:n])
+	if !ok {
+		return n, EndsUnknown
+	}
+	if esc {
+		switch {
+		case op >= 0x80 && op <= 0x8F:
+			return n, EndsCond
+		case op == 0x0B || op == 0xB9 || op == 0xFF:
+			return n, EndsAt
+		}
+		return n, EndsNot
+	}
+	switch {
+	case op == 0xC3 || op == 0xC2 || op == 0xCB || op == 0xCA || op == 0xCF:
+		return n, EndsAfter
+	case op == 0xE9 || op == 0xEB:
+		return n, EndsAfter
+	case op >= 0x70 && op <= 0x7F, op >= 0xE0 && op <= 0xE3:
+		return n, EndsCond
+	case op == 0xC7 && isRel: // XBEGIN
+		return n, EndsCond
+	case op == 0xE8, op == 0xF4:
+		return n, EndsAt
+	case op == 0xFF && reg == 2:
+		return n, EndsAt // call through a register or memory
+	case op == 0xFF && (reg == 3 || reg == 4 || reg == 5), op == 0xCC, op == 0xCD, op == 0xEA, op == 0x9A:
+		return n, EndsUnknown
+	}
+	return n, EndsNot
+}

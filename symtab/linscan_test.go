@@ -39,3 +39,34 @@ func TestScanJumps(t *testing.T) {
 		}
 	}
 }
+
+// TestEndOf classifies how instructions end a block.
+func TestEndOf(t *testing.T) {
+	for _, c := range []struct {
+		code []byte
+		n    int
+		want Ender
+	}{
+		{[]byte{0x55}, 1, EndsNot},                         // push %rbp
+		{[]byte{0xc3}, 1, EndsAfter},                       // ret
+		{[]byte{0xf3, 0xc3}, 2, EndsAfter},                 // repz ret
+		{[]byte{0xeb, 0x10}, 2, EndsAfter},                 // jmp rel8
+		{[]byte{0x7e, 0x03}, 2, EndsCond},                  // jle rel8
+		{[]byte{0x0f, 0x85, 1, 0, 0, 0}, 6, EndsCond},      // jne rel32
+		{[]byte{0xc7, 0xf8, 1, 0, 0, 0}, 6, EndsCond},      // xbegin
+		{[]byte{0xe8, 0, 0, 0, 0}, 5, EndsAt},              // call rel32
+		{[]byte{0xff, 0xd0}, 2, EndsAt},                    // call *%rax
+		{[]byte{0x0f, 0x0b}, 2, EndsAt},                    // ud2
+		{[]byte{0xf4}, 1, EndsAt},                          // hlt
+		{[]byte{0xff, 0xe0}, 2, EndsUnknown},               // jmp *%rax
+		{[]byte{0xcc}, 1, EndsUnknown},                     // int3
+		{[]byte{0xc7, 0xc0, 1, 0, 0, 0}, 6, EndsNot},       // mov $1,%eax
+		{[]byte{0xc5, 0xf8, 0x77}, 3, EndsNot},             // vzeroupper
+		{[]byte{0x48, 0x8b, 0x05, 0, 0, 0, 0}, 7, EndsNot}, // mov 0(%rip),%rax
+		{[]byte{0x0f, 0x1f, 0x44, 0x00, 0x00}, 5, EndsNot}, // nopl
+	} {
+		if n, e := EndOf(c.code); n != c.n || e != c.want {
+			t.Errorf("% x: %d, %d; want %d, %d", c.code, n, e, c.n, c.want)
+		}
+	}
+}
