@@ -92,7 +92,7 @@ func hasNote(notes []string, s string) bool {
 }
 
 // TestAnalysisCache: a program run cold (the cache filled), warm (the
-// line table and subprograms read from it) and with --no-cache (neither)
+// line table, subprograms and branch targets read from it) and with --no-cache (neither)
 // gets the same exact counts and the same lines, functions and sites; a
 // rebuild at the same path is not served the old analysis; corrupt entries
 // are a miss with a note.
@@ -105,16 +105,18 @@ func TestAnalysisCache(t *testing.T) {
 	home := filepath.Join(dir, "xdg")
 
 	cold := cacheRun(t, exe, home, 1000)
-	if notes := cacheNotes(cold); !hasNote(notes, "line table of "+exe+": miss, stored") || !hasNote(notes, "subprograms of "+exe+": miss, stored") {
-		t.Errorf("cold run: cache notes %q, want the line table and subprograms stored", notes)
+	if notes := cacheNotes(cold); !hasNote(notes, "line table of "+exe+": miss, stored") || !hasNote(notes, "subprograms of "+exe+": miss, stored") ||
+		!hasNote(notes, "branch targets of "+exe+": miss, stored") {
+		t.Errorf("cold run: cache notes %q, want the line table, subprograms and branch targets stored", notes)
 	}
 	entries, _ := filepath.Glob(filepath.Join(home, "patchprof", "*.entry"))
-	if len(entries) != 2 {
-		t.Fatalf("cold run left %d entries in %s, want 2 (line table, subprograms)", len(entries), home)
+	if len(entries) != 3 {
+		t.Fatalf("cold run left %d entries in %s, want 3 (line table, subprograms, branch targets)", len(entries), home)
 	}
 	warm := cacheRun(t, exe, home, 1000)
-	if notes := cacheNotes(warm); !hasNote(notes, "line table of "+exe+": hit") || !hasNote(notes, "subprograms of "+exe+": hit") {
-		t.Errorf("warm run: cache notes %q, want both hits", notes)
+	if notes := cacheNotes(warm); !hasNote(notes, "line table of "+exe+": hit") || !hasNote(notes, "subprograms of "+exe+": hit") ||
+		!hasNote(notes, "branch targets of "+exe+": hit") {
+		t.Errorf("warm run: cache notes %q, want three hits", notes)
 	}
 	// Without -v, the listing does not say what the cache served.
 	res := run(t, runOpts{args: []string{"--lines", "--funcs", exe}, env: []string{"XDG_CACHE_HOME=" + home}})
@@ -146,7 +148,8 @@ func TestAnalysisCache(t *testing.T) {
 		}
 	}
 	damaged := cacheRun(t, exe, home, 2000)
-	if notes := cacheNotes(damaged); !hasNote(notes, "is corrupt") || !hasNote(notes, "line table of "+exe+": miss, stored") {
+	if notes := cacheNotes(damaged); !hasNote(notes, "is corrupt") || !hasNote(notes, "line table of "+exe+": miss, stored") ||
+		!hasNote(notes, "branch targets of "+exe+": miss, stored") {
 		t.Errorf("corrupt entries: cache notes %q, want a corrupt note and the analysis stored again", notes)
 	}
 	again := cacheRun(t, exe, home, 2000)

@@ -2,7 +2,6 @@ package lineinfo
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 )
 
@@ -14,20 +13,15 @@ import (
 // bounds checks are for a damaged entry, which is an error, never a panic.
 
 // tableEncoding is the first byte of an encoded Table.
-const tableEncoding = 1
-
-// ErrDeferred is the error of MarshalBinary on a table read with
-// ReadOptions.DeferGoStd whose Go root's units were left unrun: they live
-// in the file's sections, not in the table.
-var ErrDeferred = errors.New("lineinfo: a table with deferred units cannot be encoded")
+const tableEncoding = 2
 
 // MarshalBinary encodes t for UnmarshalTable: its files, rows, the rows
-// and sequence ends Lookup reads, and the MD5 digests. Addresses are
-// stored as differences from the previous one, as varints.
+// and sequence ends Lookup reads, the MD5 digests, and the units
+// ReadOptions.DeferGoStd left unrun, as their bytes (a Go program's
+// runtime and standard library: run on a lookup's first miss, as in the
+// table read). Addresses are stored as differences from the previous
+// one, as varints.
 func (t *Table) MarshalBinary() ([]byte, error) {
-	if t.deferred != nil {
-		return nil, ErrDeferred
-	}
 	b := []byte{tableEncoding}
 	b = appendString(b, t.goRoot)
 	b = binary.AppendUvarint(b, uint64(len(t.Files)))
@@ -63,7 +57,15 @@ func (t *Table) MarshalBinary() ([]byte, error) {
 		b = appendString(b, f)
 		b = append(b, sum[:]...)
 	}
-	return b, nil
+	if t.deferred == nil {
+		return binary.AppendUvarint(b, 0), nil
+	}
+	b = binary.AppendUvarint(b, uint64(len(t.deferred.units)))
+	for _, u := range t.deferred.units {
+		b = binary.AppendUvarint(b, u.off)
+		b = appendString(b, string(u.data))
+	}
+	return appendString(b, string(t.deferred.debugLineStr)), nil
 }
 
 func appendString(b []byte, s string) []byte {
@@ -103,6 +105,14 @@ func UnmarshalTable(data []byte) (*Table, error) {
 			copy(sum[:], d.bytes(16))
 			t.md5[f] = sum
 		}
+	}
+	if n := d.count(2); n > 0 {
+		units := make([]span, n)
+		for i := range units {
+			units[i].off = d.uvarint()
+			units[i].data = d.bytes(d.count(1))
+		}
+		t.deferred = &deferred{units: units, debugLineStr: d.bytes(d.count(1))}
 	}
 	if d.err == nil && len(d.buf) != 0 {
 		d.fail("bytes after the table")

@@ -1,8 +1,8 @@
 package lineinfo
 
 import (
-	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -67,9 +67,46 @@ func TestEncodeRoundTrip(t *testing.T) {
 	}
 }
 
+// TestEncodeDeferred encodes a Go program's table read with DeferGoStd,
+// whose runtime units are left unrun, and decodes it: the same rows,
+// still none of the runtime's read, and Lookup then runs them and finds
+// what the whole table finds.
 func TestEncodeDeferred(t *testing.T) {
-	tab := &Table{deferred: &deferred{}}
-	if _, err := tab.MarshalBinary(); !errors.Is(err, ErrDeferred) {
-		t.Errorf("MarshalBinary of a table with deferred units: %v, want ErrDeferred", err)
+	exe, _ := buildGo(t)
+	full, err := Read(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err := ReadWith(exe, ReadOptions{DeferGoStd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := part.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := UnmarshalTable(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Rows, part.Rows) || !slices.Equal(got.Files, part.Files) || got.GoRoot() != part.GoRoot() {
+		t.Fatalf("decoded %d rows of %d files, want %d of %d", len(got.Rows), len(got.Files), len(part.Rows), len(part.Files))
+	}
+	runtimeMain, _ := symbol(t, exe, "runtime.main")
+	if _, _, ok := got.LookupRead(runtimeMain); ok {
+		t.Errorf("LookupRead(runtime.main) found a line in a unit left unread")
+	}
+	gf, gl, gok := got.Lookup(runtimeMain)
+	wf, wl, wok := full.Lookup(runtimeMain)
+	if gf != wf || gl != wl || gok != wok || !wok {
+		t.Errorf("Lookup(runtime.main) = %s:%d %v decoded, %s:%d %v in the whole table", gf, gl, gok, wf, wl, wok)
+	}
+	for n := 0; n < len(b); n += 1 + len(b)/500 {
+		if _, err := UnmarshalTable(b[:n]); err == nil {
+			t.Fatalf("table cut to %d of %d bytes decoded", n, len(b))
+		}
+	}
+	if _, err := UnmarshalTable(b[:len(b)-1]); err == nil {
+		t.Fatalf("table cut by its last byte decoded")
 	}
 }

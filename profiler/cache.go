@@ -1,8 +1,8 @@
 package profiler
 
 import (
-	"errors"
 	"fmt"
+	"github.com/patchprof/patchprof/breakpoint"
 	"sync"
 
 	"github.com/patchprof/patchprof/anacache"
@@ -115,9 +115,6 @@ func cached[T any](u *cacheUse, what, kind, options string, sym *symtab.File, co
 	go func() {
 		defer u.stores.Done()
 		b, err := encode(v)
-		if errors.Is(err, lineinfo.ErrDeferred) {
-			return // a Go program's table holds units it reads later
-		}
 		if err == nil {
 			err = u.c.Put(k, b)
 		}
@@ -137,6 +134,51 @@ func (s *selection) readLines(sym *symtab.File) (*lineinfo.Table, error) {
 	return cached(s.cache, "line table", "lines", fmt.Sprintf("defer-go-std=%v", opt.DeferGoStd), sym,
 		func() (*lineinfo.Table, error) { return lineinfo.ReadWith(sym.Path, opt) },
 		(*lineinfo.Table).MarshalBinary, lineinfo.UnmarshalTable)
+}
+
+// branchTargets gives sym its branch targets (symtab.Targets, which
+// decodes every instruction of the file) from the cache, for the jump
+// plan. On a miss the plan computes them as before, beside the line
+// model, and the returned function, given the plan, stores them from
+// another goroutine once the plan is done, if it computed them; nil on a
+// hit or without a cache.
+func (s *selection) branchTargets(sym *symtab.File) func(*breakpoint.Plan) {
+	u := s.cache
+	k, ok := u.key("targets", sym, "")
+	if !ok {
+		return nil
+	}
+	const what = "branch targets"
+	b, hit, err := u.c.Get(k)
+	if err != nil {
+		u.note("%v", err)
+	}
+	if hit {
+		t, err := symtab.UnmarshalTargets(b)
+		if err == nil {
+			sym.SetTargets(t)
+			u.note(profile.CacheNotePrefix+"%s of %s: hit", what, sym.Path)
+			return nil
+		}
+		u.note(profile.CacheNotePrefix+"%s of %s: the entry does not decode (%v): recomputed", what, sym.Path, err)
+	}
+	return func(plan *breakpoint.Plan) {
+		u.stores.Add(1)
+		go func() {
+			defer u.stores.Done()
+			plan.Wait()
+			t, ok := sym.ComputedTargets()
+			if !ok {
+				return // the plan needed none
+			}
+			b, _ := t.MarshalBinary()
+			if err := u.c.Put(k, b); err != nil {
+				u.note(profile.CacheNotePrefix+"%s of %s: miss, not stored: %v", what, sym.Path, err)
+			} else {
+				u.note(profile.CacheNotePrefix+"%s of %s: miss, stored", what, sym.Path)
+			}
+		}()
+	}
 }
 
 // subprograms is lineinfo.Subprograms(sym.Path) through the cache; nil

@@ -199,7 +199,14 @@ func (s *selection) image(path string, exe bool) *monitor.Image {
 	}
 	popt.Notify = notify
 	popt.Jumps = s.jump
+	var storeTargets func(*breakpoint.Plan)
+	if s.jump && want {
+		storeTargets = s.branchTargets(sym)
+	}
 	plan := breakpoint.NewPlan(sym, lt, popt)
+	if storeTargets != nil {
+		storeTargets(plan)
+	}
 	plan.Table.SetCallTraps(s.callTraps)
 	counted := want && plan.Table.Len() > len(notify)
 	if plan.Table.Len() == 0 {

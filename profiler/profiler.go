@@ -160,7 +160,14 @@ func Open(cfg Config, t Target) (*Profiler, error) {
 		popt = breakpoint.PlanOptions{}
 	}
 	popt.Jumps = sel.jump
+	var storeTargets func(*breakpoint.Plan)
+	if sel.jump && !launcher {
+		storeTargets = sel.branchTargets(sym)
+	}
 	plan := breakpoint.NewPlan(sym, lt, popt)
+	if storeTargets != nil {
+		storeTargets(plan)
+	}
 	plan.Table.SetCallTraps(sel.callTraps)
 	// Nothing selected in a dynamically linked program may still select code
 	// in its libraries, loaded at start or later (like gdb's pending

@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // A File is an opened x86-64 ELF executable.
@@ -34,6 +35,7 @@ type File struct {
 	symAddrs    []uint64 // every symbol's address in code, for Targets
 	targetsOnce sync.Once
 	targets     *Targets
+	targetsDone atomic.Bool // targets is set
 	dataOnce    sync.Once
 	data        []uint64 // code addresses found in data (dataTargets)
 	takenOnce   sync.Once

@@ -3,6 +3,7 @@ package symtab
 import (
 	"debug/elf"
 	"encoding/binary"
+	"errors"
 	"runtime"
 	"slices"
 	"sort"
@@ -59,8 +60,80 @@ func (t *Targets) Len() int {
 // (the decoding of every instruction of the executable segments, spread
 // over the CPUs) and kept.
 func (f *File) Targets() *Targets {
-	f.targetsOnce.Do(func() { f.targets = f.findTargets() })
+	f.targetsOnce.Do(func() {
+		f.targets = f.findTargets()
+		f.targetsDone.Store(true)
+	})
 	return f.targets
+}
+
+// SetTargets gives f its Targets from elsewhere (the analysis cache, which
+// kept an earlier run's), in place of decoding every instruction again. It
+// has no effect once Targets has been called.
+func (f *File) SetTargets(t *Targets) {
+	f.targetsOnce.Do(func() {
+		f.targets = t
+		f.targetsDone.Store(true)
+	})
+}
+
+// ComputedTargets returns the Targets that Targets or SetTargets gave f,
+// and false when neither has yet: it computes nothing.
+func (f *File) ComputedTargets() (*Targets, bool) {
+	if !f.targetsDone.Load() {
+		return nil, false
+	}
+	return f.targets, true
+}
+
+// targetsEncoding is the first byte of encoded Targets.
+const targetsEncoding = 1
+
+// MarshalBinary encodes t for UnmarshalTargets: the count, then each
+// address as its difference from the previous one, as uvarints.
+func (t *Targets) MarshalBinary() ([]byte, error) {
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+2*len(t.addrs))
+	b = append(b, targetsEncoding)
+	b = binary.AppendUvarint(b, uint64(len(t.addrs)))
+	var prev uint64
+	for _, a := range t.addrs {
+		b = binary.AppendUvarint(b, a-prev)
+		prev = a
+	}
+	return b, nil
+}
+
+// ErrTargetsEncoding is the error of UnmarshalTargets for bytes that are no
+// encoding of MarshalBinary's.
+var ErrTargetsEncoding = errors.New("symtab: not an encoding of branch targets")
+
+// UnmarshalTargets decodes MarshalBinary's encoding: ErrTargetsEncoding
+// for another version, a cut or trailing byte, or addresses out of order.
+func UnmarshalTargets(b []byte) (*Targets, error) {
+	if len(b) == 0 || b[0] != targetsEncoding {
+		return nil, ErrTargetsEncoding
+	}
+	b = b[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, ErrTargetsEncoding
+	}
+	b = b[k:]
+	addrs := make([]uint64, 0, n)
+	var prev uint64
+	for range n {
+		d, k := binary.Uvarint(b)
+		if k <= 0 || (len(addrs) > 0 && d == 0) || prev+d < prev {
+			return nil, ErrTargetsEncoding
+		}
+		b = b[k:]
+		prev += d
+		addrs = append(addrs, prev)
+	}
+	if len(b) != 0 {
+		return nil, ErrTargetsEncoding
+	}
+	return &Targets{addrs: addrs}, nil
 }
 
 func (f *File) findTargets() (t *Targets) {
