@@ -108,12 +108,14 @@ const (
 )
 
 // A filterRule traces system call nr, or only when the low word of its
-// argument arg is one of vals, or has a bit of mask set.
+// argument arg is one of vals, or has a bit of mask set, or (nonNull)
+// when the whole argument is not 0.
 type filterRule struct {
-	nr   uint32
-	arg  int // -1: every call
-	vals []uint32
-	mask uint32
+	nr      uint32
+	arg     int // -1: every call
+	vals    []uint32
+	mask    uint32
+	nonNull bool
 }
 
 // filterRules returns what the monitor's filter traces; ttyFds are the
@@ -127,9 +129,12 @@ func filterRules(ttyFds []uint32) []filterRule {
 		}
 		return r
 	}
-	r := all(sysRtSigaction, sysRtSigprocmask, sysRtSigreturn, sysRtSigsuspend,
-		sysSeccomp, sysMunmap, sysMremap, sysMprotect, sysPkeyMprotect)
+	r := all(sysRtSigreturn, sysRtSigsuspend, sysSeccomp, sysMunmap, sysMremap, sysMprotect, sysPkeyMprotect)
 	r = append(r,
+		// A query (no new action, no new set) changes nothing the
+		// monitor keeps: a Go program's start makes about 60 of each.
+		filterRule{nr: sysRtSigaction, arg: 1, nonNull: true},
+		filterRule{nr: sysRtSigprocmask, arg: 1, nonNull: true},
 		filterRule{nr: sysPrctl, arg: 0, vals: []uint32{prSetSeccomp, prGetSeccomp}},
 		filterRule{nr: sysArchPrctl, arg: 0, vals: []uint32{archSetGS}},
 		filterRule{nr: sysMadvise, arg: 2, vals: []uint32{madvDontneed, madvDontneedLocked}},
@@ -189,6 +194,11 @@ func buildFilter(rules []filterRule) []byte {
 		}
 		if r.mask != 0 {
 			p = append(p, bpfInsn{code: bpfJsetK, k: r.mask, jt: toTrace, jf: next()})
+		}
+		if r.nonNull {
+			p = append(p, bpfInsn{code: bpfJsetK, k: 0xffffffff, jt: toTrace, jf: next()})
+			p = append(p, bpfInsn{code: bpfLdAbsW, k: uint32(16 + 8*r.arg + 4)}) // the high word
+			p = append(p, bpfInsn{code: bpfJsetK, k: 0xffffffff, jt: toTrace, jf: next()})
 		}
 		p = append(p, bpfInsn{code: bpfJa, jt: toAllow})
 		p[at].jt, p[at].jf = at+1, len(p)
