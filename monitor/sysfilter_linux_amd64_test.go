@@ -78,7 +78,7 @@ func TestFilter(t *testing.T) {
 			{auditArchX86_64, sysGetpid, [6]uint64{}, allow, allow},
 			{auditArchX86_64, sysRtSigaction, [6]uint64{5, 0x7ffc1000}, trace, trace},
 			{auditArchX86_64, sysRtSigaction, [6]uint64{5, 0x7ffc00000000}, trace, trace}, // only the high word set
-			{auditArchX86_64, sysRtSigaction, [6]uint64{5, 0, 0x7ffc1000}, allow, allow}, // a query
+			{auditArchX86_64, sysRtSigaction, [6]uint64{5, 0, 0x7ffc1000}, allow, allow},  // a query
 			{auditArchX86_64, sysRtSigprocmask, [6]uint64{0, 0x7ffc1000}, trace, trace},
 			{auditArchX86_64, sysRtSigprocmask, [6]uint64{2, 0x100000000}, trace, trace},
 			{auditArchX86_64, sysRtSigprocmask, [6]uint64{0, 0, 0x7ffc1000}, allow, allow}, // a query
