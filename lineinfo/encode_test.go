@@ -72,15 +72,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 // still none of the runtime's read, and Lookup then runs them and finds
 // what the whole table finds.
 func TestEncodeDeferred(t *testing.T) {
-	exe, _ := buildGo(t)
-	full, err := Read(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part, err := ReadWith(exe, ReadOptions{DeferGoStd: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, _, full, part := readGoBoth(t)
 	b, err := part.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)

@@ -7,20 +7,28 @@ import (
 	"testing"
 )
 
+// readGoBoth builds a tiny Go program and reads its line table whole and
+// with DeferGoStd.
+func readGoBoth(t *testing.T) (exe, src string, full, part *Table) {
+	t.Helper()
+	exe, src = buildGo(t)
+	full, err := Read(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	part, err = ReadWith(exe, ReadOptions{DeferGoStd: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe, src, full, part
+}
+
 // TestReadDeferGoStd reads a Go program's table with DeferGoStd against the
 // whole table: the program's own rows are the same, the runtime's are not
 // read until Lookup needs one, and then Lookup gives what the whole table
 // gives.
 func TestReadDeferGoStd(t *testing.T) {
-	exe, src := buildGo(t)
-	full, err := Read(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	part, err := ReadWith(exe, ReadOptions{DeferGoStd: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, src, full, part := readGoBoth(t)
 	if part.GoRoot() != full.GoRoot() || part.GoRoot() == "" {
 		t.Errorf("GoRoot() = %q with DeferGoStd, %q without", part.GoRoot(), full.GoRoot())
 	}

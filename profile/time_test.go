@@ -18,6 +18,15 @@ func TestOlderVersionLoads(t *testing.T) {
 	if p.Version != 2 || p.HasTime() || len(p.Samples) != 0 {
 		t.Errorf("version %d, time %v, %d samples; want 2, none, 0", p.Version, p.Time, len(p.Samples))
 	}
+	q := reencode(t, p)
+	if q.Version != Version {
+		t.Errorf("re-encoded version %d, want %d", q.Version, Version)
+	}
+}
+
+// reencode returns p encoded and decoded again.
+func reencode(t *testing.T, p *Profile) *Profile {
+	t.Helper()
 	var b bytes.Buffer
 	if err := p.Encode(&b); err != nil {
 		t.Fatal(err)
@@ -26,9 +35,7 @@ func TestOlderVersionLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if q.Version != Version {
-		t.Errorf("re-encoded version %d, want %d", q.Version, Version)
-	}
+	return q
 }
 
 func TestMergeTime(t *testing.T) {
@@ -151,14 +158,7 @@ func TestOutsideFrames(t *testing.T) {
 	if err := p.Validate(); err != nil {
 		t.Fatalf("Validate: %v", err)
 	}
-	var b bytes.Buffer
-	if err := p.Encode(&b); err != nil {
-		t.Fatal(err)
-	}
-	q, err := Decode(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := reencode(t, p)
 	m, err := Merge(false, p, q)
 	if err != nil {
 		t.Fatal(err)
