@@ -106,7 +106,9 @@ func TestAnalysisCache(t *testing.T) {
 
 	// The branch targets are the jump plan's: the default engine's.
 	jump := os.Getenv(engineEnv) == "" || os.Getenv(engineEnv) == "jump"
-	targets := func(notes []string, what string) bool { return !jump || hasNote(notes, "branch targets of "+exe+": "+what) }
+	targets := func(notes []string, what string) bool {
+		return !jump || hasNote(notes, "branch targets of "+exe+": "+what)
+	}
 	cold := cacheRun(t, exe, home, 1000)
 	if notes := cacheNotes(cold); !hasNote(notes, "line table of "+exe+": miss, stored") || !hasNote(notes, "subprograms of "+exe+": miss, stored") ||
 		!targets(notes, "miss, stored") {
