@@ -391,9 +391,8 @@ func (m *mon) seccompStop(t *thread) {
 // by the filter and seen at its entry (sysEnter), leaves the monitor
 // nothing to do: a call that maps, unmaps, moves, protects or drops
 // memory holding none of the profiled code (textEntry found none), where
-// no mapping of code is searched for wrgsbase (guardExit); a query of a
-// signal's action or of the mask; a new action or mask known to be the
-// one the call sets. The thread is then resumed past it without the
+// no mapping of code is searched for wrgsbase (guardExit); a new action
+// or mask known to be the one the call sets. The thread is then resumed past it without the
 // system-call stops, as after a call the filter lets run: one stop
 // instead of two (the dynamic linker's mprotect of each library's RELRO
 // pages, a Go runtime's madvise of its heap and its signal set-up).
@@ -406,21 +405,18 @@ func (m *mon) exitIdle(t *thread, nr uint64, args [6]uint64) bool {
 	searched := mm.ctr != nil && !mm.noJump && mm.guard.fsgsbase > 0
 	switch nr {
 	case sysRtSigaction:
-		// A query changes nothing. A new action read at the entry
-		// (sysEnter) is the one the call sets whenever it succeeds, and
-		// it fails then only for a signal that cannot be caught or a
-		// sigset size other than 8 (kernel/signal.c): it is recorded as
-		// the thread resumes (resume). A Go hello world's start makes
-		// dozens of these (41 in the last 400 events of one run).
+		// (A query never stops here: the filter lets it run.) A new
+		// action read at the entry (sysEnter) is the one the call sets
+		// whenever it succeeds, and it fails then only for a signal that
+		// cannot be caught or a sigset size other than 8
+		// (kernel/signal.c): it is recorded as the thread resumes
+		// (resume). A Go hello world's start makes dozens of these.
 		sig := args[0]
-		return args[1] == 0 || t.pendSig != 0 && sig != uint64(unix.SIGKILL) && sig != uint64(unix.SIGSTOP) && args[3] == 8
+		return t.pendSig != 0 && sig != uint64(unix.SIGKILL) && sig != uint64(unix.SIGSTOP) && args[3] == 8
 	case sysRtSigprocmask:
-		// A query of the mask; or SIG_SETMASK, which sets the mask read
-		// here less SIGKILL and SIGSTOP whatever the mask was (a Go
-		// runtime's and glibc's around each new thread).
-		if args[1] == 0 {
-			return true
-		}
+		// SIG_SETMASK sets the mask read here less SIGKILL and SIGSTOP
+		// whatever the mask was (a Go runtime's and glibc's around each
+		// new thread); a query never stops here.
 		var b [8]byte
 		if args[0] != sigSetmask || args[3] != 8 {
 			return false
