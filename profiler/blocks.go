@@ -28,12 +28,7 @@ func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
 // with a switch has no graph without its jump table, and its entry would
 // keep its breakpoint).
 func addImage(popt *breakpoint.PlanOptions, sym *symtab.File) {
-	data, err := os.ReadFile(sym.Path)
-	if err != nil {
-		popt.CalleeName = cfg.CalleeNames(sym, nil)
-		return
-	}
-	im, err := cfg.NewELFImage(bytes.NewReader(data))
+	data, im, err := readImage(sym.Path)
 	if err != nil {
 		popt.CalleeName = cfg.CalleeNames(sym, nil)
 		return
@@ -43,6 +38,21 @@ func addImage(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	// Without them a C++ function's catch blocks and cleanups are dead
 	// code, or the function unrecoverable: not wrong counts, fewer.
 	popt.LandingPads, _ = cfg.ELFLandingPads(bytes.NewReader(data))
+}
+
+// readImage reads the file at path whole and its image for the flow
+// graphs (sections, PLT and GOT), returning the bytes too for the callers
+// that read more of it.
+func readImage(path string) ([]byte, *cfg.ELFImage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	im, err := cfg.NewELFImage(bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, err
+	}
+	return data, im, nil
 }
 
 // landingPads reads the C++ landing pads of sym's file (milliseconds,

@@ -1,15 +1,12 @@
 package profiler
 
 import (
-	"bytes"
-	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
 
 	"github.com/patchprof/patchprof/breakpoint"
-	"github.com/patchprof/patchprof/cfg"
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/sampler"
@@ -185,10 +182,8 @@ func (m *module) pltName(addr uint64) string {
 	if name == nil {
 		if m.plt == nil {
 			m.plt = func(uint64) string { return "" }
-			if data, err := os.ReadFile(m.sym.Path); err == nil {
-				if im, err := cfg.NewELFImage(bytes.NewReader(data)); err == nil {
-					m.plt = im.PLTName
-				}
+			if _, im, err := readImage(m.sym.Path); err == nil {
+				m.plt = im.PLTName
 			}
 		}
 		name = m.plt

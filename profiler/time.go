@@ -13,6 +13,7 @@ import (
 	"github.com/patchprof/patchprof/monitor"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/sampler"
+	"github.com/patchprof/patchprof/symtab"
 	"github.com/patchprof/patchprof/unwind"
 )
 
@@ -35,7 +36,7 @@ type timeline struct {
 	files map[string]*unwind.Table
 	// outsideFiles are the symbols of the files samples fell in that
 	// are not counted, nil for one that cannot be read (outsidePlace).
-	outsideFiles map[string]*outsideFile
+	outsideFiles map[string]*symtab.File
 	total        uint64 // every sample delivered
 	outside      uint64 // samples outside every profiled module
 	lost         uint64
@@ -62,7 +63,7 @@ func newTimeline(rate int) *timeline {
 		rate = sampler.DefaultRate
 	}
 	return &timeline{rate: rate, period: sampler.Period(rate), layouts: map[int][]stamped{}, at: map[placeKey]uint64{}, chains: map[string]*chain{}, tabIDs: map[*breakpoint.Table]int{},
-		procs: map[int]*procMaps{}, files: map[string]*unwind.Table{}, outsideFiles: map[string]*outsideFile{}}
+		procs: map[int]*procMaps{}, files: map[string]*unwind.Table{}, outsideFiles: map[string]*symtab.File{}}
 }
 
 // layout is the monitor's Options.Layout: the process is stopped, so the
