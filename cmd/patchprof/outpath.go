@@ -260,6 +260,11 @@ type chunkBuffer struct {
 func (b *chunkBuffer) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
+		if b.cur == nil {
+			// Whole from the start: grown by appends, a first piece
+			// would be copied and faulted in twice over.
+			b.cur = make([]byte, 0, chunkSize)
+		}
 		if len(b.cur) >= chunkSize {
 			b.full = append(b.full, b.cur)
 			b.cur = make([]byte, 0, chunkSize)
