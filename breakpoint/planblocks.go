@@ -2,6 +2,7 @@ package breakpoint
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -53,7 +54,15 @@ func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool,
 		f := sym.Funcs[j.fi]
 		j.g, j.err = cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: j.code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
 	})
-	var specs []SiteSpec
+	// Sized once: a large program has millions of blocks.
+	blocks := 0
+	for _, j := range jobs {
+		if j.err == nil {
+			blocks += len(j.g.Blocks)
+		}
+	}
+	specs := make([]SiteSpec, 0, blocks)
+	p.Graphs = slices.Grow(p.Graphs, len(jobs))
 	nb, ne := 0, 0
 	for _, j := range jobs {
 		i, f, g := j.fi, sym.Funcs[j.fi], j.g
