@@ -88,11 +88,7 @@ func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) strin
 	}
 	b := &builder{fileIdx: make(map[string]uint32), compDir: compDir}
 	if !deferGoStd {
-		// GCC's line programs take 3.8 to 4.4 bytes a row: sized once,
-		// the tables of a large program are not copied over as they
-		// grow (a million rows are 24 MB).
-		b.all = make([]entry, 0, len(debugLine)/3)
-		b.rows = make([]Row, 0, len(debugLine)/3)
+		b.size(len(debugLine))
 		for _, u := range spans {
 			if err := b.unit(u.data, debugLineStr, u.off); err != nil {
 				return nil, err
@@ -115,9 +111,19 @@ func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) strin
 		}
 	}
 	var later []span
+	now := make([]bool, len(spans))
+	size := 0
 	for k, u := range spans {
 		if root != "" && stdUnit(states[k].files.names, root) {
 			later = append(later, u)
+			continue
+		}
+		now[k] = true
+		size += len(u.data)
+	}
+	b.size(size)
+	for k, u := range spans {
+		if !now[k] {
 			continue
 		}
 		if err := states[k].runUnit(u.data); err != nil {
@@ -130,6 +136,14 @@ func parseLineSection(debugLine, debugLineStr []byte, compDir func(uint64) strin
 		t.deferred = &deferred{units: later, debugLineStr: debugLineStr}
 	}
 	return t, nil
+}
+
+// size sizes b's tables for line programs of n bytes. GCC's take 3.8 to
+// 4.4 bytes a row: sized once, the tables of a large program are not
+// copied over as they grow (a million rows are 24 MB).
+func (b *builder) size(n int) {
+	b.all = make([]entry, 0, n/3)
+	b.rows = make([]Row, 0, n/3)
 }
 
 // splitUnits cuts a .debug_line section into its units, checking each
