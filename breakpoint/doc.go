@@ -87,7 +87,9 @@
 //	planjumps.go  PlanJumps, JumpPlan, the reasons a site keeps its int3,
 //	              DeriveFlow
 //	entryscan.go  the patch of an entry counted alone, planned from a
-//	              linear scan of its function where no flow graph is needed
+//	              linear scan of its function where no flow graph is
+//	              needed, at plan time or at the entry's first need
+//	              (PlanOptions.LazyEntries, planjumps.go's lazyEntries)
 //	shortsites.go short sites: a jmp rel8 to a landing in a host block's
 //	              dead bytes, several to a host, ShortSite, Landing
 //	wholeblock.go the tail a block displaced whole runs after it;

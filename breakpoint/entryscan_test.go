@@ -1,6 +1,7 @@
 package breakpoint
 
 import (
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +20,9 @@ import (
 // site keeps its breakpoint; but where the graph could not be built at
 // all, which the scan, reading lengths only, may still plan. The binaries: the plan-test target at -O0
 // and -O2, a static C program (the C library's assembly, with its jumps
-// into other functions), and the system's C library.
+// into other functions), and the system's C library. Planned a third time
+// with PlanOptions.LazyEntries, each entry's patch planned at its first
+// JumpLen, the plan is again the same (wantLazy).
 func TestEntryScanMatchesGraph(t *testing.T) {
 	mustHaveCC(t)
 	var exes []string
@@ -96,6 +99,45 @@ func TestEntryScanMatchesGraph(t *testing.T) {
 			if scan.entryScanned == 0 {
 				t.Errorf("no entry planned by the scan")
 			}
+			wantLazy(t, sym, lt, po, scan.Table, got)
 		})
+	}
+}
+
+// wantLazy plans sym again with PlanOptions.LazyEntries and wants, once
+// each site's patch is planned on its first need (JumpLen), the plan
+// want of table w site by site, and the same tally of jumps and reasons.
+func wantLazy(t *testing.T, sym *symtab.File, lt *lineinfo.Table, po PlanOptions, w *Table, want JumpPlan) {
+	t.Helper()
+	po.LazyEntries = true
+	lazy := NewPlan(sym, lt, po)
+	got := lazy.PlanJumps(sym, po)
+	a := lazy.Table
+	if _, _, n := a.LazyJumps(); n == 0 {
+		t.Fatalf("lazy: no entry left to its first need")
+	}
+	bad := 0
+	for i := range a.Len() {
+		n := a.JumpLen(i) // plans it
+		if n != w.JumpLen(i) || a.jump.least[i] != w.jump.least[i] || a.KeepFlags(i) != w.KeepFlags(i) || a.KeptReason(i) != w.KeptReason(i) {
+			if bad++; bad <= 20 {
+				t.Errorf("lazy: site %#x: jump %d (least %d, keep flags %v, kept: %q), want %d (%d, %v, %q)", a.Addr(i),
+					n, a.jump.least[i], a.KeepFlags(i), a.KeptReason(i), w.JumpLen(i), w.jump.least[i], w.KeepFlags(i), w.KeptReason(i))
+			}
+		}
+	}
+	planned, kept, left := a.LazyJumps()
+	if left != 0 {
+		t.Errorf("lazy: %d entries still unplanned after every JumpLen", left)
+	}
+	reasons := map[string]int{}
+	for r, n := range got.Reasons {
+		reasons[r] += n
+	}
+	for r, n := range kept {
+		reasons[r] += n
+	}
+	if got.Sites+planned != want.Sites || !maps.Equal(reasons, want.Reasons) {
+		t.Errorf("lazy: %d+%d jumps, reasons %v; want %d, %v", got.Sites, planned, reasons, want.Sites, want.Reasons)
 	}
 }

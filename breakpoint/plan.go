@@ -77,6 +77,13 @@ type PlanOptions struct {
 	// under the in-process engine, the blocks ending in one are planted
 	// and their calls tracked in the target (callplan.go).
 	Calls bool
+	// LazyEntries leaves the patch of an entry counted alone (planned
+	// from the entry scan, entryscan.go) to be planned at the site's
+	// first JumpLen, the first hit of its function, so that a program's
+	// start does not grow with the functions it never runs. Not for an
+	// eager attach, which patches every site at once, nor with Calls,
+	// whose entries checks are planned together (listEntries).
+	LazyEntries bool
 	// LoadImage, if set and CFGImage is not, gives the options the file's
 	// image (CFGImage, CalleeName, LandingPads) when a flow graph cannot
 	// be built without it: under --funcs alone the in-process engine

@@ -55,6 +55,61 @@ type jumpInfo struct {
 	arcServed []bool
 	reasons   []string  // per site: why it keeps its breakpoint, "" when it does not
 	calls     *callPlan // indirect calls tracked in the target (callplan.go)
+	// lazy holds the entries whose patch is planned at their first
+	// JumpLen (PlanOptions.LazyEntries), with what plans it.
+	lazy *lazyEntries
+}
+
+// lazyEntries are the entry sites whose patch is planned on first need,
+// on the monitor's thread (one at a time): pending marks those not
+// planned yet, plan plans one (setting its length or reason) once ready
+// (PlanJumps has returned; before, such a site takes no jump), and
+// planned and kept count the outcomes so far.
+type lazyEntries struct {
+	pending map[int]int // site -> its entry block's length to run whole (entryScan)
+	plan    func(i, whole int) string
+	ready   bool
+	planned int
+	kept    map[string]int
+}
+
+// settle plans site i's patch if it was left for its first need.
+func (t *Table) settle(i int) {
+	whole, ok := t.lazyPending(i)
+	if !ok || !t.jump.lazy.ready {
+		return
+	}
+	lz := t.jump.lazy
+	delete(lz.pending, i)
+	r := lz.plan(i, whole)
+	t.jump.reasons[i] = r
+	if r == "" {
+		lz.planned++
+	} else {
+		lz.kept[r]++
+	}
+}
+
+// lazyPending reports whether site i's patch is left for its first need,
+// with the length of its entry block.
+func (t *Table) lazyPending(i int) (int, bool) {
+	if t.jump == nil || t.jump.lazy == nil {
+		return 0, false
+	}
+	n, ok := t.jump.lazy.pending[i]
+	return n, ok
+}
+
+// LazyJumps returns, of the entries whose patch is planned at their first
+// hit (PlanOptions.LazyEntries), how many were planned and take a jump,
+// how many keep their breakpoint by reason, and how many were never
+// needed (their functions never ran).
+func (t *Table) LazyJumps() (planned int, kept map[string]int, unplanned int) {
+	if t.jump == nil || t.jump.lazy == nil {
+		return 0, nil, 0
+	}
+	lz := t.jump.lazy
+	return lz.planned, lz.kept, len(lz.pending)
 }
 
 // KeptReason returns why site i keeps its breakpoint under the in-process
@@ -105,7 +160,11 @@ func (t *Table) Derived(i int) bool { return t.jump != nil && t.jump.derived[i] 
 // keeps the arithmetic flags (jump.Site.KeepFlags): they are live at the
 // site.
 func (t *Table) KeepFlags(i int) bool {
-	return t.jump != nil && t.jump.keep[i] && t.jump.length[i] > 0
+	if t.jump == nil {
+		return false
+	}
+	t.settle(i)
+	return t.jump.keep[i] && t.jump.length[i] > 0
 }
 
 // JumpLen returns how many bytes site i's jump patch displaces, or 0 when
@@ -114,6 +173,7 @@ func (t *Table) JumpLen(i int) int {
 	if t.jump == nil {
 		return 0
 	}
+	t.settle(i)
 	return int(t.jump.length[i])
 }
 
@@ -133,6 +193,11 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	}
 	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), keep: make([]bool, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
+	if opt.LazyEntries {
+		t.jump.lazy = &lazyEntries{pending: map[int]int{}, kept: map[string]int{}, plan: func(i, whole int) string {
+			return p.entryJump(sym, &opt, i, sym.Funcs[t.fn[i]], whole)
+		}}
+	}
 	p.jumpEntries(sym)
 	graphOf := map[int32]*cfg.Graph{}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
@@ -198,13 +263,17 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 		t.listEntries(func(fn int32) bool { return fn >= 0 && int(fn) < len(sym.Funcs) && taken(sym.Funcs[fn].Addr) })
 	}
 	for i, r := range reasons {
+		_, lazy := t.lazyPending(i)
 		switch {
-		case t.jump.derived[i], t.IsResume(i):
+		case t.jump.derived[i], t.IsResume(i), lazy:
 		case r == "":
 			jp.Sites++
 		case !t.jump.derived[i]:
 			jp.Reasons[r]++
 		}
+	}
+	if t.jump.lazy != nil {
+		t.jump.lazy.ready = true
 	}
 	return jp
 }
@@ -345,6 +414,12 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 	if g == nil && k&(KindLine|KindBlock) == 0 && t.addr[i] == f.Addr && !p.entryGraphs {
 		if n, ok := entryScan(sym, opt, f); ok {
 			p.entryScanned++
+			if opt.LazyEntries && f.Size >= jump.JmpLen {
+				// A function shorter than a jmp may take the padding
+				// after it (planPadding): planned now, with the others.
+				t.jump.lazy.pending[i] = n
+				return ""
+			}
 			return p.entryJump(sym, opt, i, f, n)
 		}
 	}

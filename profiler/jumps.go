@@ -16,7 +16,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	if !p.sel.jump {
 		return nil
 	}
-	planned, derived := 0, 0
+	planned, derived, unplanned := 0, 0, 0
 	reasons := map[string]int{}
 	traps := map[string]uint64{} // the hits of the sites kept for each reason
 	for _, m := range append([]*module{p.root}, p.sel.mods...) {
@@ -32,6 +32,12 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 			continue
 		}
 		t := m.plan.Table
+		lp, lk, lu := t.LazyJumps()
+		planned += lp
+		unplanned += lu
+		for r, n := range lk {
+			reasons[r] += n
+		}
 		c := countsOf(res, m)
 		for i := 0; i < t.Len(); i++ {
 			if r := t.KeptReason(i); r != "" {
@@ -43,6 +49,9 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 		reasons["at run time: "+r] += n
 	}
 	notes := []string{fmt.Sprintf(profile.EngineNotePrefix+"%d sites can count in the target, %d were patched, each with its function at its first hit (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
+	if unplanned > 0 {
+		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d function entries were not planned: their patch is planned at the function's first hit, and they never ran", unplanned))
+	}
 	if res.JumpAhead > 0 {
 		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d functions were patched ahead, at a process's first hit in their program, because an earlier process of it ran them", res.JumpAhead))
 	}
