@@ -66,7 +66,11 @@ type jumpInfo struct {
 // (PlanJumps has returned; before, such a site takes no jump), and
 // planned and kept count the outcomes so far.
 type lazyEntries struct {
-	pending map[int]int // site -> its entry block's length to run whole (entryScan)
+	// pending holds, per site, 1 + its entry block's length to run
+	// whole (entryScan) while its patch is not planned, else 0; left
+	// counts those.
+	pending []uint32
+	left    int
 	plan    func(i, whole int) string
 	ready   bool
 	planned int
@@ -80,7 +84,8 @@ func (t *Table) settle(i int) {
 		return
 	}
 	lz := t.jump.lazy
-	delete(lz.pending, i)
+	lz.pending[i] = 0
+	lz.left--
 	r := lz.plan(i, whole)
 	t.jump.reasons[i] = r
 	if r == "" {
@@ -96,8 +101,8 @@ func (t *Table) lazyPending(i int) (int, bool) {
 	if t.jump == nil || t.jump.lazy == nil {
 		return 0, false
 	}
-	n, ok := t.jump.lazy.pending[i]
-	return n, ok
+	n := t.jump.lazy.pending[i]
+	return int(n) - 1, n > 0
 }
 
 // LazyJumps returns, of the entries whose patch is planned at their first
@@ -109,7 +114,7 @@ func (t *Table) LazyJumps() (planned int, kept map[string]int, unplanned int) {
 		return 0, nil, 0
 	}
 	lz := t.jump.lazy
-	return lz.planned, lz.kept, len(lz.pending)
+	return lz.planned, lz.kept, lz.left
 }
 
 // KeptReason returns why site i keeps its breakpoint under the in-process
@@ -194,7 +199,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	t.jump = &jumpInfo{length: make([]uint8, len(t.addr)), least: make([]uint8, len(t.addr)), keep: make([]bool, len(t.addr)), derived: make([]bool, len(t.addr)), derive: make([]*jump.DerivePlan, len(p.Graphs)),
 		arcOf: map[int][]int{}, measured: make([][]bool, len(p.Graphs))}
 	if opt.LazyEntries {
-		t.jump.lazy = &lazyEntries{pending: map[int]int{}, kept: map[string]int{}, plan: func(i, whole int) string {
+		t.jump.lazy = &lazyEntries{pending: make([]uint32, len(t.addr)), kept: map[string]int{}, plan: func(i, whole int) string {
 			return p.entryJump(sym, &opt, i, sym.Funcs[t.fn[i]], whole)
 		}}
 	}
@@ -417,7 +422,8 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 			if opt.LazyEntries && f.Size >= jump.JmpLen {
 				// A function shorter than a jmp may take the padding
 				// after it (planPadding): planned now, with the others.
-				t.jump.lazy.pending[i] = n
+				t.jump.lazy.pending[i] = uint32(n) + 1
+				t.jump.lazy.left++
 				return ""
 			}
 			return p.entryJump(sym, opt, i, f, n)
