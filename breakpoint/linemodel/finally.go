@@ -99,7 +99,7 @@ func scopesOf(tx *srcText, lo, hi int) []scope {
 	prev := ""
 	for l := lo; l <= hi && l <= len(tx.src); l++ {
 		text, t := tx.code(l, &comment)
-		if len(stack) > 0 && mayDeclare(t) && declLine.MatchString(t) && !notType.MatchString(t) {
+		if len(stack) > 0 && mayDeclare(t) && isDeclLine(t) && !notType.MatchString(t) {
 			s := &all[stack[len(stack)-1]]
 			if i := strings.IndexAny(t, "=;,["); i > 0 {
 				// The first declarator, then any after a comma.
@@ -501,13 +501,13 @@ func addFinallies(m *Model, g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMemor
 	}
 	taken := map[int]bool{}
 	for _, jumps := range m.exitsOf(mf, src, lo, hi, mem, false) {
-		first, ok := m.index[LineRef{File: file, Line: jumps[0]}]
+		first, ok := m.keyOf(LineRef{File: file, Line: jumps[0]})
 		if !ok {
 			continue
 		}
 		fin := finally{line: first}
 		for _, l := range jumps {
-			key, ok := m.index[LineRef{File: file, Line: l}]
+			key, ok := m.keyOf(LineRef{File: file, Line: l})
 			if !ok {
 				continue
 			}

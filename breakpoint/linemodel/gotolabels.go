@@ -46,7 +46,7 @@ func addLabelBlocks(m *Model, g *cfg.Graph, mf *modelFunc, labels []lineinfo.Lab
 		rowed[r.ref] = true
 	}
 	for _, lb := range labels {
-		key, ok := m.index[LineRef{File: lb.File, Line: lb.Line}]
+		key, ok := m.keyOf(LineRef{File: lb.File, Line: lb.Line})
 		src, okSrc := source(lb.File)
 		if !ok || !okSrc || lb.Line < 1 || lb.Line > len(src) {
 			continue
@@ -250,7 +250,7 @@ func (m *Model) addFoldedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMe
 // on the arcs out of the conditional blocks of the if at line ifl that go
 // neither to the block at address skip nor to another test of that if.
 func (m *Model) addArcBlock(g *cfg.Graph, mf *modelFunc, file string, ifl int, skip uint64, lines []int, fi int) {
-	key, ok := m.index[LineRef{File: file, Line: ifl}]
+	key, ok := m.keyOf(LineRef{File: file, Line: ifl})
 	if !ok {
 		return
 	}
@@ -461,14 +461,24 @@ func (m *Model) caseMacros(file string, src []string) map[string]bool {
 			bodies[sm[1]] = strings.TrimSpace(sm[2])
 		}
 	}
+	// The macros that write a case themselves, matched once: the loop
+	// below asks again of every other macro each time round.
 	var ms map[string]bool
+	for name, body := range bodies {
+		if caseWord.MatchString(body) {
+			if ms == nil {
+				ms = make(map[string]bool)
+			}
+			ms[name] = true
+		}
+	}
 	for changed := true; changed; {
 		changed = false
 		for name, body := range bodies {
 			if ms[name] {
 				continue
 			}
-			if caseWord.MatchString(body) || usesMacro(body, ms) {
+			if usesMacro(body, ms) {
 				if ms == nil {
 					ms = make(map[string]bool)
 				}

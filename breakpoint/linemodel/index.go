@@ -173,14 +173,14 @@ type fileKeys struct {
 }
 
 // maxDenseLine bounds the lines fileKeys holds by line; a row's line
-// above it (a broken line table) is only in Model.index.
+// at or above it (a broken line table) is only in Model.index.
 const maxDenseLine = 1 << 22
 
-// note records key k of line l.
+// denseLine reports whether fileKeys holds line l.
+func denseLine(l int) bool { return l >= 0 && l < maxDenseLine }
+
+// note records key k of line l, a denseLine.
 func (fk *fileKeys) note(l int, k int32) {
-	if l < 0 || l >= maxDenseLine {
-		return
-	}
 	if l >= len(fk.keys) {
 		fk.keys = append(fk.keys, make([]int32, l+1-len(fk.keys))...)
 	}
@@ -202,4 +202,19 @@ func (m *Model) fileKeysOf(file string) *fileKeys {
 	}
 	m.lastFile = fk
 	return fk
+}
+
+// keyOf returns the model's key of line ref, false when it has none yet.
+// A key is asked for every row of every block: the dense keys by line
+// spare hashing the file's path for each, as a map by LineRef would.
+func (m *Model) keyOf(ref LineRef) (int32, bool) {
+	if !denseLine(ref.Line) {
+		k, ok := m.index[ref]
+		return k, ok
+	}
+	fk := m.fileKeysOf(ref.File)
+	if ref.Line < len(fk.keys) && fk.keys[ref.Line] > 0 {
+		return fk.keys[ref.Line] - 1, true
+	}
+	return 0, false
 }

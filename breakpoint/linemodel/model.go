@@ -105,7 +105,9 @@ type Model struct {
 	Lines     []LineRef
 	LineFuncs []int32
 
-	keys   []LineRef
+	keys []LineRef
+	// index holds the keys of the lines byFile cannot (a broken line
+	// table's, at or past maxDenseLine); keyOf reads both.
 	index  map[LineRef]int32
 	report []int32 // per key: index into Lines, -1 when its file is not kept
 	funcs  []modelFunc
@@ -131,8 +133,8 @@ type Model struct {
 	// texts index each source file's lines for the rules (index.go),
 	// keyed by the first line of the slice Inputs.Source returned.
 	texts map[*string]*srcText
-	// byFile holds index per file as a slice by line, and lastFile the
-	// last one asked (lineKey): a key is asked for every row of every
+	// byFile holds the keys per file as a slice by line (keyOf), and
+	// lastFile the last one asked: a key is asked for every row of every
 	// block, and hashing the file's path each time was a tenth of the
 	// model's time.
 	byFile   map[string]*fileKeys
@@ -185,7 +187,7 @@ type lineAt struct {
 // Build models the lines of every function of in.Graphs, but those gcov
 // shows none of (NoLines).
 func Build(in Inputs) *Model {
-	m := &Model{index: map[LineRef]int32{}, graphs: in.Graphs, keepFile: in.KeepFile, callName: in.CallName}
+	m := &Model{graphs: in.Graphs, keepFile: in.KeepFile, callName: in.CallName}
 	for _, sp := range in.Subprograms {
 		if sp.NoReturn {
 			if m.noReturn == nil {
@@ -228,17 +230,19 @@ func isLambda(name string) bool { return lambdaBody.MatchString(name) }
 // lineKey returns the model's id of a line, adding it (and, when its file
 // is kept, an entry of Lines) on first sight as a line of function fi.
 func (m *Model) lineKey(ref LineRef, fi int) int32 {
-	fk := m.fileKeysOf(ref.File)
-	if ref.Line >= 0 && ref.Line < len(fk.keys) && fk.keys[ref.Line] > 0 {
-		return fk.keys[ref.Line] - 1
-	}
-	if k, ok := m.index[ref]; ok {
+	if k, ok := m.keyOf(ref); ok {
 		return k
 	}
 	k := int32(len(m.keys))
 	m.keys = append(m.keys, ref)
-	m.index[ref] = k
-	fk.note(ref.Line, k)
+	if denseLine(ref.Line) {
+		m.fileKeysOf(ref.File).note(ref.Line, k)
+	} else {
+		if m.index == nil {
+			m.index = make(map[LineRef]int32)
+		}
+		m.index[ref] = k
+	}
 	r := int32(-1)
 	if m.keepFile(ref.File) {
 		r = int32(len(m.Lines))
@@ -344,7 +348,7 @@ func (m *Model) modelLines(sym *symtab.File, lt *lineinfo.Table, fi, gi int, sub
 		}
 		m.addFoldedJumps(g, &mf, rs, mem, fi, source)
 		if len(rs) > 0 && rs[0].addr == f.Addr && sub.DeclLine > 0 {
-			if decl, ok := m.index[rs[0].ref]; ok {
+			if decl, ok := m.keyOf(rs[0].ref); ok {
 				declOnLoopHead(m, g, &mf, fg.Entry, decl, source)
 			}
 		}
