@@ -183,6 +183,8 @@ func (b *bench) prepare(w Workload) (*workloadRun, error) {
 		switch {
 		case b.opts.Skip[w.Name+":"+cfg]:
 			s.Note = "skipped (-skip)"
+		case w.Suite != nil && cfg == cfgFloor:
+			s.Note = "n/a: the floor tracer follows no child process"
 		case cfg == cfgUftrace && !b.uftrace:
 			s.Note = "skipped: uftrace not installed"
 		case cfg == cfgUftrace && t.Pg == "":
