@@ -4,6 +4,9 @@ package monitor
 
 import (
 	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/breakpoint/jump"
@@ -270,4 +273,81 @@ func (t *thread) restorePend(s savedPend) {
 		storeCounter(c.mem, base+jump.PendRetWord, s.ret)
 		storeCounter(c.mem, base+jump.PendWord, s.word)
 	}
+}
+
+// preemptSteps bounds the steps finishCall takes: a call's block is at
+// most a few dozen instructions.
+const preemptSteps = 64
+
+// finishCall serves a goroutine that Go's asynchronous preemption (the
+// SIGURG of stop st) finds between the start of a block that ends in an
+// indirect call and the call: its call is pending in its thread's slab,
+// and the handler may move the goroutine to another thread before the
+// call, whose slab holds no pending call (the call would go among its
+// callee's unknown callers). t is stepped on through the call to the
+// callee's entry, where the monitor counts the call as the entry would
+// (enteredBy; the entry then finds nothing pending), and the signal is
+// delivered there. An asynchronous signal delivered a few instructions
+// later is one that arrived later: nothing the program can tell apart.
+//
+// Preconditions: on the tracer thread; t is in the signal-delivery-stop
+// st, out of any trampoline or slot.
+func (m *mon) finishCall(t *thread, st *sigStop) {
+	if st.sig != unix.SIGURG || t.mm.dead {
+		return
+	}
+	p, ok := m.peekPend(t)
+	if !ok || p.tail || !p.mp.tab.IsGo(p.site) {
+		return
+	}
+	lo, hi := p.mp.tab.RuntimeAddr(p.site), p.mp.tab.PendRet(p.site)
+	pc, err := peekUser(t.tid, offRip)
+	if err != nil || pc <= lo || pc >= hi {
+		return
+	}
+	var info siginfo
+	have := getSiginfo(t.tid, &info) == nil
+	pending := 0
+	for steps := 0; steps < preemptSteps && pc > lo && pc < hi; steps++ {
+		sig, ok := m.stepOnce(t, pc, "through its call")
+		if sig != 0 {
+			pending = sig
+		}
+		if !ok {
+			return
+		}
+		if pc, err = peekUser(t.tid, offRip); err != nil {
+			return
+		}
+	}
+	m.resend(t, pending)
+	if have {
+		if err := setSiginfo(t.tid, &info); err != nil {
+			m.lose(fmt.Errorf("restore the siginfo of signal %d for thread %d: %w", st.sig, t.tid, err))
+		}
+	}
+	mp, i, ok := t.mm.lookup(pc)
+	if !ok {
+		return // a callee not counted: the call stays pending, as it was
+	}
+	if e, ok := mp.tab.EntryAfter(i); ok {
+		if rsp, err := peekUser(t.tid, offRsp); err == nil {
+			m.enteredBy(t, mp, e, rsp)
+		}
+	}
+}
+
+// peekPend returns t's pending call without clearing it: its slab's,
+// else the one it recorded before its slab could hold it. Only the
+// block's site and whether it is a tail jump are set.
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) peekPend(t *thread) (pendCall, bool) {
+	if c, base, ok := slabWords(t); ok {
+		if key := uint32(loadCounter(c.mem, base+jump.PendWord)); key != 0 {
+			mp, i, ok := t.mm.siteOfCounter(jump.KeySite(uint64(key)))
+			return pendCall{mp: mp, site: i, tail: key&jump.TailKey != 0}, ok
+		}
+	}
+	return t.pend, t.pend.mp != nil
 }

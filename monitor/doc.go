@@ -99,7 +99,7 @@
 //	goruntime.go, goquiet_linux_amd64.go: a Go program attached without system-call stops: its asyncPreempt return's gate, the exact test of a thread inside a handler
 //	filler_linux_amd64.go: threads that come back into a patched site (Go's asyncPreempt return, a patch's filler)
 //	counters_linux_amd64.go, counters_unsafe_linux_amd64.go: the per-thread counter slabs in a memfd, and their GS bases
-//	calls_linux_amd64.go: indirect calls under the in-process engine: their callees' slots folded, both ends played at a trap
+//	calls_linux_amd64.go: indirect calls under the in-process engine: their callees' slots folded, both ends played at a trap, a preempted goroutine stepped through its call
 //	live_linux_amd64.go: the counts read while the target runs (snapshots, --listen)
 //	guard_linux_amd64.go: what a program's seccomp sandbox and own GS base allow patchprof to do in it (no injected call; no GS counters)
 //

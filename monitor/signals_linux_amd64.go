@@ -110,6 +110,7 @@ func (m *mon) signal(t *thread, st *sigStop) {
 	if m.xolOn {
 		m.outOfSlot(t, st.fault())
 	}
+	m.finishCall(t, st)
 	m.movedFault(t, st)
 	m.repair(t)
 	m.delivering(t, int(st.sig), st.forced())

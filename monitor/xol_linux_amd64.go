@@ -471,31 +471,51 @@ func (m *mon) leaveScratch(t *thread, restoring bool) int {
 				}
 			}
 		}
-		var op [1]byte
-		t.mm.mem.ReadMemory(regs.Rip, op[:])
-		if err := singleStep(t.tid, 0); err != nil {
-			m.lose(fmt.Errorf("single-step thread %d out of its slot: %w", t.tid, err))
-			return pending
+		sig, ok := m.stepOnce(t, regs.Rip, "out of its slot")
+		if sig != 0 {
+			pending = sig
 		}
-		t.trapped = true // the step's trap is forced like an int3's
-		ev, err := m.waitFor(t)
-		if err != nil {
-			m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+		if !ok {
 			return pending
-		}
-		switch st := decodeStatus(ev.ws); st.kind {
-		case stopGone:
-			m.reap(ev.tid, st)
-			return pending
-		case stopSignal:
-			if st.sig != unix.SIGTRAP {
-				pending = int(st.sig)
-			} else if op[0] == opPushf {
-				m.clearPushedTF(t)
-			}
 		}
 	}
 	return pending
+}
+
+// stepOnce single-steps t, stopped at pc, by one instruction (why says
+// where to, for an error). It returns a signal that arrived instead of
+// the step's trap, to hand back, or 0, and false when t is gone or could
+// not be stepped.
+//
+// The step is the monitor's own: its stop is decoded here, not
+// dispatched.
+//
+// Preconditions: on the tracer thread; t is stopped.
+func (m *mon) stepOnce(t *thread, pc uint64, why string) (int, bool) {
+	var op [1]byte
+	t.mm.mem.ReadMemory(pc, op[:])
+	if err := singleStep(t.tid, 0); err != nil {
+		m.lose(fmt.Errorf("single-step thread %d %s: %w", t.tid, why, err))
+		return 0, false
+	}
+	t.trapped = true // the step's trap is forced like an int3's
+	ev, err := m.waitFor(t)
+	if err != nil {
+		m.lose(fmt.Errorf("wait for thread %d: %w", t.tid, err))
+		return 0, false
+	}
+	switch st := decodeStatus(ev.ws); st.kind {
+	case stopGone:
+		m.reap(ev.tid, st)
+		return 0, false
+	case stopSignal:
+		if st.sig != unix.SIGTRAP {
+			return int(st.sig), true
+		} else if op[0] == opPushf {
+			m.clearPushedTF(t)
+		}
+	}
+	return 0, true
 }
 
 // errThreadEnded: the thread running an injected system call ended.

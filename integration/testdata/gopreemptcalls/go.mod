@@ -1,0 +1,3 @@
+module gopreemptcalls
+
+go 1.26
