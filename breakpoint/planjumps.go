@@ -306,7 +306,13 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 	g := fg.Graph
 	derived := make([]bool, len(g.Blocks))
 	site := make([]int, len(g.Blocks))
-	var cand []int
+	// cand are the sites that take no jump, each hit a trap; flagged
+	// those whose flags are live, whose update costs more than the plain
+	// add. Both come before the others (deriveMore), and a trap before
+	// any update: flagged are derived only where the traps derived leave
+	// room (a function's block of one nop, before a branch target, is
+	// derived by measuring the flagged block beside it).
+	var cand, flagged []int
 	for b, bl := range g.Blocks {
 		i, ok := t.Index(bl.Start)
 		site[b] = i
@@ -314,16 +320,19 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 			site[b] = -1
 			continue
 		}
-		// The sites whose flags are live come first with those that take
-		// no jump: their update costs more than the plain add.
 		_, short := t.jump.host[i]
-		costly := t.JumpLen(i) == 0 || t.KeepFlags(i) && !short
+		traps := t.JumpLen(i) == 0
+		costly := traps || t.KeepFlags(i) && !short
 		_, entries := t.entries[i] // a dispatch counting its entries runs
 		if t.Kind(i) == KindBlock && !t.IsEntry(i) && !t.IsNotify(i) && costly && !t.pinned(i) && !entries && bl.Start >= fg.Entry && bl.Start < fg.Tail {
-			cand = append(cand, b)
+			if traps {
+				cand = append(cand, b)
+			} else {
+				flagged = append(flagged, b)
+			}
 		}
 	}
-	if len(cand) == 0 {
+	if len(cand) == 0 && len(flagged) == 0 {
 		return 0
 	}
 	for _, b := range cand {
@@ -364,6 +373,11 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		again := false
 		for _, b := range cand {
 			if !derived[b] && gr.Derive(b) {
+				derived[b], again = true, true
+			}
+		}
+		for _, b := range flagged {
+			if gr.Derive(b) {
 				derived[b], again = true, true
 			}
 		}

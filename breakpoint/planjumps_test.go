@@ -174,3 +174,79 @@ func TestDeriveStopBeforeBlock(t *testing.T) {
 		t.Errorf("entered: the exit block derived %d, want 1", tab.cnt.Hits[ret])
 	}
 }
+
+// trapBeforeFlagsSource has, at -O0, a block of one nop before the loop's
+// increment (the target of both continues, too short for any patch) and,
+// beside it, the block that sets the bit, whose variable shift keeps the
+// flags live: the nop's count follows only when that block is measured.
+const trapBeforeFlagsSource = `#include <string.h>
+
+struct coll { const char *name; };
+
+unsigned long matches(int n, struct coll **a, struct coll **b)
+{
+	unsigned long m = 0;
+	for (int i = 0; i < n; i++) {
+		if (a[i]->name == 0 || strcmp(a[i]->name, b[i]->name)) {
+			continue;
+		}
+		m |= 1UL << i;
+	}
+	return m;
+}
+
+int main(int argc, char **argv)
+{
+	struct coll x = {"a"}, y = {"a"}, z = {"b"};
+	struct coll *a[3] = {&x, &y, &z}, *b[3] = {&y, &z, &z};
+	return (int)matches(argc + 2, a, b);
+}
+`
+
+// TestDeriveTrapBeforeFlags: a block that can take no patch is derived
+// before one whose update keeps the flags, which is measured instead when
+// only one of the two can follow from the others: a trap costs a stop at
+// every hit, the update a few instructions. Before, matches's nop block
+// kept its breakpoint (SQLite's wherePathSatisfiesOrderBy had the same
+// shape, the one int3 that kept an attached driver from running without
+// system-call stops).
+func TestDeriveTrapBeforeFlags(t *testing.T) {
+	sym, lt := buildSource(t, "matches.c", trapBeforeFlagsSource, "-O0")
+	po := PlanOptions{Lines: true, Funcs: true}
+	p := NewPlan(sym, lt, po)
+	p.PlanJumps(sym, po)
+	tab := p.Table
+	var fg FuncGraph
+	for _, g := range p.Graphs {
+		if sym.Funcs[g.Func].Name == "matches" {
+			fg = g
+		}
+	}
+	if fg.Graph == nil {
+		t.Fatal("no flow graph of matches")
+	}
+	derived := make([]bool, len(fg.Graph.Blocks))
+	nops := 0
+	for b, bl := range fg.Graph.Blocks {
+		i, ok := tab.Index(bl.Start)
+		if !ok {
+			continue
+		}
+		derived[b] = tab.Derived(i)
+		if r := tab.KeptReason(i); r != "" && !tab.Derived(i) {
+			t.Errorf("matches's block at %#x keeps its breakpoint: %s", bl.Start, r)
+		}
+		if code, ok := sym.Code(bl.Start, 1); ok && bl.End-bl.Start == 1 && code[0] == 0x90 {
+			nops++
+			if !tab.Derived(i) {
+				t.Errorf("the nop block at %#x is measured", bl.Start)
+			}
+		}
+	}
+	if nops == 0 {
+		t.Skip("gcc compiled matches without a block of one nop")
+	}
+	if _, ok := jump.PlanDerive(fg.Graph, derived); !ok {
+		t.Errorf("matches's derived blocks %v do not follow from the others", derived)
+	}
+}
