@@ -172,6 +172,10 @@ type Plan struct {
 	targets   *symtab.Targets // where the module's code may branch (PlanJumps)
 
 	graphOnce sync.Once
+	// callee reads which registers a direct call may change, for the
+	// flow graphs' jump tables (calleeWrites).
+	calleeOnce sync.Once
+	callee     *cfg.CalleeRegs
 	graphAt   []int32 // per function of Funcs, its index in Graphs or -1 (graphIndex)
 	// entryGraphs has PlanJumps build the flow graph of every function
 	// counted only at its entry, as it did before entryScan (a test's

@@ -52,7 +52,7 @@ func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool,
 	parallel(len(jobs), func(k int) {
 		j := &jobs[k]
 		f := sym.Funcs[j.fi]
-		j.g, j.err = cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: j.code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
+		j.g, j.err = cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: j.code, Image: opt.CFGImage, CalleeName: opt.CalleeName, CalleeWrites: p.calleeWrites(sym), SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
 	})
 	// Sized once: a large program has millions of blocks.
 	blocks := 0
@@ -82,6 +82,14 @@ func (p *Plan) blockSpecs(sym *symtab.File, lt *lineinfo.Table, keepFunc []bool,
 		p.Graphs = append(p.Graphs, fg)
 	}
 	return specs
+}
+
+// calleeWrites returns what a direct call may change, read from sym's
+// code once per plan (cfg.CalleeRegs): GCC at -O2 keeps a jump table's
+// base across a call to a helper that leaves its register alone.
+func (p *Plan) calleeWrites(sym *symtab.File) func(uint64) cfg.RegSet {
+	p.calleeOnce.Do(func() { p.callee = cfg.NewCalleeRegs(sym) })
+	return p.callee.Writes
 }
 
 // parallel runs do(0) to do(n-1) on as many goroutines as there are CPUs,

@@ -452,7 +452,7 @@ func (p *Plan) jumpReason(sym *symtab.File, opt *PlanOptions, i int, graphOf map
 			return JumpNoCode
 		}
 		build := func() (*cfg.Graph, error) {
-			return cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
+			return cfg.Build(cfg.Options{Name: f.Name, Addr: f.Addr, Code: code, Image: opt.CFGImage, CalleeName: opt.CalleeName, CalleeWrites: p.calleeWrites(sym), SplitCalls: true, LandingPads: opt.LandingPads[f.Addr]})
 		}
 		var err error
 		g, err = build()

@@ -41,6 +41,12 @@ type Options struct {
 	// returns "". When nil, calls are unnamed.
 	CalleeName func(addr uint64) string
 
+	// CalleeWrites returns the registers a direct call to target may
+	// change (CalleeRegs.Writes), for jump-table recovery across calls to
+	// functions that leave some caller-saved register as it was. When
+	// nil, a call may change every caller-saved register (the ABI's rule).
+	CalleeWrites func(target uint64) RegSet
+
 	// NoReturn reports whether a call to target (named name, possibly "";
 	// target 0 when unknown: a call through a GOT slot Image names)
 	// never returns. When nil, DefaultNoReturn(name) is used.

@@ -66,6 +66,8 @@
 //	jumptable_step.go: the machine's step, one instruction at a time
 //	jumptable_preds.go: what a block's predecessors say: the bound check
 //	    of a table's index
+//	calleeregs.go: CalleeRegs and RegSet, the registers a direct call may
+//	    change, read from its callee's code (gcc -O2's -fipa-ra)
 //	jumptable_consts.go: the constants registers hold on entry to each
 //	    block, by constant propagation over the graph
 //	jumptable_slot.go: an index compared in memory: which instructions

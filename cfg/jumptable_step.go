@@ -21,7 +21,7 @@ func (m *machine) step(inst *x86asm.Inst, addr uint64) {
 		x86asm.UCOMISS, x86asm.UCOMISD, x86asm.COMISS, x86asm.COMISD, x86asm.PREFETCHT0:
 		return
 	case x86asm.CALL:
-		m.call()
+		m.call(inst, next)
 		return
 	case x86asm.MOV:
 		m.stepMov(inst, a0, next)
@@ -75,12 +75,21 @@ func (m *machine) step(inst *x86asm.Inst, addr uint64) {
 	}
 }
 
-// call forgets the registers a call may clobber and makes RAX an opaque
-// value the call returned, which isPointer accepts as a function pointer
-// (a tail call through what a function returned).
-func (m *machine) call() {
+// call forgets the registers call inst (next is the address after it) may
+// clobber, and makes RAX an opaque value the call returned, which
+// isPointer accepts as a function pointer (a tail call through what a
+// function returned). A direct call clobbers the caller-saved registers
+// Options.CalleeWrites says its callee may write; any other call, all of
+// them.
+func (m *machine) call(inst *x86asm.Inst, next uint64) {
+	w := AllRegs
+	if rel, ok := inst.Args[0].(x86asm.Rel); ok && m.b.o.CalleeWrites != nil {
+		w = m.b.o.CalleeWrites(uint64(int64(next) + int64(rel)))
+	}
 	for _, f := range callerSaved {
-		m.regs[f] = val{}
+		if w&(1<<f) != 0 {
+			m.regs[f] = val{}
+		}
 	}
 	m.regs[0] = val{k: vIndex, scale: 1, o: origin{reg: -1, call: true}}
 }

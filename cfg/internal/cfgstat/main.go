@@ -54,13 +54,14 @@ func run(path string, verbose bool, dump string) error {
 	examples := map[string]string{}
 	var blocks, edges, tables, ok int
 	start := time.Now()
+	writes := cfg.NewCalleeRegs(st).Writes
 	for _, fn := range st.Funcs {
 		code, have := st.Code(fn.Addr, int(fn.Size))
 		if !have {
 			reasons["no-code"]++
 			continue
 		}
-		g, err := cfg.Build(cfg.Options{Name: fn.Name, Addr: fn.Addr, Code: code, Image: im, CalleeName: names})
+		g, err := cfg.Build(cfg.Options{Name: fn.Name, Addr: fn.Addr, Code: code, Image: im, CalleeName: names, CalleeWrites: writes})
 		var ce *cfg.Error
 		if errors.As(err, &ce) {
 			reasons[ce.Reason()]++
