@@ -30,13 +30,15 @@ var ifOneLine = lazyRE(`^if\s*\(.*\)\s*\{[^{}]*\}\s*$`)
 func emptyIf(tx *srcText, l int, coded map[int]bool) bool {
 	src := tx.src
 	t := tx.trim(l)
-	if !strings.Contains(t, "->") && !strings.Contains(t, "[") || inDeadIf(tx, l, coded) {
+	// Both forms begin with if (ifOneLine, ifOpen): that test first, for
+	// inDeadIf looks up to 64 lines above.
+	if !strings.HasPrefix(t, "if") || !strings.Contains(t, "->") && !strings.Contains(t, "[") || inDeadIf(tx, l, coded) {
 		return false
 	}
-	if ifOneLine.MatchString(t) {
+	if tx.is(l, predIfOneLine) {
 		return l == len(src) || !strings.HasPrefix(strings.TrimSpace(src[l]), "}") && !strings.HasPrefix(strings.TrimSpace(src[l]), "else")
 	}
-	if !ifOpen.MatchString(t) {
+	if !tx.is(l, predIfOpen) {
 		return false
 	}
 	for k := l + 1; k <= len(src) && k <= l+8; k++ {
@@ -112,8 +114,9 @@ var elseOpen = lazyRE(`^\}\s*else\s*\{\s*$`)
 // code (macros that expand to nothing). GCC keeps its condition as an
 // expression statement of the block before it, even on locals, though -O0
 // emits no instruction for it.
-func emptyIfElse(src []string, l int, coded map[int]bool) bool {
-	if !ifOpen.MatchString(strings.TrimSpace(src[l-1])) {
+func emptyIfElse(tx *srcText, l int, coded map[int]bool) bool {
+	src := tx.src
+	if !tx.is(l, predIfOpen) {
 		return false
 	}
 	inElse := false
@@ -206,13 +209,13 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 			depth = max(depth-1, 0)
 		}
 		// An if with no code inside a conditional may be compiled out.
-		if !coded[l] && depth == 0 && emptyIfElse(src, l, coded) {
+		if !coded[l] && depth == 0 && emptyIfElse(tx, l, coded) {
 			if k := afterAbove(rs, file, l); k >= 0 {
 				rs = slices.Insert(rs, k, fnRow{addr: rs[k-1].addr, ref: LineRef{File: file, Line: l}})
 			}
 			continue
 		}
-		if coded[l] || !codeless.MatchString(tx.trim(l)) && (depth > 0 || !emptyIf(tx, l, coded) && !(cpp && emptyBoolNot(tx.src, l, lo, coded)) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
+		if coded[l] || !tx.is(l, predCodeless) && (depth > 0 || !emptyIf(tx, l, coded) && !(cpp && emptyBoolNot(tx.src, l, lo, coded)) && !(o0 && idleAssign(text, l, lo, hi, coded))) {
 			continue
 		}
 		// The row of the nearest line below with code.

@@ -25,7 +25,7 @@ func TestEmptyIfElse(t *testing.T) {
 				coded[k+1] = true
 			}
 		}
-		if got := emptyIfElse(tc.src, 1, coded); got != tc.want {
+		if got := emptyIfElse(newSrcText(tc.src), 1, coded); got != tc.want {
 			t.Errorf("emptyIfElse(%q) = %v, want %v", tc.src, got, tc.want)
 		}
 	}

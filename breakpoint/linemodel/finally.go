@@ -196,14 +196,18 @@ func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
 	comment := false
 	text := make([]string, 0, hi-lo+1)
 	trimmed := make([]string, 0, hi-lo+1)
+	// inside says which lines were read from inside a block comment: the
+	// others' words are kept in the index, read once per file.
+	var inside []bool
 	for l := lo; l <= hi && l <= len(tx.src); l++ {
+		inside = append(inside, comment)
 		c, t := tx.code(l, &comment)
 		text, trimmed = append(text, c), append(trimmed, t)
 	}
 	at := func(l int) string { return trimmed[l-lo] }
 	addrs := make([][]string, len(text))
 	for k, t := range text {
-		addrs[k] = addressed(t)
+		addrs[k] = tx.words(lo+k, inside[k], t, false)
 	}
 	names := func(l int) []string { return addrs[l-lo] }
 	// Most functions have no such scope: then no line's jump is needed.
@@ -220,7 +224,7 @@ func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
 	// function nest deeply, and each scans its lines again.
 	jumps := make([][]string, len(text))
 	for k, t := range trimmed {
-		jumps[k] = findExitJump(t)
+		jumps[k] = tx.words(lo+k, inside[k], t, true)
 	}
 	jumpAt := func(l int) []string { return jumps[l-lo] }
 	labeled := labelLines(at, lo, lo+len(text)-1)
@@ -589,6 +593,11 @@ func onlyEntry(g *cfg.Graph, froms []int) int {
 // label, or nil.
 func findExitJump(t string) []string {
 	for i := 0; i < len(t); i++ {
+		switch t[i] {
+		case 'b', 'c', 'r', 'g':
+		default:
+			continue // no keyword starts here
+		}
 		kw := ""
 		for _, w := range [...]string{"break", "continue", "return", "goto"} {
 			if strings.HasPrefix(t[i:], w) {

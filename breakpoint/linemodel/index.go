@@ -34,7 +34,27 @@ type lineText struct {
 	code   string
 	lo, hi int32
 	flags  uint8
+	// addressed and exitJump are addressed(code) and
+	// findExitJump(code[lo:hi]), once lineAddrRead and lineJumpRead say
+	// they are read.
+	addressed, exitJump []string
+	// tlo and thi bound the line trimmed (trim), once lineTrimRead says
+	// so; match holds the predicates is has read (linePred).
+	tlo, thi int32
+	match    uint8
 }
+
+// A linePred is a test of a line's text trimmed that srcText.is keeps.
+type linePred uint8
+
+const (
+	predCodeless  linePred = iota // codeless
+	predIfOpen                    // ifOpen
+	predIfOneLine                 // ifOneLine
+)
+
+// predRes are the expressions of the linePreds, in their order.
+var predRes = [...]*lazyRegexp{predCodeless: codeless, predIfOpen: ifOpen, predIfOneLine: ifOneLine}
 
 // lineText's flags.
 const (
@@ -42,6 +62,9 @@ const (
 	lineOpen                  // a block comment runs on past the line (read from outside one)
 	lineCaseRead              // lineCaseLabel is set
 	lineCaseLabel             // isCaseLabel of the line trimmed
+	lineAddrRead              // addressed is set
+	lineJumpRead              // exitJump is set
+	lineTrimRead              // tlo and thi are set
 )
 
 // A codeRead is codeText of one line from inside a block comment.
@@ -76,8 +99,31 @@ func (m *Model) text(src []string) *srcText {
 }
 
 // trim returns line l (1-based) trimmed: strings.TrimSpace(src[l-1]), a
-// substring, not kept (it costs no copy).
-func (t *srcText) trim(l int) string { return strings.TrimSpace(t.src[l-1]) }
+// substring; where it starts and ends is kept, for every function of a
+// file (at -O2 most of its file) asks for its lines.
+func (t *srcText) trim(l int) string {
+	x := &t.lines[l-1]
+	line := t.src[l-1]
+	if x.flags&lineTrimRead == 0 {
+		x.tlo = int32(len(line) - len(strings.TrimLeftFunc(line, unicode.IsSpace)))
+		x.thi = x.tlo + int32(len(strings.TrimSpace(line)))
+		x.flags |= lineTrimRead
+	}
+	return line[x.tlo:x.thi]
+}
+
+// is returns whether line l trimmed matches p's expression, read once.
+func (t *srcText) is(l int, p linePred) bool {
+	x := &t.lines[l-1]
+	read, yes := uint8(1)<<(2*p), uint8(2)<<(2*p)
+	if x.match&read == 0 {
+		x.match |= read
+		if predRes[p].MatchString(t.trim(l)) {
+			x.match |= yes
+		}
+	}
+	return x.match&yes != 0
+}
 
 // code returns codeText(src[l-1], comment) and it trimmed, and updates
 // comment as codeText does.
@@ -116,6 +162,32 @@ func (t *srcText) code(l int, comment *bool) (text, trimmed string) {
 func (t *srcText) codeTrim(l int, comment *bool) string {
 	_, trimmed := t.code(l, comment)
 	return trimmed
+}
+
+// words returns, for line l whose code text is t (trimmed when jump),
+// findExitJump(t) with jump, else addressed(t): read once for a line read
+// from outside a block comment (inside false), each time for one inside.
+// Every function of a file asks for its lines' words, and a function at
+// -O2, whose rows include the lines of the functions inlined into it,
+// spans most of its file.
+func (t *srcText) words(l int, inside bool, text string, jump bool) []string {
+	if inside {
+		if jump {
+			return findExitJump(text)
+		}
+		return addressed(text)
+	}
+	x := &t.lines[l-1]
+	if jump {
+		if x.flags&lineJumpRead == 0 {
+			x.exitJump, x.flags = findExitJump(text), x.flags|lineJumpRead
+		}
+		return x.exitJump
+	}
+	if x.flags&lineAddrRead == 0 {
+		x.addressed, x.flags = addressed(text), x.flags|lineAddrRead
+	}
+	return x.addressed
 }
 
 // isCaseLabel returns isCaseLabel(trim(l)), read once.
