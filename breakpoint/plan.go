@@ -176,7 +176,7 @@ type Plan struct {
 	// flow graphs' jump tables (calleeWrites).
 	calleeOnce sync.Once
 	callee     *cfg.CalleeRegs
-	graphAt   []int32 // per function of Funcs, its index in Graphs or -1 (graphIndex)
+	graphAt    []int32 // per function of Funcs, its index in Graphs or -1 (graphIndex)
 	// entryGraphs has PlanJumps build the flow graph of every function
 	// counted only at its entry, as it did before entryScan (a test's
 	// reference).
