@@ -1,6 +1,7 @@
 package linemodel
 
 import (
+	"slices"
 	"sort"
 	"strings"
 
@@ -87,6 +88,29 @@ func codeText(line string, comment *bool) string {
 // declNames matches the names a declaration line declares.
 var declNames = lazyRE(`([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)*(?:[=;,]|$)`)
 
+// declaredIn returns the names declaration line t (a line's code text,
+// trimmed) declares: the first declarator, then any after a comma; none
+// when t declares nothing.
+func declaredIn(t string) []string {
+	if !mayDeclare(t) || !isDeclLine(t) || notType.MatchString(t) {
+		return nil
+	}
+	i := strings.IndexAny(t, "=;,[")
+	if i <= 0 {
+		return nil
+	}
+	var names []string
+	if f := strings.Fields(strings.ReplaceAll(t[:i], "*", " ")); len(f) > 0 {
+		names = append(names, f[len(f)-1])
+	}
+	for _, part := range strings.Split(t[i:], ",")[1:] {
+		if m := declNames.FindStringSubmatch(strings.TrimLeft(part, " *")); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
 // scopes reads the brace-delimited blocks of source lines lo to hi, with
 // the names each declares at its top level.
 func scopes(src []string, lo, hi int) []scope { return scopesOf(newSrcText(src), lo, hi) }
@@ -98,21 +122,17 @@ func scopesOf(tx *srcText, lo, hi int) []scope {
 	comment := false
 	prev := ""
 	for l := lo; l <= hi && l <= len(tx.src); l++ {
+		inside := comment
 		text, t := tx.code(l, &comment)
-		if len(stack) > 0 && mayDeclare(t) && isDeclLine(t) && !notType.MatchString(t) {
+		if len(stack) > 0 {
 			s := &all[stack[len(stack)-1]]
-			if i := strings.IndexAny(t, "=;,["); i > 0 {
-				// The first declarator, then any after a comma.
-				head := t[:i]
-				if f := strings.Fields(strings.ReplaceAll(head, "*", " ")); len(f) > 0 {
-					s.names = append(s.names, f[len(f)-1])
-				}
-				for _, part := range strings.Split(t[i:], ",")[1:] {
-					if m := declNames.FindStringSubmatch(strings.TrimLeft(part, " *")); m != nil {
-						s.names = append(s.names, m[1])
-					}
-				}
+			s.names = append(s.names, tx.declared(l, inside, t)...)
+		}
+		if strings.IndexByte(text, '{') < 0 && strings.IndexByte(text, '}') < 0 {
+			if t != "" {
+				prev = t
 			}
+			continue // no brace: most lines
 		}
 		for i := 0; i < len(text); i++ {
 			switch text[i] {
@@ -193,6 +213,11 @@ type exitsMemo struct {
 // over the index of the source.
 func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
 	all := scopesOf(tx, lo, hi)
+	// A scope clobbers only what it declares (takesAddressIn, declares):
+	// with no declaration, no line's words are needed.
+	if !slices.ContainsFunc(all, func(s scope) bool { return len(s.names) > 0 }) {
+		return nil, nil
+	}
 	comment := false
 	text := make([]string, 0, hi-lo+1)
 	trimmed := make([]string, 0, hi-lo+1)
@@ -228,7 +253,8 @@ func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
 	}
 	jumpAt := func(l int) []string { return jumps[l-lo] }
 	labeled := labelLines(at, lo, lo+len(text)-1)
-	copies := exitCopies(all, clobbers, at, jumpAt, labeled)
+	innermost := innermostOf(all, lo, hi)
+	copies := exitCopies(all, clobbers, at, jumpAt, labeled, innermost)
 	// viaInner reports whether the jump at line l leaves a scope with
 	// copies inside scope si on its way out.
 	viaInner := func(si, l int) bool {
@@ -236,7 +262,7 @@ func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
 			if ti == si || copies[ti] == nil || t.open <= all[si].open || t.close >= all[si].close || l <= t.open || l >= t.close {
 				continue
 			}
-			if m := jumpAt(l); m != nil && destOf(all, ti, l, m, labeled) != "" {
+			if m := jumpAt(l); m != nil && destOf(all, ti, l, m, labeled, innermost) != "" {
 				return true
 			}
 		}
@@ -280,7 +306,7 @@ type scopeExits struct {
 // falling through is one). The others are nil. at is the code text of a
 // line, trimmed, jumpAt its exit jump (findExitJump), labeled tells where
 // a label is (labelLines).
-func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string, labeled func(string, int, int) bool) []*scopeExits {
+func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string, labeled func(string, int, int) bool, innermost func(int) int) []*scopeExits {
 	copies := make([]*scopeExits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
 		if !clobbers[si] {
@@ -292,7 +318,7 @@ func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(i
 			if m == nil {
 				continue
 			}
-			d := destOf(all, si, l, m, labeled)
+			d := destOf(all, si, l, m, labeled, innermost)
 			if d == "" {
 				continue
 			}
@@ -408,6 +434,9 @@ func isWordByte(c byte) bool {
 // the line's start or a ; { or } (and spaces), then a colon that is not
 // the first of ::.
 func labelsAt(t, label string) bool {
+	if strings.IndexByte(t, ':') < 0 {
+		return false // no label's colon
+	}
 	for off := 0; ; {
 		k := strings.Index(t[off:], label)
 		if k < 0 || label == "" {
@@ -426,6 +455,32 @@ func labelsAt(t, label string) bool {
 		if c < len(t) && t[c] == ':' && (c+1 == len(t) || t[c+1] != ':') {
 			return true
 		}
+	}
+}
+
+// innermostOf returns, for the scopes all of lines lo to hi, the index of
+// the innermost scope holding line l (open < l < close: of those, the
+// last opened), -1 for none: a table made once, for destOf asks of every
+// jump of every scope, and a function at -O2 has hundreds of scopes.
+func innermostOf(all []scope, lo, hi int) func(l int) int {
+	in := make([]int32, max(hi-lo+1, 0))
+	for k := range in {
+		in[k] = -1
+	}
+	// all is in the order the scopes open, and a scope opened later on
+	// a line is chosen over one opened before it.
+	for k, s := range all {
+		for l := max(s.open+1, lo); l < s.close && l <= hi; l++ {
+			if p := in[l-lo]; p < 0 || s.open >= all[p].open {
+				in[l-lo] = int32(k)
+			}
+		}
+	}
+	return func(l int) int {
+		if l < lo || l > hi {
+			return -1
+		}
+		return int(in[l-lo])
 	}
 }
 
@@ -453,8 +508,9 @@ func labelLines(at func(int) string, lo, hi int) func(label string, from, to int
 
 // destOf names where the jump m at line l goes when it leaves scope si
 // (of all), "" when it stays inside. labeled tells whether a line of a
-// range defines a label (labelLines).
-func destOf(all []scope, si, l int, m []string, labeled func(label string, from, to int) bool) string {
+// range defines a label (labelLines), innermost which scope of all is
+// the innermost holding a line (innermostOf).
+func destOf(all []scope, si, l int, m []string, labeled func(label string, from, to int) bool, innermost func(l int) int) string {
 	kind := strings.Fields(m[1])[0]
 	switch kind {
 	case "return":
@@ -465,13 +521,7 @@ func destOf(all []scope, si, l int, m []string, labeled func(label string, from,
 		}
 		return "goto " + m[2]
 	}
-	// The innermost scope holding line l.
-	in := -1
-	for k, s := range all {
-		if s.open < l && l < s.close && (in < 0 || s.open >= all[in].open) {
-			in = k
-		}
-	}
+	in := innermost(l)
 	inside := true // still within scope si
 	for k := in; k >= 0; k = all[k].parent {
 		if k == si {

@@ -38,6 +38,8 @@ type lineText struct {
 	// findExitJump(code[lo:hi]), once lineAddrRead and lineJumpRead say
 	// they are read.
 	addressed, exitJump []string
+	// declared is declaredIn(code[lo:hi]), once lineDeclRead says so.
+	declared []string
 	// tlo and thi bound the line trimmed (trim), once lineTrimRead says
 	// so; match holds the predicates is has read (linePred).
 	tlo, thi int32
@@ -65,6 +67,7 @@ const (
 	lineAddrRead              // addressed is set
 	lineJumpRead              // exitJump is set
 	lineTrimRead              // tlo and thi are set
+	lineDeclRead              // declared is set
 )
 
 // A codeRead is codeText of one line from inside a block comment.
@@ -188,6 +191,19 @@ func (t *srcText) words(l int, inside bool, text string, jump bool) []string {
 		x.addressed, x.flags = addressed(text), x.flags|lineAddrRead
 	}
 	return x.addressed
+}
+
+// declared returns declaredIn(text), text being line l's code trimmed:
+// read once for a line read from outside a block comment (inside false).
+func (t *srcText) declared(l int, inside bool, text string) []string {
+	if inside {
+		return declaredIn(text)
+	}
+	x := &t.lines[l-1]
+	if x.flags&lineDeclRead == 0 {
+		x.declared, x.flags = declaredIn(text), x.flags|lineDeclRead
+	}
+	return x.declared
 }
 
 // isCaseLabel returns isCaseLabel(trim(l)), read once.
