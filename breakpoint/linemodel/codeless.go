@@ -124,7 +124,7 @@ func emptyIfElse(tx *srcText, l int, coded map[int]bool) bool {
 		if coded[k] {
 			return false
 		}
-		t := strings.TrimSpace(src[k-1])
+		t := tx.trim(k)
 		if kind, _ := directive(t); kind != ppNone || strings.Contains(t, "{") && !elseOpen.MatchString(t) {
 			return false
 		}
