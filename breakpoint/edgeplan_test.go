@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchprof/patchprof/breakpoint/jump"
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/symtab"
 )
 
 // rotatedLoop is a loop entered by one test and closed by another, two
@@ -121,20 +122,8 @@ int main(void) { long s = 0; for (int i = 0; i < 100; i++) s += pick(i); return 
 // take jumps, none keeps its breakpoint for its edges, and the arc's
 // trampoline counts it through the relocated conditional jump.
 func TestPlanShortArc(t *testing.T) {
-	sym, lt := buildSource(t, "pick.c", shortArcSource, "-O2")
-	po := PlanOptions{Lines: true, Funcs: true}
-	p := NewPlan(sym, lt, po)
-	p.PlanJumps(sym, po)
+	sym, p, fg := planSourceFunc(t, "pick.c", shortArcSource, "-O2", "pick")
 	tab := p.Table
-	var fg FuncGraph
-	for _, g := range p.Graphs {
-		if sym.Funcs[g.Func].Name == "pick" {
-			fg = g
-		}
-	}
-	if fg.Graph == nil {
-		t.Fatal("no flow graph of pick")
-	}
 	if _, ok := jump.PlanDerive(fg.Graph, nil); ok {
 		t.Skip("gcc compiled pick with edges that follow from its blocks")
 	}
@@ -175,4 +164,22 @@ func TestPlanShortArc(t *testing.T) {
 	if !bytes.Contains(tr.Code, []byte{0x65, 0x48, 0x83, 0x04, 0x25, 0x40, 0, 0, 0, 0x01}) {
 		t.Errorf("the arc's trampoline has no update of its counter (addq $1, %%gs:0x40): % x", tr.Code)
 	}
+}
+
+// planSourceFunc builds source (named name) with gcc opt, plans its lines
+// and entries with their jumps, and returns the plan and the flow graph
+// of function fn, which it must have.
+func planSourceFunc(t *testing.T, name, source, opt, fn string) (*symtab.File, *Plan, FuncGraph) {
+	t.Helper()
+	sym, lt := buildSource(t, name, source, opt)
+	po := PlanOptions{Lines: true, Funcs: true}
+	p := NewPlan(sym, lt, po)
+	p.PlanJumps(sym, po)
+	for _, g := range p.Graphs {
+		if sym.Funcs[g.Func].Name == fn {
+			return sym, p, g
+		}
+	}
+	t.Fatalf("no flow graph of %s", fn)
+	return nil, nil, FuncGraph{}
 }

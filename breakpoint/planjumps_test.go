@@ -211,20 +211,8 @@ int main(int argc, char **argv)
 // shape, the one int3 that kept an attached driver from running without
 // system-call stops).
 func TestDeriveTrapBeforeFlags(t *testing.T) {
-	sym, lt := buildSource(t, "matches.c", trapBeforeFlagsSource, "-O0")
-	po := PlanOptions{Lines: true, Funcs: true}
-	p := NewPlan(sym, lt, po)
-	p.PlanJumps(sym, po)
+	sym, p, fg := planSourceFunc(t, "matches.c", trapBeforeFlagsSource, "-O0", "matches")
 	tab := p.Table
-	var fg FuncGraph
-	for _, g := range p.Graphs {
-		if sym.Funcs[g.Func].Name == "matches" {
-			fg = g
-		}
-	}
-	if fg.Graph == nil {
-		t.Fatal("no flow graph of matches")
-	}
 	derived := make([]bool, len(fg.Graph.Blocks))
 	nops := 0
 	for b, bl := range fg.Graph.Blocks {
