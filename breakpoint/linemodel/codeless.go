@@ -187,12 +187,16 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 			coded[r.ref.Line] = true
 		}
 	}
-	// The function's lines with comments and literals blanked, read once.
-	texts := make([]string, 0, min(hi, len(src))-lo+1)
-	comment := false
-	for k := lo; k <= hi && k <= len(src); k++ {
-		_, t := tx.code(k, &comment)
-		texts = append(texts, t)
+	// The function's lines with comments and literals blanked, read once
+	// (idleAssign's, at -O0).
+	var texts []string
+	if o0 {
+		texts = make([]string, 0, min(hi, len(src))-lo+1)
+		comment := false
+		for k := lo; k <= hi && k <= len(src); k++ {
+			_, t := tx.code(k, &comment)
+			texts = append(texts, t)
+		}
 	}
 	text := func(k int) string {
 		if k < lo || k-lo >= len(texts) {
@@ -200,8 +204,30 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 		}
 		return texts[k-lo]
 	}
+	// Which lines to look at: every one at -O0; elsewhere only those
+	// whose text a rule below can take (codelessLines), for at -O2 a
+	// function's range spans the lines of what is inlined into it, most
+	// of its file.
+	var cands []int32
+	next := lo + 1
+	if !o0 {
+		cands = tx.codelessLines(cpp)
+		k, _ := slices.BinarySearch(cands, int32(lo+1))
+		cands = cands[k:]
+	}
 	depth := 0 // preprocessor conditionals open in the function
-	for l := lo + 1; l < hi && l <= len(src); l++ {
+	for l := lo + 1; l < hi && l <= len(src); l = next {
+		next = l + 1
+		if !o0 {
+			if len(cands) == 0 || int(cands[0]) >= hi {
+				break
+			}
+			l, cands = int(cands[0]), cands[1:]
+			next = l + 1
+			if l > len(src) {
+				break
+			}
+		}
 		switch kind, _ := directive(tx.trim(l)); kind {
 		case ppIf:
 			depth++
@@ -219,16 +245,16 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 			continue
 		}
 		// The row of the nearest line below with code.
-		next := -1
+		below := -1
 		for k, r := range rs {
-			if r.ref.File == file && r.ref.Line > l && (next < 0 || r.ref.Line < rs[next].ref.Line) {
-				next = k
+			if r.ref.File == file && r.ref.Line > l && (below < 0 || r.ref.Line < rs[below].ref.Line) {
+				below = k
 			}
 		}
-		if next < 0 {
+		if below < 0 {
 			continue
 		}
-		rs = slices.Insert(rs, next, fnRow{addr: rs[next].addr, ref: LineRef{File: file, Line: l}})
+		rs = slices.Insert(rs, below, fnRow{addr: rs[below].addr, ref: LineRef{File: file, Line: l}})
 	}
 	return rs
 }

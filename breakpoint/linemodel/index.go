@@ -22,6 +22,10 @@ import (
 type srcText struct {
 	src   []string
 	lines []lineText // per line, read on first use
+	// codeless are codelessLines' answers, without and with C++'s rule,
+	// read once.
+	codeless [2][]int32
+	codeRead [2]bool
 	// inside are the lines' code texts read from inside a block comment,
 	// which few lines are asked for.
 	inside map[int]codeRead
@@ -204,6 +208,36 @@ func (t *srcText) declared(l int, inside bool, text string) []string {
 		x.declared, x.flags = declaredIn(text), x.flags|lineDeclRead
 	}
 	return x.declared
+}
+
+// codelessLines returns, in order, the lines addCodeless can take away
+// from -O0: a preprocessor conditional's start or end, or a line its rules
+// may give a row (va_end, an if whose block may be empty; with cpp, one
+// whose code begins with if, for emptyBoolNot). Any other line is skipped
+// by each rule for its text alone.
+func (t *srcText) codelessLines(cpp bool) []int32 {
+	k := 0
+	if cpp {
+		k = 1
+	}
+	if t.codeRead[k] {
+		return t.codeless[k]
+	}
+	var out []int32
+	for l := 1; l <= len(t.src); l++ {
+		kind, _ := directive(t.trim(l))
+		take := kind == ppIf || kind == ppEndif || t.is(l, predCodeless) || t.is(l, predIfOpen) || t.is(l, predIfOneLine)
+		if !take && cpp {
+			comment := false
+			_, code := t.code(l, &comment)
+			take = strings.HasPrefix(code, "if")
+		}
+		if take {
+			out = append(out, int32(l))
+		}
+	}
+	t.codeless[k], t.codeRead[k] = out, true
+	return out
 }
 
 // isCaseLabel returns isCaseLabel(trim(l)), read once.
