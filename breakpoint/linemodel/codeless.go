@@ -163,6 +163,10 @@ func afterAbove(rs []fnRow, file string, l int) int {
 	return last + 1
 }
 
+// codelessEveryLine has addCodeless visit every line at any level, as it
+// does at -O0: the reference its tests compare the shorter visit with.
+var codelessEveryLine = false
+
 // addCodeless gives the codeless statements written between a function's
 // rows (in its first row's file) a row of their own at the address of the
 // next statement below them, which is where GCC's statement order puts
@@ -210,7 +214,8 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 	// of its file.
 	var cands []int32
 	next := lo + 1
-	if !o0 {
+	few := !o0 && !codelessEveryLine
+	if few {
 		cands = tx.codelessLines(cpp)
 		k, _ := slices.BinarySearch(cands, int32(lo+1))
 		cands = cands[k:]
@@ -218,7 +223,7 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 	depth := 0 // preprocessor conditionals open in the function
 	for l := lo + 1; l < hi && l <= len(src); l = next {
 		next = l + 1
-		if !o0 {
+		if few {
 			if len(cands) == 0 || int(cands[0]) >= hi {
 				break
 			}

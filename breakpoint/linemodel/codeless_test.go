@@ -1,6 +1,8 @@
 package linemodel
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,6 +217,45 @@ func TestSwitchCases(t *testing.T) {
 	for k := range want {
 		if cases[k] != want[k] {
 			t.Errorf("case %d = %+v, want %+v", k, cases[k], want[k])
+		}
+	}
+}
+
+// TestCodelessFewLines: away from -O0 addCodeless visits only the lines
+// codelessLines lists, and gives every function the rows a visit of
+// every line gives: random sources of ifs, empty blocks, va_end, braces,
+// preprocessor conditionals and statements, random rows among them, in C
+// and C++.
+func TestCodelessFewLines(t *testing.T) {
+	vocab := []string{
+		"if (p->x) {", "}", "} else {", "else {", "if (a[i]) { }", "if (a[i]) {}", "va_end(ap);",
+		"#if FOO", "#ifdef BAR", "#endif", "#else", "x = 1;", "f();", "", "/* if (p->x) { */",
+		"if (!b) {", "bool b = f();", "for (;;) {", "while (c) {", "return;", "if (p->x) y = 1;",
+		"  if (q[1]) {   ", "/* a", "b */ if (p->y) {", "int v[2];", "if (q->z)", "{",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	defer func() { codelessEveryLine = false }()
+	for round := 0; round < 400; round++ {
+		n := 2 + rng.IntN(30)
+		src := make([]string, n)
+		for l := range src {
+			src[l] = vocab[rng.IntN(len(vocab))]
+		}
+		var rs []fnRow
+		for l := 1; l <= n; l++ {
+			if l == 1 || rng.IntN(3) == 0 {
+				rs = append(rs, fnRow{addr: uint64(0x10 + 4*len(rs)), ref: LineRef{"a.c", l}})
+			}
+		}
+		source := func(string) ([]string, bool) { return src, true }
+		for _, cpp := range []bool{false, true} {
+			codelessEveryLine = true
+			want := (&Model{}).addCodeless(slices.Clone(rs), source, false, cpp)
+			codelessEveryLine = false
+			got := (&Model{}).addCodeless(slices.Clone(rs), source, false, cpp)
+			if !slices.Equal(got, want) {
+				t.Fatalf("round %d (C++ %v), lines %q, rows %v:\ngot  %v\nwant %v", round, cpp, src, rs, got, want)
+			}
 		}
 	}
 }

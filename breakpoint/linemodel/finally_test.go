@@ -1,6 +1,7 @@
 package linemodel
 
 import (
+	"math/rand/v2"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,6 +61,40 @@ func TestFindExitJump(t *testing.T) {
 		want := exitJump.FindStringSubmatch(line)
 		if got := findExitJump(line); !slices.Equal(got, want) {
 			t.Errorf("findExitJump(%q) = %q, exitJump gives %q", line, got, want)
+		}
+	}
+}
+
+// TestInnermostOf: the table of innermost scopes gives, for every line,
+// the scope a scan of all of them would (the last opened of those holding
+// the line), over the scopes scopesOf reads from random nestings of
+// braces, several on a line and some left open.
+func TestInnermostOf(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 200; round++ {
+		n := 1 + rng.IntN(40)
+		src := make([]string, n)
+		for l := range src {
+			var b strings.Builder
+			for k := rng.IntN(4); k > 0; k-- {
+				b.WriteString([]string{"{", "}", "x;", "for (;;) {", " "}[rng.IntN(5)])
+			}
+			src[l] = b.String()
+		}
+		lo := 1 + rng.IntN(n)
+		hi := lo + rng.IntN(n-lo+1)
+		all := scopesOf(newSrcText(src), lo, hi)
+		innermost := innermostOf(all, lo, hi)
+		for l := lo; l <= hi; l++ {
+			want := -1
+			for k, s := range all {
+				if s.open < l && l < s.close && (want < 0 || s.open >= all[want].open) {
+					want = k
+				}
+			}
+			if got := innermost(l); got != want {
+				t.Fatalf("round %d, lines %q, range %d-%d: innermost(%d) = %d, the scan gives %d (scopes %+v)", round, src, lo, hi, l, got, want, all)
+			}
 		}
 	}
 }
