@@ -230,31 +230,38 @@ func exitGroups(tx *srcText, lo, hi int, mem inMemory) (multi, some [][]int) {
 		text, trimmed = append(text, c), append(trimmed, t)
 	}
 	at := func(l int) string { return trimmed[l-lo] }
+	// The lines that take an address, and those with a jump, in order: a
+	// scope looks only at those within it (the scopes of a long function
+	// nest deeply, and each would scan its lines again).
 	addrs := make([][]string, len(text))
+	var addrLines []int
 	for k, t := range text {
-		addrs[k] = tx.words(lo+k, inside[k], t, false)
+		if addrs[k] = tx.words(lo+k, inside[k], t, false); len(addrs[k]) > 0 {
+			addrLines = append(addrLines, lo+k)
+		}
 	}
 	names := func(l int) []string { return addrs[l-lo] }
 	// Most functions have no such scope: then no line's jump is needed.
 	clobbers := make([]bool, len(all))
 	anyClobbers := false
 	for si, s := range all {
-		clobbers[si] = takesAddressIn(s, names) || mem.declares(s)
+		clobbers[si] = takesAddressIn(s, linesWithin(addrLines, s), names) || mem.declares(s)
 		anyClobbers = anyClobbers || clobbers[si]
 	}
 	if !anyClobbers {
 		return nil, nil
 	}
-	// The jump statement of each line, matched once: the scopes of a long
-	// function nest deeply, and each scans its lines again.
 	jumps := make([][]string, len(text))
+	var jumpLines []int
 	for k, t := range trimmed {
-		jumps[k] = tx.words(lo+k, inside[k], t, true)
+		if jumps[k] = tx.words(lo+k, inside[k], t, true); jumps[k] != nil {
+			jumpLines = append(jumpLines, lo+k)
+		}
 	}
 	jumpAt := func(l int) []string { return jumps[l-lo] }
 	labeled := labelLines(at, lo, lo+len(text)-1)
 	innermost := innermostOf(all, lo, hi)
-	copies := exitCopies(all, clobbers, at, jumpAt, labeled, innermost)
+	copies := exitCopies(all, clobbers, at, jumpAt, jumpLines, labeled, innermost)
 	// viaInner reports whether the jump at line l leaves a scope with
 	// copies inside scope si on its way out.
 	viaInner := func(si, l int) bool {
@@ -306,18 +313,15 @@ type scopeExits struct {
 // falling through is one). The others are nil. at is the code text of a
 // line, trimmed, jumpAt its exit jump (findExitJump), labeled tells where
 // a label is (labelLines).
-func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string, labeled func(string, int, int) bool, innermost func(int) int) []*scopeExits {
+func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(int) []string, jumpLines []int, labeled func(string, int, int) bool, innermost func(int) int) []*scopeExits {
 	copies := make([]*scopeExits, len(all)) // nil: no copies of clobbers
 	for si, s := range all {
 		if !clobbers[si] {
 			continue
 		}
 		e := &scopeExits{dests: map[string][]int{}}
-		for l := s.open + 1; l < s.close; l++ {
+		for _, l := range linesWithin(jumpLines, s) {
 			m := jumpAt(l)
-			if m == nil {
-				continue
-			}
 			d := destOf(all, si, l, m, labeled, innermost)
 			if d == "" {
 				continue
@@ -340,14 +344,30 @@ func exitCopies(all []scope, clobbers []bool, at func(int) string, jumpAt func(i
 
 // takesAddress reports whether scope s applies & to a name it declares.
 func takesAddress(s scope, at func(int) string) bool {
-	return takesAddressIn(s, func(l int) []string { return addressed(at(l)) })
+	var lines []int
+	for l := s.open + 1; l < s.close; l++ {
+		lines = append(lines, l)
+	}
+	return takesAddressIn(s, lines, func(l int) []string { return addressed(at(l)) })
 }
 
-// takesAddressIn is takesAddress over the names each line takes the
+// linesWithin returns the lines of lines (in order) strictly inside scope
+// s, a subslice.
+func linesWithin(lines []int, s scope) []int {
+	i, _ := slices.BinarySearch(lines, s.open+1)
+	j, _ := slices.BinarySearch(lines, s.close)
+	if j < i {
+		return nil
+	}
+	return lines[i:j]
+}
+
+// takesAddressIn is takesAddress over the names each of lines (those of
+// s that take an address; every other line of s takes none) takes the
 // address of (addressed), which exitsOf computes once per line: a
 // function of thousands of lines has hundreds of scopes.
-func takesAddressIn(s scope, names func(int) []string) bool {
-	for l := s.open + 1; l < s.close; l++ {
+func takesAddressIn(s scope, lines []int, names func(int) []string) bool {
+	for _, l := range lines {
 		for _, n := range names(l) {
 			for _, d := range s.names {
 				if n == d {
