@@ -44,6 +44,8 @@
 //	vcall.go      a C++ virtual call's value, copied on the call's line
 //	finally.go    the copies of a scope's clobbers, one per destination of
 //	              the jumps leaving it
+//	scopes.go     the brace-delimited scopes of a function's source, the
+//	              names each declares, the innermost one of each line
 //	fallthru.go   whether a scope's end falls through, from its last
 //	              statement
 //	locals.go     the locals whose scope ends with clobbers
