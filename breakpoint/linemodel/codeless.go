@@ -216,9 +216,7 @@ func (m *Model) addCodeless(rs []fnRow, source func(string) ([]string, bool), o0
 	next := lo + 1
 	few := !o0 && !codelessEveryLine
 	if few {
-		cands = tx.codelessLines(cpp)
-		k, _ := slices.BinarySearch(cands, int32(lo+1))
-		cands = cands[k:]
+		cands = linesFrom(tx.codelessLines(cpp), lo+1)
 	}
 	depth := 0 // preprocessor conditionals open in the function
 	for l := lo + 1; l < hi && l <= len(src); l = next {

@@ -211,7 +211,13 @@ func (m *Model) addFoldedJumps(g *cfg.Graph, mf *modelFunc, rs []fnRow, mem inMe
 			}
 		}
 	}
-	for j := lo + 1; j < hi && j <= len(src); j++ {
+	// Only the lines whose text the two rules below can take
+	// (foldLines): at -O2 a function's range spans most of its file.
+	for _, j32 := range linesFrom(m.text(src).foldLines(), lo+1) {
+		j := int(j32)
+		if j >= hi || j > len(src) {
+			break
+		}
 		t := strings.TrimSpace(src[j-1])
 		if _, rowed := firstAt[j]; !rowed && emptyElseIf(src, j, firstAt) {
 			// The else branch's only statement is its condition: a

@@ -1,6 +1,7 @@
 package linemodel
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 
@@ -22,10 +23,8 @@ import (
 type srcText struct {
 	src   []string
 	lines []lineText // per line, read on first use
-	// codeless are codelessLines' answers, without and with C++'s rule,
-	// read once.
-	codeless [2][]int32
-	codeRead [2]bool
+	// lists are the answers of lineList, by its key.
+	lists map[string][]int32
 	// inside are the lines' code texts read from inside a block comment,
 	// which few lines are asked for.
 	inside map[int]codeRead
@@ -54,13 +53,15 @@ type lineText struct {
 type linePred uint8
 
 const (
-	predCodeless  linePred = iota // codeless
-	predIfOpen                    // ifOpen
-	predIfOneLine                 // ifOneLine
+	predCodeless   linePred = iota // codeless
+	predIfOpen                     // ifOpen
+	predIfOneLine                  // ifOneLine
+	predElseIfOpen                 // elseIfOpen
 )
 
-// predRes are the expressions of the linePreds, in their order.
-var predRes = [...]*lazyRegexp{predCodeless: codeless, predIfOpen: ifOpen, predIfOneLine: ifOneLine}
+// predRes are the expressions of the linePreds, in their order (four,
+// two bits each in lineText.match).
+var predRes = [...]*lazyRegexp{predCodeless: codeless, predIfOpen: ifOpen, predIfOneLine: ifOneLine, predElseIfOpen: elseIfOpen}
 
 // lineText's flags.
 const (
@@ -210,34 +211,67 @@ func (t *srcText) declared(l int, inside bool, text string) []string {
 	return x.declared
 }
 
-// codelessLines returns, in order, the lines addCodeless can take away
-// from -O0: a preprocessor conditional's start or end, or a line its rules
-// may give a row (va_end, an if whose block may be empty; with cpp, one
-// whose code begins with if, for emptyBoolNot). Any other line is skipped
-// by each rule for its text alone.
-func (t *srcText) codelessLines(cpp bool) []int32 {
-	k := 0
-	if cpp {
-		k = 1
-	}
-	if t.codeRead[k] {
-		return t.codeless[k]
+// lineList returns, in order, the lines of the file for which take is
+// true, read once per key: the lines a rule of a function's range can
+// take for their text alone, so that each function looks at those in its
+// range only (at -O2 a function's range spans the lines of what is
+// inlined into it, most of its file).
+func (t *srcText) lineList(key string, take func(l int) bool) []int32 {
+	if out, ok := t.lists[key]; ok {
+		return out
 	}
 	var out []int32
 	for l := 1; l <= len(t.src); l++ {
-		kind, _ := directive(t.trim(l))
-		take := kind == ppIf || kind == ppEndif || t.is(l, predCodeless) || t.is(l, predIfOpen) || t.is(l, predIfOneLine)
-		if !take && cpp {
-			comment := false
-			_, code := t.code(l, &comment)
-			take = strings.HasPrefix(code, "if")
-		}
-		if take {
+		if take(l) {
 			out = append(out, int32(l))
 		}
 	}
-	t.codeless[k], t.codeRead[k] = out, true
+	if t.lists == nil {
+		t.lists = make(map[string][]int32)
+	}
+	t.lists[key] = out
 	return out
+}
+
+// linesFrom returns the lines of list (in order) from lo on.
+func linesFrom(list []int32, lo int) []int32 {
+	k, _ := slices.BinarySearch(list, int32(lo))
+	return list[k:]
+}
+
+// codelessLines returns the lines addCodeless can take away from -O0: a
+// preprocessor conditional's start or end, or a line its rules may give
+// a row (va_end, an if whose block may be empty; with cpp, one whose code
+// begins with if, for emptyBoolNot). Any other line is skipped by each
+// rule for its text alone.
+func (t *srcText) codelessLines(cpp bool) []int32 {
+	key := "codeless"
+	if cpp {
+		key = "codeless C++"
+	}
+	return t.lineList(key, func(l int) bool {
+		kind, _ := directive(t.trim(l))
+		if kind == ppIf || kind == ppEndif || t.is(l, predCodeless) || t.is(l, predIfOpen) || t.is(l, predIfOneLine) {
+			return true
+		}
+		comment := false
+		_, code := t.code(l, &comment)
+		return cpp && strings.HasPrefix(code, "if")
+	})
+}
+
+// foldLines returns the lines addFoldedJumps can take: an else if that
+// opens its block, or a break or continue alone.
+func (t *srcText) foldLines() []int32 {
+	return t.lineList("fold", func(l int) bool { return t.is(l, predElseIfOpen) || foldable.MatchString(t.trim(l)) })
+}
+
+// loopLines returns the lines addLatches can take: a loop with no
+// condition, or a while on one name.
+func (t *srcText) loopLines() []int32 {
+	return t.lineList("loop", func(l int) bool {
+		return foreverLoop.MatchString(t.trim(l)) || namedLoop.MatchString(t.trim(l))
+	})
 }
 
 // isCaseLabel returns isCaseLabel(trim(l)), read once.

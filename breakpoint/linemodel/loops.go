@@ -180,7 +180,12 @@ func (m *Model) addLatches(g *cfg.Graph, mf *modelFunc, rs []fnRow, fi int, sour
 		}
 		return nil
 	}
-	for l := lo; l < hi && l <= len(src); l++ {
+	// Only the lines forever can take (loopLines).
+	for _, l32 := range linesFrom(m.text(src).loopLines(), lo) {
+		l := int(l32)
+		if l >= hi || l > len(src) {
+			break
+		}
 		sm := forever(l)
 		if sm == nil {
 			continue
