@@ -72,41 +72,32 @@ func (c *CalleeRegs) Writes(entry uint64) RegSet {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w, _ := c.writes(entry, map[uint64]bool{}, 0)
-	return w
+	return c.writes(entry, map[uint64]bool{}, 0)
 }
 
 // writes is Writes under c.mu; open holds the functions being read (a
-// recursion among them writes everything) and depth how many. It reports
-// too whether the answer leaned on open or depth, and so is not kept:
-// read from the top, it may differ.
-func (c *CalleeRegs) writes(entry uint64, open map[uint64]bool, depth int) (RegSet, bool) {
+// recursion among them writes everything) and depth how many. Every
+// answer is kept: one that met an open function or the depth bound is
+// AllRegs, which is never wrong, only less precise.
+func (c *CalleeRegs) writes(entry uint64, open map[uint64]bool, depth int) RegSet {
 	if w, ok := c.memo[entry]; ok {
-		return w, false
+		return w
 	}
 	if open[entry] || depth > maxCalleeDepth {
-		return AllRegs, true
+		return AllRegs
 	}
 	k := sort.Search(len(c.starts), func(k int) bool { return c.starts[k] >= entry })
 	if k == len(c.starts) || c.starts[k] != entry {
-		return AllRegs, false
+		return AllRegs
 	}
 	end := c.ends[k]
 	code, ok := c.sym.Code(entry, int(end-entry))
 	if !ok {
-		return AllRegs, false
+		return AllRegs
 	}
 	open[entry] = true
 	defer delete(open, entry)
 	var w RegSet
-	tainted := false
-	// follow adds what a call or a jump out of the function to `to` may
-	// write.
-	follow := func(to uint64) {
-		cw, t := c.writes(to, open, depth+1)
-		w |= cw
-		tainted = tainted || t
-	}
 	for pc := entry; pc < end && w != AllRegs; {
 		inst, n, err := decodeInst(code[pc-entry:])
 		if err != nil || n == 0 {
@@ -122,22 +113,20 @@ func (c *CalleeRegs) writes(entry uint64, open map[uint64]bool, depth int) (RegS
 			case !direct:
 				w = AllRegs
 			case inst.Op == x86asm.JMP && to >= entry && to < end:
-			default:
-				follow(to)
+			default: // a call, or a jump out of the function
+				w |= c.writes(to, open, depth+1)
 			}
 		case isJcc(inst.Op):
 			if direct && (to < entry || to >= end) {
-				follow(to)
+				w |= c.writes(to, open, depth+1)
 			}
 		default:
 			w |= instWrites(&inst)
 		}
 		pc = next
 	}
-	if !tainted || w == AllRegs {
-		c.memo[entry] = w
-	}
-	return w, tainted && w != AllRegs
+	c.memo[entry] = w
+	return w
 }
 
 // instWrites returns the registers inst may write: its destination (the
