@@ -302,30 +302,17 @@ func (m *mon) finishCall(t *thread, st *sigStop) {
 	}
 	lo, hi := p.mp.tab.RuntimeAddr(p.site), p.mp.tab.PendRet(p.site)
 	pc, err := peekUser(t.tid, offRip)
-	if err != nil || pc <= lo || pc >= hi {
+	if err != nil {
 		return
 	}
-	var info siginfo
-	have := getSiginfo(t.tid, &info) == nil
-	pending := 0
-	for steps := 0; steps < preemptSteps && pc > lo && pc < hi; steps++ {
-		sig, ok := m.stepOnce(t, pc, "through its call")
-		if sig != 0 {
-			pending = sig
-		}
-		if !ok {
-			return
-		}
-		if pc, err = peekUser(t.tid, offRip); err != nil {
+	if pc > lo && pc < hi {
+		if pc, ok = m.stepThroughCall(t, st, pc, lo, hi); !ok {
 			return
 		}
 	}
-	m.resend(t, pending)
-	if have {
-		if err := setSiginfo(t.tid, &info); err != nil {
-			m.lose(fmt.Errorf("restore the siginfo of signal %d for thread %d: %w", st.sig, t.tid, err))
-		}
-	}
+	// At a callee's entry (stepped there, or found there: the signal
+	// came before the entry's jump to its check), the monitor counts the
+	// call as the check would.
 	mp, i, ok := t.mm.lookup(pc)
 	if !ok {
 		return // a callee not counted: the call stays pending, as it was
@@ -335,6 +322,35 @@ func (m *mon) finishCall(t *thread, st *sigStop) {
 			m.enteredBy(t, mp, e, rsp)
 		}
 	}
+}
+
+// stepThroughCall steps t from pc, inside (lo, hi), the rest of a call's
+// block, until it leaves it (the call made), and returns where it is; the
+// signal of stop st stays to be delivered there. False when t is gone.
+func (m *mon) stepThroughCall(t *thread, st *sigStop, pc, lo, hi uint64) (uint64, bool) {
+	var err error
+	var info siginfo
+	have := getSiginfo(t.tid, &info) == nil
+	pending := 0
+	for steps := 0; steps < preemptSteps && pc > lo && pc < hi; steps++ {
+		sig, ok := m.stepOnce(t, pc, "through its call")
+		if sig != 0 {
+			pending = sig
+		}
+		if !ok {
+			return 0, false
+		}
+		if pc, err = peekUser(t.tid, offRip); err != nil {
+			return 0, false
+		}
+	}
+	m.resend(t, pending)
+	if have {
+		if err := setSiginfo(t.tid, &info); err != nil {
+			m.lose(fmt.Errorf("restore the siginfo of signal %d for thread %d: %w", st.sig, t.tid, err))
+		}
+	}
+	return pc, true
 }
 
 // peekPend returns t's pending call without clearing it: its slab's,
