@@ -1,13 +1,13 @@
 package profiler
 
 import (
-	"bytes"
 	"fmt"
 	"golang.org/x/arch/x86/x86asm"
 	"os"
 
 	"github.com/patchprof/patchprof/breakpoint"
 	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/internal/mapfile"
 	"github.com/patchprof/patchprof/profile"
 	"github.com/patchprof/patchprof/symtab"
 )
@@ -28,7 +28,7 @@ func addCFG(popt *breakpoint.PlanOptions, sym *symtab.File) {
 // with a switch has no graph without its jump table, and its entry would
 // keep its breakpoint).
 func addImage(popt *breakpoint.PlanOptions, sym *symtab.File) {
-	data, im, err := readImage(sym.Path)
+	file, im, err := readImage(sym.Path)
 	if err != nil {
 		popt.CalleeName = cfg.CalleeNames(sym, nil)
 		return
@@ -37,22 +37,24 @@ func addImage(popt *breakpoint.PlanOptions, sym *symtab.File) {
 	popt.CalleeName = cfg.CalleeNames(sym, im)
 	// Without them a C++ function's catch blocks and cleanups are dead
 	// code, or the function unrecoverable: not wrong counts, fewer.
-	popt.LandingPads, _ = cfg.ELFLandingPads(bytes.NewReader(data))
+	popt.LandingPads, _ = cfg.ELFLandingPads(file)
 }
 
-// readImage reads the file at path whole and its image for the flow
-// graphs (sections, PLT and GOT), returning the bytes too for the callers
-// that read more of it.
-func readImage(path string) ([]byte, *cfg.ELFImage, error) {
-	data, err := os.ReadFile(path)
+// readImage maps the file at path and reads its image for the flow graphs
+// (sections, PLT and GOT), returning the file too for the callers that
+// read more of it. The image reads the jump tables from the mapping as
+// the graphs need them: of a large file, only its headers and tables are
+// ever read (a Go program's 2.4 MB read whole took 4 to 9 ms).
+func readImage(path string) (*mapfile.File, *cfg.ELFImage, error) {
+	file, err := mapfile.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
-	im, err := cfg.NewELFImage(bytes.NewReader(data))
+	im, err := cfg.NewELFImage(file)
 	if err != nil {
 		return nil, nil, err
 	}
-	return data, im, nil
+	return file, im, nil
 }
 
 // landingPads reads the C++ landing pads of sym's file (milliseconds,
