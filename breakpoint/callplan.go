@@ -155,8 +155,11 @@ func (p *Plan) planCalls() {
 }
 
 // pinned reports whether site i must stay planted: its block's trampoline
-// records an indirect call.
+// records an indirect call, or its hit is planning its function.
 func (t *Table) pinned(i int) bool {
+	if t.jump != nil && t.jump.pin == i+1 {
+		return true // the site whose hit plans its function (lazyfuncs.go)
+	}
 	if t.jump == nil || t.jump.calls == nil {
 		return false
 	}

@@ -90,6 +90,8 @@
 //	              linear scan of its function where no flow graph is
 //	              needed, at plan time or at the entry's first need
 //	              (PlanOptions.LazyEntries, planjumps.go's lazyEntries)
+//	lazyfuncs.go  a function with a flow graph planned at its first hit
+//	              (PlanOptions.LazyFuncs), the same plan, DerivedOf
 //	shortsites.go short sites: a jmp rel8 to a landing in a host block's
 //	              dead bytes, several to a host, ShortSite, Landing
 //	wholeblock.go the tail a block displaced whole runs after it;

@@ -156,6 +156,9 @@ func (t *Table) ArcCounters() int {
 	if t.jump == nil {
 		return 0
 	}
+	if t.jump.funcs != nil {
+		return max(len(t.jump.arcs), t.jump.funcs.arcCap)
+	}
 	return len(t.jump.arcs)
 }
 
@@ -166,6 +169,7 @@ func (t *Table) ArcsOf(i int) (ks []int, ecs []jump.EdgeCount) {
 	if t.jump == nil {
 		return nil, nil
 	}
+	t.settle(i)
 	for _, k := range t.jump.arcOf[i] {
 		ac := t.jump.arcs[k]
 		ec := jump.EdgeCount{Taken: ac.taken}
@@ -189,6 +193,16 @@ func (t *Table) ArcServed(k int) { t.jump.arcServed[k] = true }
 // all: its block and line sites keep their breakpoints. It returns how
 // many short sites it planned.
 func (p *Plan) keepArcs(sym *symtab.File, arcsOf map[int][]arcCounter, reasons []string) (short int) {
+	t := p.Table
+	short = p.commitArcs(sym, arcsOf, reasons)
+	t.cnt.ArcHits = make([]uint64, len(t.jump.arcs))
+	t.jump.arcServed = make([]bool, len(t.jump.arcs))
+	return short
+}
+
+// commitArcs is keepArcs without sizing the arcs' counts: a function
+// planned at its first hit adds its arcs to those reserved (lazyfuncs.go).
+func (p *Plan) commitArcs(sym *symtab.File, arcsOf map[int][]arcCounter, reasons []string) (short int) {
 	t := p.Table
 	// An arc's site hosts no short site (hostOf), not even one of its
 	// own function's.
@@ -239,8 +253,6 @@ func (p *Plan) keepArcs(sym *symtab.File, arcsOf map[int][]arcCounter, reasons [
 		}
 		t.jump.measured[gi] = measured
 	}
-	t.cnt.ArcHits = make([]uint64, len(t.jump.arcs))
-	t.jump.arcServed = make([]bool, len(t.jump.arcs))
 	return short
 }
 

@@ -113,7 +113,7 @@ func wantLazy(t *testing.T, sym *symtab.File, lt *lineinfo.Table, po PlanOptions
 	lazy := NewPlan(sym, lt, po)
 	got := lazy.PlanJumps(sym, po)
 	a := lazy.Table
-	if _, _, n := a.LazyJumps(); n == 0 {
+	if _, _, n, _, _ := a.LazyJumps(); n == 0 {
 		t.Fatalf("lazy: no entry left to its first need")
 	}
 	bad := 0
@@ -126,7 +126,7 @@ func wantLazy(t *testing.T, sym *symtab.File, lt *lineinfo.Table, po PlanOptions
 			}
 		}
 	}
-	planned, kept, left := a.LazyJumps()
+	planned, kept, left, _, _ := a.LazyJumps()
 	if left != 0 {
 		t.Errorf("lazy: %d entries still unplanned after every JumpLen", left)
 	}

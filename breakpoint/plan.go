@@ -84,6 +84,12 @@ type PlanOptions struct {
 	// eager attach, which patches every site at once, nor with Calls,
 	// whose entries checks are planned together (listEntries).
 	LazyEntries bool
+	// LazyFuncs leaves the plan of a function with a flow graph (its
+	// sites' jumps, derived blocks and counted arcs) to its first hit
+	// too (lazyfuncs.go): the start plants all of its sites, and the
+	// monitor puts back the bytes of the derived ones (Table.DerivedOf).
+	// Not for an eager attach, nor with Calls.
+	LazyFuncs bool
 	// LoadImage, if set and CFGImage is not, gives the options the file's
 	// image (CFGImage, CalleeName, LandingPads) when a flow graph cannot
 	// be built without it: under --funcs alone the in-process engine

@@ -56,8 +56,12 @@ type jumpInfo struct {
 	reasons   []string  // per site: why it keeps its breakpoint, "" when it does not
 	calls     *callPlan // indirect calls tracked in the target (callplan.go)
 	// lazy holds the entries whose patch is planned at their first
-	// JumpLen (PlanOptions.LazyEntries), with what plans it.
-	lazy *lazyEntries
+	// JumpLen (PlanOptions.LazyEntries), with what plans it; funcs the
+	// functions planned at their first hit (PlanOptions.LazyFuncs,
+	// lazyfuncs.go), pin 1 + the site not to derive while one is.
+	lazy  *lazyEntries
+	funcs *lazyFuncs
+	pin   int
 }
 
 // lazyEntries are the entry sites whose patch is planned on first need,
@@ -79,6 +83,9 @@ type lazyEntries struct {
 
 // settle plans site i's patch if it was left for its first need.
 func (t *Table) settle(i int) {
+	if t.jump.funcs != nil {
+		t.settleFunc(i)
+	}
 	whole, ok := t.lazyPending(i)
 	if !ok || !t.jump.lazy.ready {
 		return
@@ -108,13 +115,31 @@ func (t *Table) lazyPending(i int) (int, bool) {
 // LazyJumps returns, of the entries whose patch is planned at their first
 // hit (PlanOptions.LazyEntries), how many were planned and take a jump,
 // how many keep their breakpoint by reason, and how many were never
-// needed (their functions never ran).
-func (t *Table) LazyJumps() (planned int, kept map[string]int, unplanned int) {
-	if t.jump == nil || t.jump.lazy == nil {
-		return 0, nil, 0
+// needed (their functions never ran; functions, with LazyFuncs).
+//
+// Of the functions planned at their first hit (PlanOptions.LazyFuncs),
+// planned and kept count the sites, derived and short the block sites
+// never planted and those that take a short patch.
+func (t *Table) LazyJumps() (planned int, kept map[string]int, unplanned, derived, short int) {
+	if t.jump == nil {
+		return 0, nil, 0, 0, 0
 	}
-	lz := t.jump.lazy
-	return lz.planned, lz.kept, lz.left
+	kept = map[string]int{}
+	if lz := t.jump.lazy; lz != nil {
+		planned, unplanned = lz.planned, lz.left
+		for r, n := range lz.kept {
+			kept[r] += n
+		}
+	}
+	if lf := t.jump.funcs; lf != nil {
+		planned += lf.planned
+		unplanned += lf.left
+		derived, short = lf.derived, lf.short
+		for r, n := range lf.kept {
+			kept[r] += n
+		}
+	}
+	return planned, kept, unplanned, derived, short
 }
 
 // KeptReason returns why site i keeps its breakpoint under the in-process
@@ -143,6 +168,7 @@ func (t *Table) ShortSite(i int) (host int, ok bool) {
 	if t.jump == nil {
 		return 0, false
 	}
+	t.settle(i)
 	host, ok = t.jump.host[i]
 	return host, ok
 }
@@ -154,6 +180,7 @@ func (t *Table) Landing(i int) uint64 {
 	if t.jump == nil {
 		return 0
 	}
+	t.settle(i)
 	return uint64(t.jump.landing[i])
 }
 
@@ -205,6 +232,9 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	}
 	p.jumpEntries(sym)
 	graphOf := map[int32]*cfg.Graph{}
+	if opt.LazyFuncs && !opt.Calls {
+		return p.planJumpsLazy(sym, &opt, graphOf)
+	}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
 	for gi, fg := range p.Graphs {
 		graphOf[fg.Func] = fg.Graph

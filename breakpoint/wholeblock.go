@@ -25,9 +25,16 @@ import (
 // patched: other paths reach it in original code, where it stays intact.
 // It returns the tail's length per site.
 func (p *Plan) planTails(sym *symtab.File, graphOf map[int32]*cfg.Graph) map[int]uint8 {
-	t := p.Table
 	tails := map[int]uint8{}
-	for i, n := range t.jump.length {
+	p.planTailsIn(sym, graphOf, 0, len(p.Table.addr), tails)
+	return tails
+}
+
+// planTailsIn plans the tails of sites [lo, hi) into tails.
+func (p *Plan) planTailsIn(sym *symtab.File, graphOf map[int32]*cfg.Graph, lo, hi int, tails map[int]uint8) {
+	t := p.Table
+	for i := lo; i < hi; i++ {
+		n := t.jump.length[i]
 		if n == 0 || t.jump.least[i] == 0 || t.jump.derived[i] || t.jump.reasons[i] != "" {
 			continue // not displaced whole
 		}
@@ -58,7 +65,6 @@ func (p *Plan) planTails(sym *symtab.File, graphOf map[int32]*cfg.Graph) map[int
 		}
 		tails[i] = uint8(m)
 	}
-	return tails
 }
 
 // plainJccAt reports whether the instruction at addr is a jcc without

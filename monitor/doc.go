@@ -93,6 +93,7 @@
 //	jumpsignals_linux_amd64.go: signals and trampolines: out of one before a handler, back after sigreturn
 //	eager_linux_amd64.go: an attach that patches every site at once, and runs the process without system-call stops
 //	hot_linux_amd64.go: the functions earlier processes of an image ran, patched at a later process's first hit
+//	lazy_linux_amd64.go: a function planned at its first hit, its derived sites' bytes put back in each process
 //	moved_linux_amd64.go: each site's trampoline built once a program, moved into its later processes
 //	prebuild_linux_amd64.go: the trampolines of an eager attach built ahead, before the stop and on every CPU, and laid out
 //	gate_linux_amd64.go: gates: the dynamic linker's notification point served by a SIGSTOP, not an int3

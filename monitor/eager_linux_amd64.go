@@ -102,6 +102,7 @@ func (m *mon) anyWanted(mp *mapping) bool {
 // outside any function), and settles its trampolines' exits.
 func (m *mon) jumpRange(t *thread, mp *mapping, lo, hi int) {
 	tab, mm := mp.tab, t.mm
+	m.disarmDerived(mm, mp, lo)
 	for k := lo; k < hi && !mm.noJump; k++ {
 		if (tab.IsNotify(k) || tab.IsResume(k)) && (mp.jmp == nil || mp.jmp.state[k] == jumpUntried) {
 			if reason := m.gateSite(t, mp, k); reason != "" {

@@ -32,6 +32,11 @@ type mapping struct {
 	// hotDone: the functions earlier processes ran were patched at this
 	// mapping's first hit, or there was none (hot_linux_amd64.go).
 	hotDone bool
+	// lazyDone holds the functions planned at their first hit
+	// (breakpoint's LazyFuncs) whose derived sites this space has its
+	// original bytes at again (lazy_linux_amd64.go); a fork child gets a
+	// copy.
+	lazyDone map[int32]bool
 }
 
 // lookup returns the mapping and site at runtime address pc.

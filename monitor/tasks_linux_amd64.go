@@ -4,6 +4,7 @@ package monitor
 
 import (
 	"fmt"
+	"maps"
 	"os"
 
 	"github.com/patchprof/patchprof/breakpoint"
@@ -330,6 +331,7 @@ func (m *mon) forkSpace(parent *space, tid int) (*space, error) {
 		if mp.jmp != nil {
 			c.jmp = mp.jmp.clone()
 		}
+		c.lazyDone = maps.Clone(mp.lazyDone)
 		mm.maps = append(mm.maps, &c)
 	}
 	if parent.dis != nil {

@@ -297,6 +297,9 @@ func (m *mon) hitXOL(t *thread, mp *mapping, i int, regs *unix.PtraceRegs) bool 
 		m.hitJumped(t, j.tramp[i])
 		return true
 	}
+	if m.jumpOn && m.settleLazy(t, mp, i) {
+		return true
+	}
 	if m.jumpOn && mp.tab.JumpLen(i) > 0 {
 		if m.tryJump(t, mp, i) {
 			return true

@@ -32,9 +32,10 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 			continue
 		}
 		t := m.plan.Table
-		lp, lk, lu := t.LazyJumps()
+		lp, lk, lu, ld, _ := t.LazyJumps()
 		planned += lp
 		unplanned += lu
+		derived += ld
 		for r, n := range lk {
 			reasons[r] += n
 		}
@@ -50,7 +51,7 @@ func (p *Profiler) jumpNotes(res *monitor.Result) []string {
 	}
 	notes := []string{fmt.Sprintf(profile.EngineNotePrefix+"%d sites can count in the target, %d were patched, each with its function at its first hit (each process counted apart); %d block counts follow from the others' (not planted); the others trap, served out of line (%d traps in all)", planned, res.JumpSites, derived, res.Traps)}
 	if unplanned > 0 {
-		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d function entries were not planned: their patch is planned at the function's first hit, and they never ran", unplanned))
+		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d functions were not planned: their patches are planned at the function's first hit, and they never ran", unplanned))
 	}
 	if res.JumpAhead > 0 {
 		notes = append(notes, fmt.Sprintf(profile.EngineNotePrefix+"%d functions were patched ahead, at a process's first hit in their program, because an earlier process of it ran them", res.JumpAhead))

@@ -1,0 +1,129 @@
+package breakpoint
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/patchprof/patchprof/cfg"
+	"github.com/patchprof/patchprof/lineinfo"
+	"github.com/patchprof/patchprof/symtab"
+)
+
+// TestLazyFuncsMatchWhole plans whole binaries twice under --lines --funcs
+// --blocks, once up front and once with PlanOptions.LazyFuncs, each
+// function then planned at the first JumpLen of its first site (its entry,
+// as at a first hit), and wants the same plan site by site: the jump's
+// length, the shortest patch, the flags kept, the reason a site keeps its
+// breakpoint, whether it is derived, its short patch's host and landing,
+// its tail, the arcs its trampoline counts; and the same tally. The
+// binaries: the plan-test target at -O0 and -O2, and a static C program
+// built -O2 (the C library's code, with its jump tables, short blocks and
+// padding), with their jump tables read from the file.
+func TestLazyFuncsMatchWhole(t *testing.T) {
+	mustHaveCC(t)
+	var exes []string
+	for _, opt := range []string{"-O0", "-O2"} {
+		exes = append(exes, filepath.Join(buildTarget(t, opt).dir, "prog"))
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "puts.c")
+	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	static := filepath.Join(dir, "puts")
+	if out, err := exec.Command("gcc", "-g", "-O2", "-static", "-o", static, src).CombinedOutput(); err != nil {
+		t.Logf("no static build (%v): %s", err, out)
+	} else {
+		exes = append(exes, static)
+	}
+	for _, exe := range exes {
+		t.Run(filepath.Base(filepath.Dir(exe))+"/"+filepath.Base(exe), func(t *testing.T) {
+			sym, lt := openBuilt(t, exe)
+			f, err := os.Open(exe)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			im, err := cfg.NewELFImage(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			po := PlanOptions{Lines: true, Funcs: true, Blocks: true, CFGImage: im, CalleeName: cfg.CalleeNames(sym, im)}
+			whole := NewPlan(sym, lt, po)
+			want := whole.PlanJumps(sym, po)
+			po.LazyFuncs = true
+			lazy := NewPlan(sym, lt, po)
+			got := lazy.PlanJumps(sym, po)
+			compareLazy(t, sym, lt, whole.Table, lazy.Table, want, got)
+		})
+	}
+}
+
+// compareLazy plans every function of lazy at its first site, and wants
+// each site as w planned it, and the same tally.
+func compareLazy(t *testing.T, sym *symtab.File, lt *lineinfo.Table, w, a *Table, want, got JumpPlan) {
+	t.Helper()
+	if a.Len() != w.Len() || a.Len() == 0 {
+		t.Fatalf("%d and %d sites", a.Len(), w.Len())
+	}
+	_, _, _, d0, _ := a.LazyJumps()
+	if a.jump.funcs == nil || a.jump.funcs.left == 0 || d0 != 0 {
+		t.Fatalf("no function left to its first hit")
+	}
+	pending := a.jump.funcs.left
+	bad := 0
+	errorf := func(format string, args ...any) {
+		if bad++; bad <= 20 {
+			t.Errorf(format, args...)
+		}
+	}
+	for i := range a.Len() {
+		n := a.JumpLen(i) // the first of a function's sites plans it
+		if n != w.JumpLen(i) || a.jump.least[i] != w.jump.least[i] || a.KeepFlags(i) != w.KeepFlags(i) || a.KeptReason(i) != w.KeptReason(i) || a.Derived(i) != w.Derived(i) {
+			errorf("site %#x: jump %d (least %d, keep flags %v, derived %v, kept: %q), want %d (%d, %v, %v, %q)", a.Addr(i),
+				n, a.jump.least[i], a.KeepFlags(i), a.Derived(i), a.KeptReason(i), w.JumpLen(i), w.jump.least[i], w.KeepFlags(i), w.Derived(i), w.KeptReason(i))
+		}
+		ah, as := a.ShortSite(i)
+		wh, ws := w.ShortSite(i)
+		if ah != wh || as != ws || a.Landing(i) != w.Landing(i) || a.jump.tail[i] != w.jump.tail[i] {
+			errorf("site %#x: short %v at %d (landing %d), tail %d; want %v at %d (%d), %d", a.Addr(i), as, ah, a.Landing(i), a.jump.tail[i], ws, wh, w.Landing(i), w.jump.tail[i])
+		}
+		if aa, wa := arcsAt(a, i), arcsAt(w, i); !slices.Equal(aa, wa) {
+			errorf("site %#x: arcs %v, want %v", a.Addr(i), aa, wa)
+		}
+	}
+	planned, kept, _, derived, short := a.LazyJumps()
+	reasons := maps.Clone(got.Reasons)
+	for r, n := range kept {
+		reasons[r] += n
+	}
+	if got.Sites+planned != want.Sites || got.Derived+derived != want.Derived || got.Short+short != want.Short || !maps.Equal(reasons, want.Reasons) {
+		t.Errorf("lazy: %d+%d jumps, %d+%d derived, %d+%d short, reasons %v; want %d, %d, %d, %v",
+			got.Sites, planned, got.Derived, derived, got.Short, short, reasons, want.Sites, want.Derived, want.Short, want.Reasons)
+	}
+	if a.jump.funcs.left != 0 {
+		t.Errorf("%d functions still unplanned after every JumpLen", a.jump.funcs.left)
+	}
+	if bad > 0 {
+		t.Errorf("%d differences", bad)
+	}
+	t.Logf("%d sites, %d functions planned at their first site: %d jumps, %d derived, %d short, %d arcs", a.Len(), pending, want.Sites, want.Derived, want.Short, len(a.jump.arcs))
+	if len(a.jump.arcs) != len(w.jump.arcs) {
+		t.Errorf("%d arcs counted in the target, want %d", len(a.jump.arcs), len(w.jump.arcs))
+	}
+}
+
+// arcsAt describes the arcs site i's trampoline counts, in order.
+func arcsAt(t *Table, i int) []string {
+	var out []string
+	for _, k := range t.jump.arcOf[i] {
+		ac := t.jump.arcs[k]
+		out = append(out, fmt.Sprintf("edge %d taken %v table %#x len %d short %v", ac.edge, ac.taken, ac.table, ac.length, ac.short))
+	}
+	return out
+}
