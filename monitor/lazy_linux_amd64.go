@@ -19,7 +19,7 @@ import "fmt"
 // with the other threads held. It reports whether site i is itself
 // derived, when a thread trapped there before its bytes went back: the
 // thread is sent to the site's own instruction, its hit uncounted (the
-// site's count follows from the others').
+// site's count follows from the others'), once the byte is back.
 //
 // Preconditions: t is stopped at its trap at site i.
 func (m *mon) settleLazy(t *thread, mp *mapping, i int) bool {
@@ -40,6 +40,11 @@ func (m *mon) settleLazy(t *thread, mp *mapping, i int) bool {
 	}
 	if !mp.tab.Derived(i) {
 		return false
+	}
+	// Its byte is put back again first, so that the thread cannot trap
+	// there for ever should the put-back above have failed.
+	if err := mp.tab.DisarmIn(mp.memIn(t.mm), i); err != nil {
+		m.lose(fmt.Errorf("put back the code at %#x in process %d: %w", mp.tab.RuntimeAddr(i), t.mm.tgid, err))
 	}
 	if err := pokeUser(t.tid, offRip, mp.tab.RuntimeAddr(i)); err != nil {
 		m.lose(fmt.Errorf("move thread %d back to %#x: %w", t.tid, mp.tab.RuntimeAddr(i), err))
