@@ -123,6 +123,10 @@ type callPlan struct {
 	// with the plain counter update (listEntries).
 	entries []int       // the entry sites that check, in site order
 	slot    map[int]int // entry site -> its index in entries
+	// reserved is how many entries' slots a mapping's counters hold
+	// when functions are planned at their first hit (lazyfuncs.go):
+	// every entry that may check.
+	reserved int
 }
 
 // planCalls notes the block starts of p.IndirectCalls, whose blocks are
@@ -172,8 +176,15 @@ func (t *Table) pinned(i int) bool {
 // (taken, by function index), which alone its own indirect calls can
 // enter. Every other entry costs nothing more than its count.
 func (t *Table) listEntries(taken func(fn int32) bool) {
+	t.listEntriesIn(0, len(t.addr), taken)
+}
+
+// listEntriesIn lists the entries that check among sites [lo, hi), after
+// those listed before: a function planned at its first hit lists its own
+// then (lazyfuncs.go), in slots reserved at the start (CallWords).
+func (t *Table) listEntriesIn(lo, hi int, taken func(fn int32) bool) {
 	cp := t.jump.calls
-	for i := range t.addr {
+	for i := lo; i < hi; i++ {
 		if t.IsEntry(i) && t.JumpLen(i) > 0 && !t.KeepFlags(i) && !t.jump.derived[i] && taken(t.fn[i]) {
 			cp.slot[i] = len(cp.entries)
 			cp.entries = append(cp.entries, i)
@@ -212,7 +223,7 @@ func (t *Table) CallWords() int {
 	if !t.TracksCalls() {
 		return 0
 	}
-	return len(t.jump.calls.entries) * jump.CallSlotLen / 8
+	return max(len(t.jump.calls.entries), t.jump.calls.reserved) * jump.CallSlotLen / 8
 }
 
 // CallEntries returns the entry sites that count their callers, in the

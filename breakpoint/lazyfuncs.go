@@ -28,6 +28,9 @@ import (
 // layout is fixed at the first patch: PlanJumps reserves maxArcs for every
 // graph whose block counts alone do not derive its edges (jump.PlanDerive),
 // and the arcs take their places in the order their functions are planned.
+// So with Calls for the entries' call slots: one for every entry of a
+// function whose address the module takes (listEntries lists fewer: those
+// that take a jump without keeping the flags, and are not derived).
 
 // lazyFuncs is the state of the functions left for their first hit.
 type lazyFuncs struct {
@@ -35,8 +38,9 @@ type lazyFuncs struct {
 	graphOf []int32 // per function: 1 + its graph's index in Plan.Graphs, 0 for none
 	plan    func(fn int32, pin int)
 	ready   bool
-	arcCap  int // arc counters reserved
-	left    int // functions pending
+	arcCap  int                 // arc counters reserved
+	taken   func(fn int32) bool // with Calls: whether fn's address is taken (listEntries)
+	left    int                 // functions pending
 	// What the plans made so far, for JumpPlan's notes (LazyJumps).
 	planned, derived, short int
 	kept                    map[string]int
@@ -180,6 +184,9 @@ func (p *Plan) planFunc(sym *symtab.File, opt *PlanOptions, graphOf map[int32]*c
 		short -= unshort
 	}
 	p.planTailsIn(sym, graphOf, lo, hi, t.jump.tail)
+	if t.jump.calls != nil {
+		t.listEntriesIn(lo, hi, lf.taken)
+	}
 	lf.derived += derived
 	lf.short += short
 	for i := lo; i < hi; i++ {
@@ -207,6 +214,25 @@ func (p *Plan) planJumpsLazy(sym *symtab.File, opt *PlanOptions, graphOf map[int
 	t.jump.landing = map[int]uint8{}
 	t.jump.tail = map[int]uint8{}
 	reasons := p.lazyPlan(sym, opt, graphOf)
+	p.planCalls()
+	if cp := t.jump.calls; cp != nil {
+		// Every entry that may check has its slots; the functions left
+		// for their first hit list theirs then.
+		taken := sym.AddressTaken()
+		t.jump.funcs.taken = func(fn int32) bool { return fn >= 0 && int(fn) < len(sym.Funcs) && taken(sym.Funcs[fn].Addr) }
+		for i := range t.addr {
+			if t.IsEntry(i) && t.jump.funcs.taken(t.fn[i]) {
+				cp.reserved++
+			}
+		}
+		for i := 0; i < len(t.addr); {
+			lo, hi := t.FuncSites(i)
+			if !t.LazyFunc(lo) {
+				t.listEntriesIn(lo, hi, t.jump.funcs.taken)
+			}
+			i = hi
+		}
+	}
 	for i, r := range reasons {
 		_, lazy := t.lazyPending(i)
 		switch {

@@ -53,13 +53,17 @@ func TestLazyFuncsMatchWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			po := PlanOptions{Lines: true, Funcs: true, Blocks: true, CFGImage: im, CalleeName: cfg.CalleeNames(sym, im)}
-			whole := NewPlan(sym, lt, po)
-			want := whole.PlanJumps(sym, po)
-			po.LazyFuncs = true
-			lazy := NewPlan(sym, lt, po)
-			got := lazy.PlanJumps(sym, po)
-			compareLazy(t, sym, lt, whole.Table, lazy.Table, want, got)
+			for _, calls := range []bool{false, true} {
+				t.Run(fmt.Sprintf("calls=%v", calls), func(t *testing.T) {
+					po := PlanOptions{Lines: true, Funcs: true, Blocks: true, Calls: calls, CFGImage: im, CalleeName: cfg.CalleeNames(sym, im)}
+					whole := NewPlan(sym, lt, po)
+					want := whole.PlanJumps(sym, po)
+					po.LazyFuncs = true
+					lazy := NewPlan(sym, lt, po)
+					got := lazy.PlanJumps(sym, po)
+					compareLazy(t, sym, lt, whole.Table, lazy.Table, want, got)
+				})
+			}
 		})
 	}
 }
@@ -97,6 +101,33 @@ func compareLazy(t *testing.T, sym *symtab.File, lt *lineinfo.Table, w, a *Table
 			errorf("site %#x: arcs %v, want %v", a.Addr(i), aa, wa)
 		}
 	}
+	if (a.jump.calls == nil) != (w.jump.calls == nil) {
+		t.Fatalf("calls tracked %v, want %v", a.jump.calls != nil, w.jump.calls != nil)
+	}
+	if cp, wp := a.jump.calls, w.jump.calls; cp != nil {
+		if !maps.Equal(cp.pend, wp.pend) || !maps.Equal(cp.ret, wp.ret) || !maps.Equal(cp.tail, wp.tail) {
+			t.Errorf("the blocks that record an indirect call differ")
+		}
+		// The slots are numbered in the order functions are planned:
+		// the same entries check, the same sites share their slots.
+		if !slices.Equal(slices.Sorted(slices.Values(cp.entries)), slices.Sorted(slices.Values(wp.entries))) {
+			t.Errorf("%d entries check, want %d", len(cp.entries), len(wp.entries))
+		}
+		for i := range a.Len() {
+			_, ok := cp.slot[i]
+			_, wok := wp.slot[i]
+			if ok != wok {
+				errorf("site %#x: checks %v, want %v", a.Addr(i), ok, wok)
+			}
+			if ok && entryOfSlot(a, i) != entryOfSlot(w, i) {
+				errorf("site %#x: its slots are entry %d's, want %d's", a.Addr(i), entryOfSlot(a, i), entryOfSlot(w, i))
+			}
+		}
+		if a.CallWords() < len(cp.entries)*2 || len(cp.entries) == 0 && len(wp.entries) > 0 {
+			t.Errorf("%d call words reserved for %d entries", a.CallWords(), len(cp.entries))
+		}
+		t.Logf("%d entries check (%d reserved), %d blocks record a call", len(cp.entries), cp.reserved, len(cp.pend))
+	}
 	planned, kept, _, derived, short := a.LazyJumps()
 	reasons := maps.Clone(got.Reasons)
 	for r, n := range kept {
@@ -126,4 +157,9 @@ func arcsAt(t *Table, i int) []string {
 		out = append(out, fmt.Sprintf("edge %d taken %v table %#x len %d short %v", ac.edge, ac.taken, ac.table, ac.length, ac.short))
 	}
 	return out
+}
+
+// entryOfSlot returns the entry site whose slots site i's check uses.
+func entryOfSlot(t *Table, i int) int {
+	return t.jump.calls.entries[t.jump.calls.slot[i]]
 }

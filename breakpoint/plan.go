@@ -88,7 +88,7 @@ type PlanOptions struct {
 	// sites' jumps, derived blocks and counted arcs) to its first hit
 	// too (lazyfuncs.go): the start plants all of its sites, and the
 	// monitor puts back the bytes of the derived ones (Table.DerivedOf).
-	// Not for an eager attach, nor with Calls.
+	// Not for an eager attach.
 	LazyFuncs bool
 	// LoadImage, if set and CFGImage is not, gives the options the file's
 	// image (CFGImage, CalleeName, LandingPads) when a flow graph cannot

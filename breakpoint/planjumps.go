@@ -232,7 +232,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	}
 	p.jumpEntries(sym)
 	graphOf := map[int32]*cfg.Graph{}
-	if opt.LazyFuncs && !opt.Calls {
+	if opt.LazyFuncs {
 		return p.planJumpsLazy(sym, &opt, graphOf)
 	}
 	arcsOf := map[int][]arcCounter{} // per graph made derivable by counting arcs
