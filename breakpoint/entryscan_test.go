@@ -24,22 +24,7 @@ import (
 // with PlanOptions.LazyEntries, each entry's patch planned at its first
 // JumpLen, the plan is again the same (wantLazy).
 func TestEntryScanMatchesGraph(t *testing.T) {
-	mustHaveCC(t)
-	var exes []string
-	for _, opt := range []string{"-O0", "-O2"} {
-		exes = append(exes, filepath.Join(buildTarget(t, opt).dir, "prog"))
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "puts.c")
-	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	static := filepath.Join(dir, "puts")
-	if out, err := exec.Command("gcc", "-g", "-O2", "-static", "-o", static, src).CombinedOutput(); err != nil {
-		t.Logf("no static build (%v): %s", err, out)
-	} else {
-		exes = append(exes, static)
-	}
+	exes := wholeBinaries(t)
 	for _, libc := range []string{"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6"} {
 		if _, err := os.Stat(libc); err == nil {
 			exes = append(exes, libc)
@@ -102,6 +87,32 @@ func TestEntryScanMatchesGraph(t *testing.T) {
 			wantLazy(t, sym, lt, po, scan.Table, got)
 		})
 	}
+}
+
+// wholeBinaries builds the binaries the whole-table plans are compared
+// on: the plan-test target at -O0 and -O2, and a static C program built
+// -O2 (the C library's code: its assembly, jumps into other functions,
+// jump tables, short blocks and padding), when the static C library is
+// installed.
+func wholeBinaries(t *testing.T) []string {
+	t.Helper()
+	mustHaveCC(t)
+	var exes []string
+	for _, opt := range []string{"-O0", "-O2"} {
+		exes = append(exes, filepath.Join(buildTarget(t, opt).dir, "prog"))
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "puts.c")
+	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	static := filepath.Join(dir, "puts")
+	if out, err := exec.Command("gcc", "-g", "-O2", "-static", "-o", static, src).CombinedOutput(); err != nil {
+		t.Logf("no static build (%v): %s", err, out)
+	} else {
+		exes = append(exes, static)
+	}
+	return exes
 }
 
 // wantLazy plans sym again with PlanOptions.LazyEntries and wants, once

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -20,27 +19,11 @@ import (
 // as at a first hit), and wants the same plan site by site: the jump's
 // length, the shortest patch, the flags kept, the reason a site keeps its
 // breakpoint, whether it is derived, its short patch's host and landing,
-// its tail, the arcs its trampoline counts; and the same tally. The
-// binaries: the plan-test target at -O0 and -O2, and a static C program
-// built -O2 (the C library's code, with its jump tables, short blocks and
-// padding), with their jump tables read from the file.
+// its tail, the arcs its trampoline counts, with --calls the entries that
+// check; and the same tally. The binaries are wholeBinaries', with their
+// jump tables read from the file.
 func TestLazyFuncsMatchWhole(t *testing.T) {
-	mustHaveCC(t)
-	var exes []string
-	for _, opt := range []string{"-O0", "-O2"} {
-		exes = append(exes, filepath.Join(buildTarget(t, opt).dir, "prog"))
-	}
-	dir := t.TempDir()
-	src := filepath.Join(dir, "puts.c")
-	if err := os.WriteFile(src, []byte("#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	static := filepath.Join(dir, "puts")
-	if out, err := exec.Command("gcc", "-g", "-O2", "-static", "-o", static, src).CombinedOutput(); err != nil {
-		t.Logf("no static build (%v): %s", err, out)
-	} else {
-		exes = append(exes, static)
-	}
+	exes := wholeBinaries(t)
 	for _, exe := range exes {
 		t.Run(filepath.Base(filepath.Dir(exe))+"/"+filepath.Base(exe), func(t *testing.T) {
 			sym, lt := openBuilt(t, exe)
