@@ -98,6 +98,8 @@
 //	              Table.BuildTrampoline and its fallbacks
 //	edgeplan.go   which arcs are counted in the target, so that a function's
 //	              edges follow from its block counts
+//	traparcs.go   the arc into a block that would trap counted instead
+//	              (a nop before a loop head), so the block is derived
 //	derivehot.go  leaving patchable blocks unplanted too, costliest first
 //	padding.go    a function shorter than a jmp patched over the padding
 //	              after it, IsPadding

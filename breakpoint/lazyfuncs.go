@@ -114,6 +114,7 @@ func (p *Plan) lazyPlan(sym *symtab.File, opt *PlanOptions, graphOf map[int32]*c
 		} else {
 			lf.arcCap += maxArcs
 		}
+		lf.arcCap += trapArcBlocks(fg.Graph)
 		lf.graphOf[fg.Func] = int32(gi) + 1
 		lf.state[fg.Func] = lazyPending
 		lf.left++
@@ -172,7 +173,7 @@ func (p *Plan) planFunc(sym *symtab.File, opt *PlanOptions, graphOf map[int32]*c
 	}
 	derived := 0
 	if t.jump.derive[gi] != nil {
-		derived += p.deriveBlocks(gi, fg)
+		derived += p.deriveBlocks(sym, gi, fg)
 		hosts := map[int]bool{}
 		for i := lo; i < hi; i++ {
 			if h, ok := t.jump.host[i]; ok {

@@ -277,7 +277,7 @@ func (p *Plan) PlanJumps(sym *symtab.File, opt PlanOptions) JumpPlan {
 	p.planCalls()
 	for gi, fg := range p.Graphs {
 		if t.jump.derive[gi] != nil {
-			jp.Derived += p.deriveBlocks(gi, fg)
+			jp.Derived += p.deriveBlocks(sym, gi, fg)
 		}
 	}
 	hosts := map[int]bool{}
@@ -331,7 +331,7 @@ func (p *Plan) mayJump() bool {
 // deriveBlocks leaves unplanted the blocks of graph gi that cannot take a
 // jump and whose counts follow from the others': as many as keep every
 // edge derivable, taken in address order. It returns how many.
-func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
+func (p *Plan) deriveBlocks(sym *symtab.File, gi int, fg FuncGraph) int {
 	t := p.Table
 	g := fg.Graph
 	derived := make([]bool, len(g.Blocks))
@@ -414,6 +414,15 @@ func (p *Plan) deriveBlocks(gi int, fg FuncGraph) int {
 		if again {
 			dp, _ = fs.Solve(derived)
 		}
+	}
+	var traps []int
+	for _, b := range cand {
+		if !derived[b] {
+			traps = append(traps, b)
+		}
+	}
+	if len(traps) > 0 && p.trapArcs(sym, gi, fg, traps) > 0 {
+		return p.deriveBlocks(sym, gi, fg) // with the arcs counted
 	}
 	return p.setDerived(gi, derived, site, dp)
 }
