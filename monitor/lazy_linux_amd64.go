@@ -26,15 +26,12 @@ func (m *mon) settleLazy(t *thread, mp *mapping, i int) bool {
 	if !mp.tab.LazyFunc(i) {
 		return false
 	}
-	if fn := mp.tab.Func(i); !mp.lazyDone[fn] {
-		if len(mp.tab.DerivedOf(i)) == 0 {
-			if mp.lazyDone == nil {
-				mp.lazyDone = map[int32]bool{}
-			}
-			mp.lazyDone[fn] = true // nothing to put back: no thread held
+	if !mp.lazyDone[mp.tab.Func(i)] {
+		if derived := mp.tab.DerivedOf(i); len(derived) == 0 {
+			m.lose(mp.putBack(t.mm, i, nil)) // nothing to put back: no thread held
 		} else {
 			m.stopOthers(t.mm, t)
-			m.disarmDerived(t.mm, mp, i)
+			m.lose(mp.putBack(t.mm, i, derived))
 			m.resumeOthers(t.mm, t)
 		}
 	}
@@ -60,19 +57,23 @@ func (m *mon) settleLazy(t *thread, mp *mapping, i int) bool {
 //
 // Preconditions: every thread of mm is stopped.
 func (m *mon) disarmDerived(mm *space, mp *mapping, i int) {
-	tab := mp.tab
-	if !tab.LazyFunc(i) || mp.lazyDone[tab.Func(i)] {
-		return
+	if mp.tab.LazyFunc(i) && !mp.lazyDone[mp.tab.Func(i)] {
+		m.lose(mp.putBack(mm, i, mp.tab.DerivedOf(i)))
 	}
+}
+
+// putBack records that site i's function has its derived sites' bytes
+// back in mm, and puts back those of derived.
+func (mp *mapping) putBack(mm *space, i int, derived []int) error {
 	if mp.lazyDone == nil {
 		mp.lazyDone = map[int32]bool{}
 	}
-	mp.lazyDone[tab.Func(i)] = true
+	mp.lazyDone[mp.tab.Func(i)] = true
 	mem := mp.memIn(mm)
-	for _, k := range tab.DerivedOf(i) {
-		if err := tab.DisarmIn(mem, k); err != nil {
-			m.lose(fmt.Errorf("put back the code at %#x in process %d: %w", tab.RuntimeAddr(k), mm.tgid, err))
-			return
+	for _, k := range derived {
+		if err := mp.tab.DisarmIn(mem, k); err != nil {
+			return fmt.Errorf("put back the code at %#x in process %d: %w", mp.tab.RuntimeAddr(k), mm.tgid, err)
 		}
 	}
+	return nil
 }
